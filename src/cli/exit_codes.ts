@@ -1,0 +1,12 @@
+/** Exit status of cli.md (one-shot); the other commands use 0, 1 and 2 the same way. */
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  maxTurns: 3,
+} as const;
+
+/** A usage or configuration error found before anything ran: exit 2 with this message. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}

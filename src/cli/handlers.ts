@@ -1,0 +1,29 @@
+/**
+ * The commands other than `trust`, each in its own module. This table is the seam where the
+ * session, vouch, skills, sessions and doctor commands plug into the command line.
+ */
+import type { GlobalOptions } from "./global_options.ts";
+import { EXIT } from "./exit_codes.ts";
+
+type Handler<A extends unknown[]> = (options: GlobalOptions, ...args: A) => Promise<number>;
+
+function notYet(what: string): Handler<unknown[]> {
+  return () => {
+    console.error(`bravebot: ${what} is not available in this build yet`);
+    return Promise.resolve(EXIT.failure);
+  };
+}
+
+export const commandHandlers: {
+  session: Handler<[prompt: string]>;
+  vouch: Handler<[action: string, id: string | undefined]>;
+  skills: Handler<[]>;
+  sessions: Handler<[]>;
+  doctor: Handler<[]>;
+} = {
+  session: notYet("the session"),
+  vouch: notYet("vouch"),
+  skills: notYet("skills"),
+  sessions: notYet("sessions"),
+  doctor: notYet("doctor"),
+};

@@ -1,0 +1,94 @@
+/**
+ * The Person: the one seam through which the policy layer asks the human (issue 3, item 6).
+ * Implementations: the terminal (interactive session), a scripted one for tests, and the
+ * approval policy file (one-shot), which declines whatever the file does not allow.
+ */
+import type { Label } from "../policy/label.ts";
+
+export interface Refusal {
+  approved: false;
+  reason?: string;
+}
+
+export type Approval = { approved: true } | Refusal;
+
+export interface WriteApprovalRequest {
+  tool: "write_file" | "edit_file";
+  /** The real workspace-relative destination, shown even when the planner only holds a ref. */
+  path: string;
+  viaRef: boolean;
+  isNew: boolean;
+  /** Unified diff (edits and overwrites) or the full contents (new files). */
+  preview: string;
+  label: Label;
+}
+
+export interface QuarantinedReadRequest {
+  path: string;
+  /** First lines, already escaped so control and invisible characters show. */
+  preview: string[];
+  size: number;
+  label: Label;
+}
+
+export type QuarantinedReadAnswer = "vouch" | "keep" | "untrusted";
+
+export interface RunApprovalRequest {
+  stages: { program: string; resolved: string; args: string[] }[];
+  /** Escaped, one line per stage, exactly what will be executed. */
+  display: string[];
+  stdin: { ref: string; label: Label } | null;
+  /** Why the person is asked although the command may be vouched (tainted context, priv stdin). */
+  why: string;
+}
+
+export type RunAnswer =
+  | { answer: "once" }
+  | {
+    answer: "vouch"; /** how many leading args the vouch fixes; undefined = exact argv */
+    prefixArgs?: number;
+  }
+  | { answer: "refuse"; reason?: string };
+
+export interface ReadOutputRequest {
+  ref: string;
+  command: string;
+  /** The output, escaped for the screen. */
+  text: string;
+  label: Label;
+}
+
+export interface Question {
+  header: string;
+  question: string;
+  options?: { label: string; description?: string }[];
+  multiple?: boolean;
+}
+
+/** An answer: chosen option labels, the person's own words, or a skip. */
+export type Answer =
+  | { kind: "options"; chosen: string[] }
+  | { kind: "text"; text: string }
+  | { kind: "skipped" };
+
+export type FirstUseAnswer =
+  | { choice: "workspace" }
+  | { choice: "nothing" }
+  | { choice: "custom"; trusted: string[]; untrusted: string[] };
+
+export interface Person {
+  /** False when nobody can be asked (one-shot): the policy layer then declines, never guesses. */
+  readonly interactive: boolean;
+  /** Names the decider in the audit log: "person" or "policy-file". */
+  readonly decider: "person" | "policy-file" | "nobody";
+  approveWrite(request: WriteApprovalRequest): Promise<Approval>;
+  quarantinedRead(request: QuarantinedReadRequest): Promise<QuarantinedReadAnswer>;
+  approveRun(request: RunApprovalRequest): Promise<RunAnswer>;
+  approveReadOutput(request: ReadOutputRequest): Promise<Approval>;
+  ask(question: Question): Promise<Answer>;
+  firstUse(workspace: string): Promise<FirstUseAnswer>;
+  /** A processor's remark: shown to the person, set apart, stored nowhere. */
+  remark(text: string): void;
+  /** Something the person should know (a refusal, a decision in one-shot mode). */
+  notice(text: string): void;
+}

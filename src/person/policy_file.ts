@@ -1,0 +1,60 @@
+/**
+ * The Person of one-shot mode: nobody is at the terminal, so every question is declined unless
+ * the approval policy file (cli.md) answered it in advance. Writes, runs and vouches the file
+ * allows are decided by the policy layer before it would ask; what reaches this class is what
+ * the file does not allow, and is declined with a reason the planner is told.
+ */
+import type { ApprovalsFile } from "../policy/approvals_file.ts";
+import type {
+  Answer,
+  Approval,
+  FirstUseAnswer,
+  Person,
+  QuarantinedReadAnswer,
+  Question,
+  RunAnswer,
+} from "./person.ts";
+
+const DECLINED =
+  "nobody can be asked in a one-shot run and the approval policy file does not allow it";
+
+export class PolicyFilePerson implements Person {
+  readonly interactive = false;
+  readonly decider: "policy-file" | "nobody";
+
+  constructor(
+    readonly file: ApprovalsFile | null,
+    private readonly out: (line: string) => void = () => {},
+  ) {
+    this.decider = file ? "policy-file" : "nobody";
+  }
+
+  approveWrite(): Promise<Approval> {
+    return Promise.resolve({ approved: false, reason: DECLINED });
+  }
+  quarantinedRead(): Promise<QuarantinedReadAnswer> {
+    // Vouching for a file is never pre-approved (cli.md).
+    return Promise.resolve(this.file?.quarantinedRead ?? "keep");
+  }
+  approveRun(): Promise<RunAnswer> {
+    return Promise.resolve({ answer: "refuse", reason: DECLINED });
+  }
+  approveReadOutput(): Promise<Approval> {
+    return Promise.resolve(
+      this.file?.readOutput ? { approved: true } : { approved: false, reason: DECLINED },
+    );
+  }
+  ask(_question: Question): Promise<Answer> {
+    return Promise.resolve({ kind: "skipped" });
+  }
+  firstUse(): Promise<FirstUseAnswer> {
+    // Nobody chose: nothing is trusted beyond what the policy file's rules add.
+    return Promise.resolve({ choice: "nothing" });
+  }
+  remark(text: string): void {
+    this.out(`processor remark (untrusted): ${text}`);
+  }
+  notice(text: string): void {
+    this.out(text);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The approval policy file of cli.md: the person's decisions made in advance for one run.
+ * Validated strictly — an unknown field or a wrong type is an error naming it, before anything
+ * runs. It can pre-approve writes by glob and commands, never a file vouch.
+ */
+import { z } from "zod";
+import { compileGlob } from "../util/glob.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+const commandRule = z.union([
+  z.strictObject({ argv: z.array(z.string()).min(1) }),
+  z.strictObject({ prefix: z.array(z.string()).min(1) }),
+]);
+
+export const approvalsSchema = z.strictObject({
+  trust: z.array(z.string()).optional(),
+  untrust: z.array(z.string()).optional(),
+  writes: z.array(z.string()).optional(),
+  run: z.array(commandRule).optional(),
+  vouch: z.array(commandRule).optional(),
+  readOutput: z.boolean().optional(),
+  quarantinedRead: z.enum(["keep", "untrusted"]).optional(),
+});
+
+export type ApprovalsFile = z.infer<typeof approvalsSchema>;
+export type CommandRule = z.infer<typeof commandRule>;
+
+/** Names the first problem as `field: message`, the way the person will fix it. */
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const where = issue.path.length ? issue.path.join(".") : "(top level)";
+  if (issue.code === "unrecognized_keys") {
+    return `${where === "(top level)" ? "" : where + ": "}unknown field ${
+      issue.keys.map((k) => `'${k}'`).join(", ")
+    }`;
+  }
+  return `${where}: ${issue.message}`;
+}
+
+export function parseApprovals(text: string, source: string): Result<ApprovalsFile> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    return err(`${source} is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = approvalsSchema.safeParse(data);
+  if (!parsed.success) return err(`${source}: ${describeZodError(parsed.error)}`);
+  return ok(parsed.data);
+}
+
+export async function loadApprovals(path: string): Promise<Result<ApprovalsFile>> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    return err(`cannot read the approval policy file ${path}: ${(e as Error).message}`);
+  }
+  return parseApprovals(text, path);
+}
+
+/** Whether `argv` matches a rule: exactly, or starting with the rule's prefix. */
+export function commandMatches(rule: CommandRule, argv: readonly string[]): boolean {
+  if ("argv" in rule) {
+    return rule.argv.length === argv.length && rule.argv.every((a, i) => a === argv[i]);
+  }
+  return rule.prefix.length <= argv.length && rule.prefix.every((a, i) => a === argv[i]);
+}
+
+/** Whether the file pre-approves a write to this real workspace-relative destination. */
+export function writeAllowed(file: ApprovalsFile, rel: string): boolean {
+  return (file.writes ?? []).some((g) => compileGlob(g).matches(rel));
+}

@@ -1,0 +1,216 @@
+/**
+ * The policy layer's shared state and the decisions every tool needs: the label of a file or
+ * a name, the planner context's label, routing through a path or a reference, what a write
+ * does to the trust map, and the audit line for each decision. Tool-specific rules live beside
+ * it (reads.ts, writes.ts, runs.ts, …); each rule is decided in exactly one place.
+ */
+import type { EffectWorker } from "../worker/client.ts";
+import type { Person } from "../person/person.ts";
+import type { ApprovalsFile } from "./approvals_file.ts";
+import { type AuditEntry, AuditLog, type Decider } from "./audit.ts";
+import { formatLabel, join, type Label, label } from "./label.ts";
+import { type ResolvedPath, resolvePath } from "./paths.ts";
+import type { PrivatePaths } from "./private.ts";
+import { type RefRecord, type RefTable } from "./refs.ts";
+import { normaliseRuleDir, saveTrustMap, type TrustMap } from "./trust_map.ts";
+import type { Workspace } from "./workspace.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+export interface PolicyOptions {
+  workspace: Workspace;
+  worker: EffectWorker;
+  person: Person;
+  refs: RefTable;
+  audit: AuditLog;
+  privatePaths: PrivatePaths;
+  /** The stored trust map (what `trust.json` holds). */
+  trust: TrustMap;
+  /** Where to save the trust map after a change; null: never saved (tests). */
+  trustFile: string | null;
+  approvals?: ApprovalsFile | null;
+  /** The session's scratch folder (absolute). */
+  scratch: string;
+}
+
+/** A routing target: a resolved path and whether the planner named it only through a ref. */
+export interface Routed {
+  path: ResolvedPath;
+  viaRef: RefRecord | null;
+}
+
+export class Policy {
+  readonly workspace: Workspace;
+  readonly worker: EffectWorker;
+  readonly person: Person;
+  readonly refs: RefTable;
+  readonly audit: AuditLog;
+  readonly privatePaths: PrivatePaths;
+  readonly approvals: ApprovalsFile | null;
+  readonly scratch: string;
+  /** The stored map, which writes and vouches change and which is saved. */
+  readonly storedTrust: TrustMap;
+  /** The map decisions use: the stored one plus this run's `--approvals` rules. */
+  trust: TrustMap;
+  #trustFile: string | null;
+  #context: Label = label("T", "pub");
+  #contextListeners: ((l: Label) => void)[] = [];
+
+  constructor(options: PolicyOptions) {
+    this.workspace = options.workspace;
+    this.worker = options.worker;
+    this.person = options.person;
+    this.refs = options.refs;
+    this.audit = options.audit;
+    this.privatePaths = options.privatePaths;
+    this.approvals = options.approvals ?? null;
+    this.scratch = options.scratch;
+    this.storedTrust = options.trust;
+    this.#trustFile = options.trustFile;
+    this.trust = this.#overlay();
+  }
+
+  #overlay(): TrustMap {
+    const rules = [
+      ...(this.approvals?.trust ?? []).map((d) => ({ d, trusted: true })),
+      ...(this.approvals?.untrust ?? []).map((d) => ({ d, trusted: false })),
+    ].flatMap(({ d, trusted }) => {
+      const dir = normaliseRuleDir(d);
+      return dir.ok ? [{ dir: dir.value, trusted }] : [];
+    });
+    return rules.length ? this.storedTrust.withOverlay(rules) : this.storedTrust;
+  }
+
+  /** Call after changing the stored rules (`/trust`), so decisions see them. */
+  async trustChanged(): Promise<void> {
+    this.trust = this.#overlay();
+    await this.saveTrust();
+  }
+
+  async saveTrust(): Promise<void> {
+    if (this.#trustFile) await saveTrustMap(this.#trustFile, this.storedTrust);
+  }
+
+  // ---- the planner context (design.md §4) ----
+
+  get contextLabel(): Label {
+    return this.#context;
+  }
+
+  get contextTainted(): boolean {
+    return this.#context.integrity === "U";
+  }
+
+  /** Joins a label into the planner context: called whenever bytes are placed in it. */
+  placeInContext(l: Label): void {
+    const before = this.#context;
+    this.#context = join(this.#context, l);
+    if (before !== this.#context) { for (const f of this.#contextListeners) f(this.#context); }
+  }
+
+  /** `/clear`: a new context, label back to `(T,pub)`. */
+  clearContext(): void {
+    this.#context = label("T", "pub");
+    for (const f of this.#contextListeners) f(this.#context);
+  }
+
+  onContextChange(listener: (l: Label) => void): void {
+    this.#contextListeners.push(listener);
+  }
+
+  // ---- labels of files and names (design.md §3) ----
+
+  /** The label of a file's content: integrity from the trust map, confidentiality by path. */
+  async fileLabel(rel: string): Promise<Label> {
+    const integrity = await this.trust.fileIntegrity(rel, async () => {
+      const h = await this.worker.call({ op: "hash", path: this.#abs(rel) });
+      return h.ok ? h.value : null;
+    });
+    return label(integrity, this.privatePaths.confidentialityOf(rel));
+  }
+
+  /** A file name carries the integrity of the directory that contains it. */
+  nameLabel(dirRel: string): Label {
+    return label(this.trust.ruleIntegrity(dirRel), "pub");
+  }
+
+  #abs(rel: string): string {
+    return rel === "." ? this.workspace.root : `${this.workspace.root}/${rel}`;
+  }
+
+  // ---- routing: a path or a reference to a file ----
+
+  /**
+   * Resolves the routing of a file tool: exactly one of `path` and `path_ref`. A reference must
+   * stand for a file (a quarantined file or a listing entry); output and answers are not places.
+   */
+  async route(path: unknown, pathRef: unknown): Promise<Result<Routed>> {
+    if (path !== undefined && pathRef !== undefined) {
+      return err("give either path or path_ref, not both");
+    }
+    if (path === undefined && pathRef === undefined) return err("give path or path_ref");
+    if (path !== undefined) {
+      const resolved = await resolvePath(this.workspace, path);
+      return resolved.ok ? ok({ path: resolved.value, viaRef: null }) : resolved;
+    }
+    const found = this.refs.lookup(pathRef);
+    if (!found.ok) return found;
+    const ref = found.value;
+    if ((ref.kind !== "file" && ref.kind !== "file_name") || ref.path === undefined) {
+      return err(`ref:${ref.id} is ${describeKind(ref)}, not a file; a path_ref must name a file`);
+    }
+    const resolved = await resolvePath(this.workspace, ref.path);
+    if (!resolved.ok) return err(`ref:${ref.id} no longer names a usable file: ${resolved.error}`);
+    return ok({ path: resolved.value, viaRef: ref });
+  }
+
+  // ---- what writes and vouches do to the trust map (design.md §5) ----
+
+  /**
+   * Records the written content's label on the file: `U` content marks it untrusted wherever
+   * it is; `T` content marks it trusted (bound to the written bytes' hash), since the person
+   * approved those exact bytes.
+   */
+  async recordWrite(rel: string, written: Label, sha256: string): Promise<void> {
+    if (written.integrity === "U") this.storedTrust.setFile(rel, { integrity: "U", why: "write" });
+    else this.storedTrust.setFile(rel, { integrity: "T", sha256, why: "write" });
+    await this.saveTrust();
+  }
+
+  /** A file vouch at the quarantined-read prompt: these bytes, as they are now, are trusted. */
+  async vouchFile(rel: string, sha256: string): Promise<void> {
+    this.storedTrust.setFile(rel, { integrity: "T", sha256, why: "vouch" });
+    await this.saveTrust();
+  }
+
+  // ---- the audit log ----
+
+  /** Appends a decision, with the context label, to the audit log. */
+  async record(
+    entry: Omit<AuditEntry, "labels"> & { labels?: Record<string, Label> },
+  ): Promise<void> {
+    const labels: Record<string, string> = { context: formatLabel(this.#context) };
+    for (const [k, v] of Object.entries(entry.labels ?? {})) labels[k] = formatLabel(v);
+    await this.audit.append({ ...entry, labels });
+  }
+
+  /** Who decides when the person is asked: the person, the policy file, or nobody. */
+  get asker(): Decider {
+    return this.person.decider;
+  }
+}
+
+/** Names a reference's kind in words, for error results. */
+export function describeKind(ref: RefRecord): string {
+  switch (ref.kind) {
+    case "file":
+      return "a quarantined file";
+    case "file_name":
+      return ref.entryType === "directory" ? "a directory from a listing" : "a file from a listing";
+    case "file_content":
+      return "content taken from files";
+    case "command_output":
+      return "a command's output";
+    case "processor_answer":
+      return "a processor's answer";
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * The one function that turns a planner-supplied path into a real path inside the workspace,
+ * or refuses with a reason the planner can act on (issue 2, item 5). Every tool's routing path
+ * goes through here; Deno's permissions on the effect worker stand behind it as the second wall.
+ */
+import { join, relative, sep } from "node:path";
+import { err, ok, type Result } from "../util/result.ts";
+import { isControl, isInvisible } from "../util/escape.ts";
+import { isWithin, type Workspace } from "./workspace.ts";
+
+export interface ResolvedPath {
+  /** Workspace-relative, `/`-separated, of the real location; `.` for the root. */
+  readonly rel: string;
+  /** Absolute real path (for a new file: its real parent joined with its name). */
+  readonly abs: string;
+  readonly exists: boolean;
+  readonly kind: "file" | "directory" | "other" | "missing";
+}
+
+const MAX_PATH = 4096;
+const MAX_SEGMENT_BYTES = 255;
+const encoder = new TextEncoder();
+
+function codepoint(ch: string): string {
+  return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+}
+
+/** Syntax checks that need no file system; returns the segments to walk. */
+export function checkPathSyntax(input: unknown): Result<string[]> {
+  if (typeof input !== "string") return err("a path must be a string");
+  if (input === "") return err('the path is empty; use "." for the workspace root');
+  if (input.length > MAX_PATH) return err(`the path is longer than ${MAX_PATH} characters`);
+  for (const ch of input) {
+    if (ch === "\0") return err("the path contains a NUL byte");
+    if (isControl(ch)) return err(`the path contains the control character ${codepoint(ch)}`);
+    if (isInvisible(ch)) {
+      return err(`the path contains invisible or bidirectional Unicode (${codepoint(ch)})`);
+    }
+  }
+  if (input.startsWith("/")) {
+    return err("absolute paths are not accepted; give a path relative to the workspace root");
+  }
+  if (/^[A-Za-z]:/.test(input)) {
+    return err("drive-letter paths are not accepted; give a path relative to the workspace root");
+  }
+  if (input.includes("\\")) return err("backslashes are not accepted; separate segments with /");
+  if (input.startsWith("~")) {
+    return err("~ is not expanded; give a path relative to the workspace root");
+  }
+  if (/%[0-9A-Fa-f]{2}/.test(input)) {
+    return err("percent-encoded sequences are not decoded; write the characters themselves");
+  }
+  const segments: string[] = [];
+  for (const segment of input.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") return err("'..' segments are not accepted; paths stay in the workspace");
+    if (/[. ]$/.test(segment)) {
+      return err(
+        `the name '${segment}' ends with a dot or a space, which some file systems drop; name the file exactly`,
+      );
+    }
+    if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
+      return err(`a name in the path is longer than ${MAX_SEGMENT_BYTES} bytes`);
+    }
+    segments.push(segment);
+  }
+  return ok(segments);
+}
+
+/** The name as a case-folding, normalising file system would compare it. */
+function folded(name: string): string {
+  return name.normalize("NFC").toLowerCase();
+}
+
+async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;
+    throw e;
+  }
+}
+
+async function namesIn(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+  } catch { /* unreadable: nothing to collide with that we can see */ }
+  return names;
+}
+
+function toRel(root: string, real: string): string {
+  const rel = relative(root, real);
+  if (rel === "") return ".";
+  return sep === "/" ? rel : rel.split(sep).join("/");
+}
+
+/**
+ * Resolves `input` inside `ws`. A path that does not exist yet (a write) is resolved through
+ * its nearest existing parent; a symlink at any depth is followed and must land inside.
+ */
+export async function resolvePath(ws: Workspace, input: unknown): Promise<Result<ResolvedPath>> {
+  const syntax = checkPathSyntax(input);
+  if (!syntax.ok) return syntax;
+  const segments = syntax.value;
+  try {
+    // Find the deepest existing prefix, by lstat so that a dangling link counts as existing.
+    let existing = segments.length;
+    while (
+      existing > 0 && await lstatOrNull(join(ws.root, ...segments.slice(0, existing))) === null
+    ) {
+      existing--;
+    }
+    const base = join(ws.root, ...segments.slice(0, existing));
+    let real: string;
+    try {
+      real = await Deno.realPath(base);
+    } catch {
+      return err(
+        `'${segments.slice(0, existing).join("/")}' is a symbolic link whose target does not exist`,
+      );
+    }
+    if (!isWithin(ws.root, real)) {
+      return err(
+        `'${
+          segments.slice(0, existing).join("/")
+        }' leads outside the workspace through a symbolic link`,
+      );
+    }
+    if (ws.caseInsensitive) {
+      // Every existing name must be spelled exactly as on disk, or trust could key on a twin.
+      let dir = ws.root;
+      for (const segment of segments.slice(0, existing)) {
+        const names = await namesIn(dir);
+        if (!names.includes(segment)) {
+          const twin = names.find((n) => folded(n) === folded(segment));
+          return err(
+            `'${segment}' differs only by case or Unicode normalisation from '${
+              twin ?? "?"
+            }'; use the exact name`,
+          );
+        }
+        dir = join(dir, segment);
+      }
+    }
+    const rest = segments.slice(existing);
+    if (rest.length > 0) {
+      const siblings = await namesIn(real);
+      const twin = siblings.find((n) => n !== rest[0] && folded(n) === folded(rest[0]));
+      if (twin !== undefined) {
+        return err(
+          `'${
+            rest[0]
+          }' differs only by case or Unicode normalisation from the existing '${twin}'; use the exact name`,
+        );
+      }
+    }
+    const abs = rest.length > 0 ? join(real, ...rest) : real;
+    for (const guarded of ws.protectedDirs) {
+      if (isWithin(guarded, abs)) return err("that path names Brave Bot's state directory");
+    }
+    if (rest.length > 0) {
+      return ok({ rel: toRel(ws.root, abs), abs, exists: false, kind: "missing" });
+    }
+    const info = await Deno.stat(real);
+    const kind = info.isFile ? "file" : info.isDirectory ? "directory" : "other";
+    return ok({ rel: toRel(ws.root, real), abs: real, exists: true, kind });
+  } catch (e) {
+    if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
+      return err("that path cannot be examined: permission denied");
+    }
+    return err(`that path cannot be resolved: ${(e as Error).message}`);
+  }
+}

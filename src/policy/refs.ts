@@ -1,0 +1,144 @@
+/**
+ * References (design.md §7): handles to bytes the planner may not see. The planner only ever
+ * holds `ref:N`; this table, owned by the policy layer, knows what each one stands for. Records
+ * and content bytes are persisted in the session folder so a resumed session keeps them.
+ */
+import { join } from "node:path";
+import { z } from "zod";
+import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
+import { ensurePrivateDir } from "../state/dirs.ts";
+import { formatLabel, type Label, parseLabel } from "./label.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+export type RefKind =
+  | "file" // a quarantined file, not opened until consumed
+  | "file_name" // one entry of a quarantined listing
+  | "file_content" // bytes taken from files (a quarantined search result)
+  | "command_output" // what a run printed
+  | "processor_answer"; // a processor's document
+
+export interface RefRecord {
+  readonly id: number;
+  readonly kind: RefKind;
+  readonly label: Label;
+  /** For file, file_name: the real workspace-relative path; never shown to the planner. */
+  readonly path?: string;
+  /** For file_name: what the entry is. */
+  readonly entryType?: "file" | "directory";
+  /** For processor_answer: the file the answer is bound to, or null when it names none. */
+  readonly about?: string | null;
+  /** Whether bytes are stored with the reference (content kinds). */
+  readonly hasBytes: boolean;
+  readonly size?: number;
+  readonly lines?: number;
+  readonly sha256?: string;
+  /** The tool that made it. */
+  readonly tool: string;
+}
+
+export type NewRef = Omit<RefRecord, "id" | "hasBytes">;
+
+const recordSchema = z.object({
+  id: z.number().int().min(0),
+  kind: z.enum(["file", "file_name", "file_content", "command_output", "processor_answer"]),
+  label: z.string().refine((s) => parseLabel(s) !== undefined, "not a label"),
+  path: z.string().optional(),
+  entryType: z.enum(["file", "directory"]).optional(),
+  about: z.string().nullable().optional(),
+  hasBytes: z.boolean(),
+  size: z.number().optional(),
+  lines: z.number().optional(),
+  sha256: z.string().optional(),
+  tool: z.string(),
+});
+
+const REF_SYNTAX = /^ref:(0|[1-9][0-9]{0,8})$/;
+
+export class RefTable {
+  #records: RefRecord[] = [];
+  #memory = new Map<number, Uint8Array>();
+
+  /** `dir` null keeps everything in memory (tests, `--state-dir` absent never happens in use). */
+  private constructor(private readonly dir: string | null) {}
+
+  static inMemory(): RefTable {
+    return new RefTable(null);
+  }
+
+  /** Opens (or resumes) the table of a session folder; bad rows are reported, never guessed. */
+  static async open(dir: string): Promise<{ table: RefTable; problems: string[] }> {
+    const table = new RefTable(dir);
+    await ensurePrivateDir(join(dir, "refs"));
+    const { rows, problems } = await readJsonLines(join(dir, "refs.jsonl"));
+    for (const row of rows) {
+      const parsed = recordSchema.safeParse(row);
+      if (!parsed.success || parsed.data.id !== table.#records.length) {
+        problems.push(`refs.jsonl: a record does not fit (${JSON.stringify(row).slice(0, 80)})`);
+        continue;
+      }
+      table.#records.push({ ...parsed.data, label: parseLabel(parsed.data.label)! });
+    }
+    return { table, problems };
+  }
+
+  get size(): number {
+    return this.#records.length;
+  }
+
+  all(): readonly RefRecord[] {
+    return this.#records;
+  }
+
+  /** Adds a reference; `bytes`, when given, are stored before the record is, so no record dangles. */
+  async add(fields: NewRef, bytes?: Uint8Array): Promise<RefRecord> {
+    const record: RefRecord = {
+      ...fields,
+      id: this.#records.length,
+      hasBytes: bytes !== undefined,
+    };
+    if (bytes !== undefined) {
+      if (this.dir === null) this.#memory.set(record.id, bytes);
+      else await Deno.writeFile(join(this.dir, "refs", `${record.id}.bin`), bytes, { mode: 0o600 });
+    }
+    this.#records.push(record);
+    if (this.dir !== null) {
+      await appendJsonLine(join(this.dir, "refs.jsonl"), {
+        ...record,
+        label: formatLabel(record.label),
+      });
+    }
+    return record;
+  }
+
+  /** Parses and finds `ref:N`; an invented or mistyped reference is an error naming the problem. */
+  lookup(text: unknown): Result<RefRecord> {
+    if (typeof text !== "string") return err("a reference must be a string such as ref:0");
+    const m = REF_SYNTAX.exec(text.trim());
+    if (!m) {
+      return err(
+        `'${text.slice(0, 40)}' is not a reference; references are written ref:N, e.g. ref:0`,
+      );
+    }
+    const id = Number(m[1]);
+    const record = this.#records[id];
+    if (!record) {
+      const range = this.#records.length === 0
+        ? "this session has no references yet"
+        : `this session has ref:0 to ref:${this.#records.length - 1}`;
+      return err(`ref:${id} does not exist; ${range}`);
+    }
+    return ok(record);
+  }
+
+  /** The stored bytes of a content reference. Only the policy layer calls this. */
+  async bytes(record: RefRecord): Promise<Uint8Array> {
+    if (!record.hasBytes) throw new Error(`ref:${record.id} holds no bytes`);
+    if (this.dir === null) return this.#memory.get(record.id)!;
+    return await Deno.readFile(join(this.dir, "refs", `${record.id}.bin`));
+  }
+}
+
+/** `ref:N`, the only way a reference is written where the planner can see it. */
+export function refName(record: RefRecord | number): string {
+  return `ref:${typeof record === "number" ? record : record.id}`;
+}

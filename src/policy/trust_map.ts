@@ -1,0 +1,215 @@
+/**
+ * The trust map (design.md §5): which parts of the workspace a person vouched for.
+ *
+ * Rules are directory prefixes; the longest matching prefix wins; a path no rule covers is
+ * untrusted. A rule written `**\/name` stands for a directory called `name` at any depth (the
+ * foreign trees of the first-use choice), and counts as long as the prefix it matched. Per-file
+ * entries, written after writes and file vouches, override the rules for that one file; a
+ * trusting entry is bound to the file's content hash, so a later change falls back to the rules.
+ */
+import { z } from "zod";
+import type { Integrity } from "./label.ts";
+import { loadJsonFile, saveJsonFile } from "../state/jsonfile.ts";
+import { checkPathSyntax } from "./paths.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+export interface TrustRule {
+  /** Workspace-relative directory, `/`-separated, no trailing slash; `.` is the root. */
+  readonly dir: string;
+  readonly trusted: boolean;
+}
+
+export interface FileEntry {
+  readonly integrity: Integrity;
+  /** For a trusting entry: the SHA-256 the trust is bound to. */
+  readonly sha256?: string;
+  readonly why: "write" | "vouch";
+}
+
+/** The trees the first-use "trust the workspace" answer leaves untrusted, at any depth. */
+export const FOREIGN_TREES = [
+  "node_modules",
+  "vendor",
+  "third_party",
+  ".venv",
+  "venv",
+  ".git",
+  "target",
+  "dist",
+  "build",
+  ".cache",
+] as const;
+
+export type FirstUseChoice = "workspace" | "nothing" | "custom";
+
+const fileSchema = z.object({
+  version: z.literal(1),
+  workspace: z.string(),
+  firstUse: z.enum(["workspace", "nothing", "custom"]).nullable(),
+  rules: z.array(z.object({ dir: z.string(), trusted: z.boolean() })),
+  files: z.record(
+    z.string(),
+    z.object({
+      integrity: z.enum(["T", "U"]),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+      why: z.enum(["write", "vouch"]),
+    }),
+  ),
+});
+
+/** Normalises a rule's directory as a person would type it: `src/`, `./src`, `.`, `**\/vendor`. */
+export function normaliseRuleDir(input: string): Result<string> {
+  const trimmed = input.trim();
+  if (trimmed === "." || trimmed === "./" || trimmed === "") return ok(".");
+  if (trimmed.startsWith("**/")) {
+    const name = trimmed.slice(3).replace(/\/+$/, "");
+    if (!name || name.includes("/") || name.includes("*")) {
+      return err(`'${input}': a **/ rule names one directory, e.g. **/node_modules`);
+    }
+    return ok(`**/${name}`);
+  }
+  const syntax = checkPathSyntax(trimmed.replace(/^\.\//, ""));
+  if (!syntax.ok) return err(`'${input}': ${syntax.error}`);
+  return ok(syntax.value.length === 0 ? "." : syntax.value.join("/"));
+}
+
+/** How long a prefix of `rel` the rule covers, or -1 if it does not cover `rel`. */
+function coverage(rule: TrustRule, rel: string): number {
+  if (rule.dir === ".") return 0;
+  if (rule.dir.startsWith("**/")) {
+    const name = rule.dir.slice(3);
+    const segments = rel === "." ? [] : rel.split("/");
+    let length = 0;
+    let best = -1;
+    for (let i = 0; i < segments.length; i++) {
+      length += (i > 0 ? 1 : 0) + segments[i].length;
+      // Deepest occurrence, so that a/node_modules/b/node_modules/c counts the longer prefix.
+      if (segments[i] === name) best = length;
+    }
+    return best;
+  }
+  if (rel === rule.dir || rel.startsWith(rule.dir + "/")) return rule.dir.length;
+  return -1;
+}
+
+export class TrustMap {
+  firstUse: FirstUseChoice | null = null;
+  #rules: TrustRule[] = [];
+  #files = new Map<string, FileEntry>();
+
+  constructor(readonly workspace: string) {}
+
+  get rules(): readonly TrustRule[] {
+    return this.#rules;
+  }
+
+  get files(): ReadonlyMap<string, FileEntry> {
+    return this.#files;
+  }
+
+  /** Adds or replaces the rule for `dir` (already normalised). */
+  setRule(dir: string, trusted: boolean): void {
+    this.#rules = this.#rules.filter((r) => r.dir !== dir);
+    this.#rules.push({ dir, trusted });
+  }
+
+  removeRule(dir: string): boolean {
+    const before = this.#rules.length;
+    this.#rules = this.#rules.filter((r) => r.dir !== dir);
+    return this.#rules.length !== before;
+  }
+
+  setFile(rel: string, entry: FileEntry): void {
+    this.#files.set(rel, entry);
+  }
+
+  /** Applies a first-use answer: the whole workspace minus foreign trees, or nothing. */
+  applyFirstUse(choice: FirstUseChoice): void {
+    this.firstUse = choice;
+    if (choice === "workspace") {
+      this.setRule(".", true);
+      for (const tree of FOREIGN_TREES) this.setRule(`**/${tree}`, false);
+    }
+  }
+
+  /** The integrity the directory rules give `rel` (a file or a directory). */
+  ruleIntegrity(rel: string): Integrity {
+    let best = -1;
+    let trusted = false;
+    for (const rule of this.#rules) {
+      const c = coverage(rule, rel);
+      // Longest prefix wins; at equal length an untrusting rule wins (the safe side).
+      if (c > best || (c === best && c >= 0 && !rule.trusted)) {
+        best = c;
+        trusted = rule.trusted;
+      }
+    }
+    return best >= 0 && trusted ? "T" : "U";
+  }
+
+  /**
+   * The integrity of a file's content. `currentHash` is asked only when a hash-bound entry
+   * exists, so the common case costs no read.
+   */
+  async fileIntegrity(rel: string, currentHash: () => Promise<string | null>): Promise<Integrity> {
+    const entry = this.#files.get(rel);
+    if (entry) {
+      if (entry.sha256 === undefined) return entry.integrity;
+      if (await currentHash() === entry.sha256) return entry.integrity;
+    }
+    return this.ruleIntegrity(rel);
+  }
+
+  /** A copy with extra rules on top, for one run's `--approvals` file; never saved. */
+  withOverlay(rules: readonly TrustRule[]): TrustMap {
+    const copy = new TrustMap(this.workspace);
+    copy.firstUse = this.firstUse;
+    copy.#rules = [...this.#rules];
+    copy.#files = this.#files; // shared: writes during the run are real and must persist
+    for (const rule of rules) copy.setRule(rule.dir, rule.trusted);
+    return copy;
+  }
+
+  toJSON(): z.infer<typeof fileSchema> {
+    return {
+      version: 1,
+      workspace: this.workspace,
+      firstUse: this.firstUse,
+      rules: [...this.#rules],
+      files: Object.fromEntries(this.#files),
+    };
+  }
+
+  static fromJSON(data: z.infer<typeof fileSchema>): TrustMap {
+    const map = new TrustMap(data.workspace);
+    map.firstUse = data.firstUse;
+    for (const rule of data.rules) map.setRule(rule.dir, rule.trusted);
+    for (const [rel, entry] of Object.entries(data.files)) map.setFile(rel, entry);
+    return map;
+  }
+}
+
+/** Loads the map stored at `path` for `workspace`; a corrupt file is set aside and reported. */
+export async function loadTrustMap(
+  path: string,
+  workspace: string,
+): Promise<{ map: TrustMap; problem?: string }> {
+  const loaded = await loadJsonFile(path, fileSchema);
+  if (loaded.status === "ok") {
+    if (loaded.value.workspace !== workspace) {
+      return {
+        map: new TrustMap(workspace),
+        problem: `${path} belongs to ${loaded.value.workspace}, not ${workspace}; it was ignored`,
+      };
+    }
+    return { map: TrustMap.fromJSON(loaded.value) };
+  }
+  return {
+    map: new TrustMap(workspace),
+    problem: loaded.status === "corrupt" ? loaded.problem : undefined,
+  };
+}
+
+export async function saveTrustMap(path: string, map: TrustMap): Promise<void> {
+  await saveJsonFile(path, map.toJSON());
+}

@@ -1,0 +1,70 @@
+/**
+ * The user config (design.md §14): validated with zod; an invalid file is a clear error naming
+ * the field, never a silent default. A workspace `.bravebot/config.json` may only narrow it.
+ */
+import { z } from "zod";
+import { describeZodError } from "../policy/approvals_file.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+export const DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1";
+
+export const configSchema = z.strictObject({
+  endpoint: z.url().optional(),
+  model: z.string().min(1).optional(),
+  /** Whether the planner endpoint may receive `priv` bytes; default: true only for loopback. */
+  endpointLocal: z.boolean().optional(),
+  processorEndpoint: z.url().optional(),
+  processorModel: z.string().min(1).optional(),
+  processorEndpointLocal: z.boolean().optional(),
+  /** The model's context window in tokens; the driver compacts or stops before exceeding it. */
+  contextWindow: z.number().int().min(1024).max(10_000_000).optional(),
+  timeouts: z.strictObject({
+    /** One model request, in milliseconds. */
+    requestMs: z.number().int().min(1000).max(3_600_000).optional(),
+    /** Default `run` timeout, in milliseconds (at most 600 s, tools.md). */
+    runMs: z.number().int().min(100).max(600_000).optional(),
+  }).optional(),
+  /** Extra private-path globs, on top of the defaults (never instead of them). */
+  privatePatterns: z.array(z.string().min(1)).optional(),
+  run: z.strictObject({
+    sandbox: z.enum(["none", "bwrap"]).optional(),
+    /** Programs the effect worker may start at all (absolute paths); default: any. */
+    programs: z.array(z.string().min(1)).optional(),
+  }).optional(),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export function parseConfig(text: string, source: string): Result<Config> {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    return err(`${source} is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = configSchema.safeParse(data);
+  if (!parsed.success) return err(`${source}: ${describeZodError(parsed.error)}`);
+  return ok(parsed.data);
+}
+
+/** Loads the user config; a missing file is an empty config, an unreadable or invalid one an error. */
+export async function loadConfig(path: string, required: boolean): Promise<Result<Config>> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound && !required) return ok({});
+    return err(`cannot read the config file ${path}: ${(e as Error).message}`);
+  }
+  return parseConfig(text, path);
+}
+
+/** Whether a URL's host is loopback, the default meaning of a `local` endpoint. */
+export function isLoopback(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host === "::1" || /^127\./.test(host);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * What a session remembers besides references: the todo list, the person's answers to
+ * ask_user (question by question), and the skills listed at the start of the turn.
+ */
+
+export type TodoStatus = "pending" | "in_progress" | "completed";
+
+export interface Todo {
+  content: string;
+  /** An unrecognised status reads as outstanding work (tools.md). */
+  status: TodoStatus;
+}
+
+export interface SkillEntry {
+  name: string;
+  description: string;
+  /** Absolute path of the skill's SKILL.md; never shown to the planner. */
+  file: string;
+  source: "user" | "workspace";
+}
+
+export class SessionState {
+  todos: Todo[] = [];
+  /** Keyed by the question text. */
+  readonly answers = new Map<string, string>();
+  skills: SkillEntry[] = [];
+  /** Set for one-shot runs: nobody can be asked. */
+  constructor(readonly id: string, readonly oneShot: boolean) {}
+}

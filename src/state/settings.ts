@@ -1,0 +1,93 @@
+/**
+ * Settings: the config file, the command line and the defaults of design.md §14 folded into
+ * one value, so no module re-derives a limit on its own.
+ */
+import { type Config, DEFAULT_ENDPOINT, isLoopback } from "./config.ts";
+
+export interface Limits {
+  readLines: number;
+  readBytes: number;
+  lineChars: number;
+  listEntries: number;
+  searchLines: number;
+  searchLineChars: number;
+  searchFileBytes: number;
+  runTimeoutMs: number;
+  runMaxTimeoutMs: number;
+  shownOutputChars: number;
+  refOutputBytes: number;
+  askQuestions: number;
+  toolCallsPerReply: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  readLines: 2_000,
+  readBytes: 256 * 1024,
+  lineChars: 2_000,
+  listEntries: 1_000,
+  searchLines: 200,
+  searchLineChars: 500,
+  searchFileBytes: 10 * 1024 * 1024,
+  runTimeoutMs: 120_000,
+  runMaxTimeoutMs: 600_000,
+  shownOutputChars: 30_000,
+  refOutputBytes: 16 * 1024 * 1024,
+  askQuestions: 4,
+  toolCallsPerReply: 16,
+};
+
+export interface EndpointSettings {
+  url: string;
+  model: string | undefined;
+  /** May receive `priv` bytes without asking (design.md §3). */
+  local: boolean;
+}
+
+export interface Settings {
+  planner: EndpointSettings;
+  processor: EndpointSettings;
+  contextWindow: number;
+  requestTimeoutMs: number;
+  limits: Limits;
+  privatePatterns: string[];
+  sandbox: "none" | "bwrap";
+  runPrograms: string[] | null;
+  maxTurns: number;
+}
+
+export interface CommandLineSettings {
+  endpoint?: string;
+  model?: string;
+  processorEndpoint?: string;
+  processorModel?: string;
+  maxTurns?: number;
+}
+
+export function settingsFrom(config: Config, cli: CommandLineSettings = {}): Settings {
+  const plannerUrl = cli.endpoint ?? config.endpoint ?? DEFAULT_ENDPOINT;
+  const plannerModel = cli.model ?? config.model;
+  const processorUrl = cli.processorEndpoint ?? config.processorEndpoint ?? plannerUrl;
+  const processorModel = cli.processorModel ?? config.processorModel ?? plannerModel;
+  return {
+    planner: {
+      url: plannerUrl,
+      model: plannerModel,
+      local: config.endpointLocal ?? isLoopback(plannerUrl),
+    },
+    processor: {
+      url: processorUrl,
+      model: processorModel,
+      local: config.processorEndpointLocal ?? isLoopback(processorUrl),
+    },
+    contextWindow: config.contextWindow ?? 32_768,
+    requestTimeoutMs: config.timeouts?.requestMs ?? 300_000,
+    limits: {
+      ...DEFAULT_LIMITS,
+      runTimeoutMs: config.timeouts?.runMs ?? DEFAULT_LIMITS.runTimeoutMs,
+    },
+    privatePatterns: config.privatePatterns ?? [],
+    sandbox: config.run?.sandbox ?? "none",
+    runPrograms: config.run?.programs ?? null,
+    maxTurns: cli.maxTurns ?? 50,
+  };
+}

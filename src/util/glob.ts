@@ -1,0 +1,156 @@
+/**
+ * The glob matcher of design.md §14: `*` (within one path segment), `?` (one character, not
+ * `/`), `**` (any number of whole segments); every other character matches itself, so braces
+ * and brackets are literal. Matching simulates an NFA over the pattern's tokens, so it takes
+ * time linear in pattern × path and never backtracks: a hostile pattern cannot stall a call.
+ *
+ * A pattern without `/` matches a path's last segment (as `.gitignore` does), so `*.ts`
+ * finds TypeScript files at any depth; a pattern with `/` matches the whole relative path.
+ *
+ * @example
+ * ```ts
+ * compileGlob("src/**\/*.ts").matches("src/a/b.ts"); // true
+ * compileGlob("*.pem").matches("certs/server.pem"); // true (no slash: last segment)
+ * compileGlob("{a,b}.ts").matches("a.ts"); // false: braces are literal
+ * ```
+ */
+
+const enum Kind {
+  Literal,
+  Star,
+  Question,
+  /** `**` followed by `/`: enters {@link Kind.GlobStarLoop} or skips it (no segments). */
+  GlobStarSlash,
+  /** Inside a `**` + `/`: any character stays, a `/` may also leave. */
+  GlobStarLoop,
+  /** The `/` before a trailing `**`: absent (no segments) or a `/` into {@link Kind.GlobStarEnd}. */
+  GlobStarTail,
+  /** A trailing `**`: anything at all. */
+  GlobStarEnd,
+}
+
+interface Token {
+  kind: Kind;
+  char: string;
+}
+
+export interface Glob {
+  readonly pattern: string;
+  /** Whether the pattern holds a `/` and so is matched against the whole path. */
+  readonly anchored: boolean;
+  /** Matches a `/`-separated relative path (or, unanchored, its last segment). */
+  matches(path: string): boolean;
+}
+
+function tokenize(pattern: string): Token[] {
+  // `**/**` means no more than `**`; collapsing keeps a trailing `**` right after a real segment.
+  const segments = pattern.split("/").filter((seg, i, all) =>
+    !(seg === "**" && all[i - 1] === "**")
+  );
+  const tokens: Token[] = [];
+  segments.forEach((segment, i) => {
+    const last = i === segments.length - 1;
+    if (segment === "**") {
+      if (last && i > 0) {
+        tokens.pop(); // the "/" that ended the previous segment: GlobStarTail stands for it
+        tokens.push({ kind: Kind.GlobStarTail, char: "" }, { kind: Kind.GlobStarEnd, char: "" });
+      } else if (last) tokens.push({ kind: Kind.GlobStarEnd, char: "" });
+      else {tokens.push({ kind: Kind.GlobStarSlash, char: "" }, {
+          kind: Kind.GlobStarLoop,
+          char: "",
+        });}
+      return;
+    }
+    for (const char of segment) {
+      if (char === "*") {
+        if (tokens.at(-1)?.kind !== Kind.Star) tokens.push({ kind: Kind.Star, char: "" });
+      } else if (char === "?") {
+        tokens.push({ kind: Kind.Question, char: "" });
+      } else {
+        tokens.push({ kind: Kind.Literal, char });
+      }
+    }
+    if (!last) tokens.push({ kind: Kind.Literal, char: "/" });
+  });
+  return tokens;
+}
+
+/** Adds the states reachable without reading a character; epsilon edges only go forward. */
+function close(tokens: readonly Token[], states: Uint8Array): void {
+  for (let i = 0; i < tokens.length; i++) {
+    if (!states[i]) continue;
+    const kind = tokens[i].kind;
+    if (kind === Kind.Star || kind === Kind.GlobStarEnd) states[i + 1] = 1;
+    if (kind === Kind.GlobStarSlash) states[i + 1] = states[i + 2] = 1;
+    if (kind === Kind.GlobStarTail) states[i + 2] = 1;
+  }
+}
+
+function run(tokens: readonly Token[], text: string): boolean {
+  const n = tokens.length;
+  let current = new Uint8Array(n + 1);
+  let next = new Uint8Array(n + 1);
+  current[0] = 1;
+  close(tokens, current);
+  for (const char of text) {
+    next.fill(0);
+    let alive = false;
+    for (let i = 0; i < n; i++) {
+      if (!current[i]) continue;
+      const token = tokens[i];
+      switch (token.kind) {
+        case Kind.Literal:
+          if (char === token.char) next[i + 1] = 1, alive = true;
+          break;
+        case Kind.Question:
+          if (char !== "/") next[i + 1] = 1, alive = true;
+          break;
+        case Kind.Star:
+          if (char !== "/") next[i] = 1, alive = true;
+          break;
+        case Kind.GlobStarSlash:
+          break;
+        case Kind.GlobStarTail:
+          if (char === "/") next[i + 1] = 1, alive = true;
+          break;
+        case Kind.GlobStarLoop:
+          next[i] = 1, alive = true;
+          if (char === "/") next[i + 1] = 1;
+          break;
+        case Kind.GlobStarEnd:
+          next[i] = 1, alive = true;
+          break;
+      }
+    }
+    if (!alive) return false;
+    close(tokens, next);
+    [current, next] = [next, current];
+  }
+  return current[n] === 1;
+}
+
+export function compileGlob(pattern: string): Glob {
+  const anchored = pattern.includes("/");
+  const tokens = tokenize(pattern);
+  const literal = tokens.every((t) => t.kind === Kind.Literal);
+  const test = literal ? (text: string) => text === pattern : (text: string) => run(tokens, text);
+  return {
+    pattern,
+    anchored,
+    matches(path: string): boolean {
+      if (anchored) return test(path);
+      const slash = path.lastIndexOf("/");
+      return test(slash === -1 ? path : path.slice(slash + 1));
+    },
+  };
+}
+
+/** One-off match; compile once with {@link compileGlob} when matching many paths. */
+export function matchGlob(pattern: string, path: string): boolean {
+  return compileGlob(pattern).matches(path);
+}
+
+/** Whether a pattern uses braces, which this matcher takes literally (said when nothing matched). */
+export function hasBraces(pattern: string): boolean {
+  return pattern.includes("{") || pattern.includes("}");
+}

@@ -1,0 +1,2 @@
+/** The release version, printed by `bravebot --version`. */
+export const VERSION = "0.1.0";

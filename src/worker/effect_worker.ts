@@ -1,0 +1,58 @@
+/**
+ * The effect worker: the only code that touches the disk or spawns programs for a tool. It runs
+ * in a Deno Worker whose permissions the main thread narrowed to the workspace and the scratch
+ * folder (see permissions.ts), so a policy bug that lets a bad path through is still stopped by
+ * Deno. It decides nothing: it acts on what it is handed and reports errors by name.
+ */
+/// <reference lib="deno.worker" />
+import type { WorkerReply, WorkerRequest } from "./protocol.ts";
+import { hash, read, readDirs, readMany, stat, write } from "./ops/fs.ts";
+import { probe } from "./ops/probe.ts";
+import { spawnPipeline } from "./ops/spawn.ts";
+
+async function handle(
+  request: WorkerRequest,
+): Promise<{ value: unknown; transfer: Transferable[] }> {
+  switch (request.op) {
+    case "stat":
+      return { value: await stat(request.path, true), transfer: [] };
+    case "lstat":
+      return { value: await stat(request.path, false), transfer: [] };
+    case "read": {
+      const bytes = await read(request.path, request.offset, request.length);
+      return { value: bytes, transfer: [] };
+    }
+    case "readMany":
+      return { value: await readMany(request.paths, request.maxBytes), transfer: [] };
+    case "readDirs":
+      return { value: await readDirs(request.paths), transfer: [] };
+    case "hash":
+      return { value: await hash(request.path), transfer: [] };
+    case "write":
+      return {
+        value: await write(request.path, request.bytes, request.expectSha256, request.makeParents),
+        transfer: [],
+      };
+    case "spawn":
+      return { value: await spawnPipeline(request.request), transfer: [] };
+    case "probe":
+      return { value: await probe(request.what, request.target), transfer: [] };
+    default: {
+      const unknown = (request as { op?: unknown }).op;
+      throw new TypeError(`unknown effect worker operation ${String(unknown)}`);
+    }
+  }
+}
+
+self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest }>) => {
+  const { id, request } = event.data;
+  let reply: WorkerReply;
+  try {
+    const { value } = await handle(request);
+    reply = { id, ok: true, value };
+  } catch (e) {
+    const error = e instanceof Error ? e : new Error(String(e));
+    reply = { id, ok: false, error: { name: error.name, message: error.message } };
+  }
+  self.postMessage(reply);
+};

@@ -1,0 +1,131 @@
+/** File-system primitives of the effect worker. Each acts on an absolute path it is handed. */
+import type { EntryInfo, ReadManyItem, StatInfo } from "../protocol.ts";
+
+function kindOf(info: Deno.FileInfo): StatInfo["kind"] {
+  if (info.isSymlink) return "symlink";
+  if (info.isFile) return "file";
+  if (info.isDirectory) return "directory";
+  return "other";
+}
+
+export async function stat(path: string, follow: boolean): Promise<StatInfo> {
+  const info = follow ? await Deno.stat(path) : await Deno.lstat(path);
+  return { kind: kindOf(info), size: info.size, mtimeMs: info.mtime?.getTime() ?? null };
+}
+
+/** Reads `length` bytes from `offset` (the whole file when no length is given). */
+export async function read(path: string, offset = 0, length?: number): Promise<Uint8Array> {
+  if (offset === 0 && length === undefined) return await Deno.readFile(path);
+  using file = await Deno.open(path, { read: true });
+  if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
+  const size = length ?? (await file.stat()).size - offset;
+  const buffer = new Uint8Array(Math.max(0, size));
+  let filled = 0;
+  while (filled < buffer.length) {
+    const n = await file.read(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** Reads many files at once (bounded concurrency), skipping any over `maxBytes`. */
+export async function readMany(paths: string[], maxBytes: number): Promise<ReadManyItem[]> {
+  const items: ReadManyItem[] = new Array(paths.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < paths.length) {
+      const i = next++;
+      const path = paths[i];
+      try {
+        const info = await Deno.stat(path);
+        if (!info.isFile) items[i] = { path, skipped: "not_file" };
+        else if (info.size > maxBytes) items[i] = { path, skipped: "too_big", size: info.size };
+        else items[i] = { path, bytes: await Deno.readFile(path), size: info.size };
+      } catch (e) {
+        items[i] = { path, skipped: "error", error: (e as Error).name };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(16, paths.length) }, lane));
+  return items;
+}
+
+/** Lists many directories in one round trip; symlinks are reported as such, never followed. */
+export async function readDirs(
+  paths: string[],
+): Promise<({ entries: EntryInfo[] } | { error: string })[]> {
+  return await Promise.all(paths.map(async (path) => {
+    try {
+      const entries: EntryInfo[] = [];
+      for await (const e of Deno.readDir(path)) {
+        entries.push({
+          name: e.name,
+          kind: e.isSymlink ? "symlink" : e.isFile ? "file" : e.isDirectory ? "directory" : "other",
+        });
+      }
+      return { entries };
+    } catch (e) {
+      return { error: `${(e as Error).name}: ${(e as Error).message}` };
+    }
+  }));
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function hash(path: string): Promise<string> {
+  return await sha256Hex(await Deno.readFile(path));
+}
+
+function dirOf(path: string): string {
+  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  return i <= 0 ? path.slice(0, i + 1) || "/" : path.slice(0, i);
+}
+
+/**
+ * Writes atomically: a temporary file beside the target, then a rename over it. When
+ * `expectSha256` is given, the current file must still have that hash (null: must not exist),
+ * so a file that changed after the person approved is not overwritten.
+ */
+export async function write(
+  path: string,
+  bytes: Uint8Array,
+  expectSha256: string | null | undefined,
+  makeParents: boolean,
+): Promise<{ sha256: string; created: boolean }> {
+  let existing: Uint8Array | null = null;
+  try {
+    existing = await Deno.readFile(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  if (expectSha256 !== undefined) {
+    const current = existing === null ? null : await sha256Hex(existing);
+    if (current !== expectSha256) {
+      const error = new Error(
+        current === null
+          ? "the file was removed after it was approved"
+          : expectSha256 === null
+          ? "a file appeared at that path after the write was approved"
+          : "the file changed after the write was approved",
+      );
+      error.name = "Changed";
+      throw error;
+    }
+  }
+  const dir = dirOf(path);
+  if (makeParents) await Deno.mkdir(dir, { recursive: true });
+  const mode = existing === null ? 0o644 : (await Deno.stat(path)).mode ?? 0o644;
+  const tmp = `${dir}/.bravebot-${crypto.randomUUID()}.tmp`;
+  try {
+    await Deno.writeFile(tmp, bytes, { mode: mode & 0o7777, createNew: true });
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+  return { sha256: await sha256Hex(bytes), created: existing === null };
+}

@@ -1,0 +1,26 @@
+/**
+ * The effect worker's Deno permissions (design.md §13, the second wall): read and write only
+ * the workspace and the session's scratch folder; no network, no environment, no FFI, no
+ * system information; run only as configured. Computed at start, because the workspace is.
+ */
+
+export interface WallOptions {
+  workspace: string;
+  scratch: string;
+  /** `true`: any program (each argv is still approved by the person); a list: only those. */
+  run: boolean | string[];
+}
+
+export function workerPermissions(options: WallOptions): Deno.PermissionOptionsObject {
+  const places = [options.workspace, options.scratch];
+  return {
+    read: places,
+    write: places,
+    net: false,
+    env: false,
+    sys: false,
+    ffi: false,
+    import: false,
+    run: options.run === true ? true : options.run === false ? false : options.run,
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The messages between the policy layer (main thread) and the effect worker. The worker only
+ * acts: every request names an absolute path or argv the policy layer has already decided on.
+ */
+
+export interface EntryInfo {
+  name: string;
+  kind: "file" | "directory" | "symlink" | "other";
+}
+
+export interface StatInfo {
+  kind: "file" | "directory" | "symlink" | "other";
+  size: number;
+  mtimeMs: number | null;
+}
+
+export interface ReadManyItem {
+  path: string;
+  /** The bytes, when the file was read. */
+  bytes?: Uint8Array;
+  /** Why it was not: too big (with its size), or the error's name. */
+  skipped?: "too_big" | "not_file" | "error";
+  size?: number;
+  error?: string;
+}
+
+export interface SpawnStage {
+  /** Absolute path of the program, resolved by the policy layer. */
+  program: string;
+  args: string[];
+}
+
+export interface SpawnRequest {
+  stages: SpawnStage[];
+  /** Bytes for the first stage's stdin; null gives it an empty stream, never the terminal. */
+  stdin: Uint8Array | null;
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  /** Cap on stdout and on stderr each; beyond it the stage group is stopped and `truncated` set. */
+  maxOutputBytes: number;
+  /** Optional confinement wrapper argv prefix (e.g. bwrap …), already built by the policy layer. */
+  wrapper?: string[];
+}
+
+export interface SpawnResult {
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  /** Exit code of the last stage (null when killed by a signal). */
+  code: number | null;
+  signal: string | null;
+  /** Per stage, in order. */
+  stages: { code: number | null; signal: string | null }[];
+  durationMs: number;
+  timedOut: boolean;
+  truncated: boolean;
+  stdoutBytes: number;
+  stderrBytes: number;
+}
+
+export type WorkerRequest =
+  | { op: "stat"; path: string }
+  | { op: "lstat"; path: string }
+  | { op: "read"; path: string; offset?: number; length?: number }
+  | { op: "readMany"; paths: string[]; maxBytes: number }
+  | { op: "readDirs"; paths: string[] }
+  | { op: "hash"; path: string }
+  | {
+    op: "write";
+    path: string;
+    bytes: Uint8Array;
+    /** The SHA-256 the file must still have (null: must not exist; undefined: no check). */
+    expectSha256?: string | null;
+    makeParents: boolean;
+  }
+  | { op: "spawn"; request: SpawnRequest }
+  | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string };
+
+export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
+  : R extends { op: "read" } ? Uint8Array
+  : R extends { op: "readMany" } ? ReadManyItem[]
+  : R extends { op: "readDirs" } ? ({ entries: EntryInfo[] } | { error: string })[]
+  : R extends { op: "hash" } ? string
+  : R extends { op: "write" } ? { sha256: string; created: boolean }
+  : R extends { op: "spawn" } ? SpawnResult
+  : R extends { op: "probe" } ? { refused: boolean; error: string | null }
+  : never;
+
+/** An error crossing the wall keeps its name (`NotCapable`, `NotFound`, …) and message. */
+export interface WorkerError {
+  name: string;
+  message: string;
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: WorkerError };
