@@ -20,6 +20,8 @@ export interface ResolvedPath {
 const MAX_PATH = 4096;
 const MAX_SEGMENT_BYTES = 255;
 const encoder = new TextEncoder();
+/** Names Windows maps to devices whatever the folder or extension: `nul.txt` is NUL. */
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\.[^.]*)?$/i;
 
 function codepoint(ch: string): string {
   return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
@@ -30,6 +32,9 @@ export function checkPathSyntax(input: unknown): Result<string[]> {
   if (typeof input !== "string") return err("a path must be a string");
   if (input === "") return err('the path is empty; use "." for the workspace root');
   if (input.length > MAX_PATH) return err(`the path is longer than ${MAX_PATH} characters`);
+  if (!input.isWellFormed()) {
+    return err("the path contains an unpaired UTF-16 surrogate, which no file name can hold");
+  }
   for (const ch of input) {
     if (ch === "\0") return err("the path contains a NUL byte");
     if (isControl(ch)) return err(`the path contains the control character ${codepoint(ch)}`);
@@ -62,13 +67,18 @@ export function checkPathSyntax(input: unknown): Result<string[]> {
     if (encoder.encode(segment).length > MAX_SEGMENT_BYTES) {
       return err(`a name in the path is longer than ${MAX_SEGMENT_BYTES} bytes`);
     }
+    if (WINDOWS_DEVICE.test(segment)) {
+      return err(
+        `the name '${segment}' is a reserved device name on Windows (CON, NUL, COM1, …); choose another name`,
+      );
+    }
     segments.push(segment);
   }
   return ok(segments);
 }
 
 /** The name as a case-folding, normalising file system would compare it. */
-function folded(name: string): string {
+export function folded(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
@@ -76,7 +86,11 @@ async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
     return await Deno.lstat(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return null;
+    // A loop below this point is reported when its first link is resolved.
+    if (
+      e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory ||
+      e instanceof Deno.errors.FilesystemLoop
+    ) return null;
     throw e;
   }
 }
@@ -111,21 +125,22 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     ) {
       existing--;
     }
+    const shown = segments.slice(0, existing).join("/");
     const base = join(ws.root, ...segments.slice(0, existing));
     let real: string;
     try {
       real = await Deno.realPath(base);
-    } catch {
-      return err(
-        `'${segments.slice(0, existing).join("/")}' is a symbolic link whose target does not exist`,
-      );
+    } catch (e) {
+      if (e instanceof Deno.errors.FilesystemLoop) {
+        return err(`'${shown}' is part of a loop of symbolic links`);
+      }
+      if (e instanceof Deno.errors.NotFound) {
+        return err(`'${shown}' is a symbolic link whose target does not exist`);
+      }
+      throw e;
     }
     if (!isWithin(ws.root, real)) {
-      return err(
-        `'${
-          segments.slice(0, existing).join("/")
-        }' leads outside the workspace through a symbolic link`,
-      );
+      return err(`'${shown}' leads outside the workspace through a symbolic link`);
     }
     if (ws.caseInsensitive) {
       // Every existing name must be spelled exactly as on disk, or trust could key on a twin.
@@ -144,6 +159,9 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
       }
     }
     const rest = segments.slice(existing);
+    if (rest.length > 0 && !(await Deno.stat(real)).isDirectory) {
+      return err(`'${shown}' is a file, not a directory; nothing can be inside it`);
+    }
     if (rest.length > 0) {
       const siblings = await namesIn(real);
       const twin = siblings.find((n) => n !== rest[0] && folded(n) === folded(rest[0]));
@@ -157,7 +175,12 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     }
     const abs = rest.length > 0 ? join(real, ...rest) : real;
     for (const guarded of ws.protectedDirs) {
-      if (isWithin(guarded, abs)) return err("that path names Brave Bot's state directory");
+      const inside = ws.caseInsensitive
+        ? isWithin(folded(guarded), folded(abs))
+        : isWithin(guarded, abs);
+      if (inside) {
+        return err("that path names Brave Bot's state directory, which no tool may reach");
+      }
     }
     if (rest.length > 0) {
       return ok({ rel: toRel(ws.root, abs), abs, exists: false, kind: "missing" });

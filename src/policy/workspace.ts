@@ -2,7 +2,7 @@
  * The workspace as the policy layer sees it: its real root, the folders no planner path may
  * name, and whether its file system folds case (which changes what "the same name" means).
  */
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 export interface Workspace {
   /** Real (symlink-free) absolute path of the workspace root. */
@@ -16,7 +16,9 @@ export interface Workspace {
 /** Whether `child` is `parent` or lies below it; both must be absolute real paths. */
 export function isWithin(parent: string, child: string): boolean {
   const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  if (rel === "") return true;
+  // `..foo` is a name inside; only a whole `..` segment climbs out.
+  return rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 async function detectCaseInsensitive(root: string): Promise<boolean> {
@@ -36,6 +38,25 @@ async function detectCaseInsensitive(root: string): Promise<boolean> {
 }
 
 /**
+ * The real path a folder has or will have: a state directory not created yet is resolved
+ * through its nearest existing parent, so a symlinked parent (`/tmp` on macOS) still matches.
+ */
+async function realThroughParent(path: string): Promise<string> {
+  const missing: string[] = [];
+  let current = path;
+  for (;;) {
+    try {
+      return join(await Deno.realPath(current), ...missing.reverse());
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return path;
+      missing.push(basename(current));
+      current = parent;
+    }
+  }
+}
+
+/**
  * Resolves the workspace root once, at start. The state directory is protected when it lies
  * inside the workspace, so no path the planner writes can reach trust or vouches.
  */
@@ -47,10 +68,7 @@ export async function openWorkspace(
   const root = await Deno.realPath(dir);
   const info = await Deno.stat(root);
   if (!info.isDirectory) throw new Error(`workspace ${dir} is not a directory`);
-  let stateReal = resolve(stateDir);
-  try {
-    stateReal = await Deno.realPath(stateDir);
-  } catch { /* not created yet: its absolute path is what a planner path would have to name */ }
+  const stateReal = await realThroughParent(resolve(stateDir));
   return {
     root,
     protectedDirs: [stateReal],

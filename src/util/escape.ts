@@ -9,9 +9,12 @@
  * ```
  */
 
-/** Characters that render as nothing or reorder text: zero-widths, bidi controls, BOM, tags. */
+/**
+ * Characters that render as nothing, reorder text or break a line unseen: zero-widths, bidi
+ * controls, line and paragraph separators, BOM, variation selectors, tags.
+ */
 const INVISIBLE =
-  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDC7F]/u;
+  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
 
 export function isInvisible(char: string): boolean {
   return INVISIBLE.test(char);
