@@ -3,9 +3,16 @@
  * The driver finds tools only here; a name not in this table is reported to the planner.
  */
 import { TOOL_NAMES, type ToolDef, type ToolName } from "./tool.ts";
+import { loadSkill } from "./load_skill.ts";
+import { askUser } from "./ask_user.ts";
+import { todoWrite } from "./todo_write.ts";
 
 // Each tool module is imported here and added to TOOLS, in tools.md's order.
-const TOOLS: readonly ToolDef<never>[] = [];
+const TOOLS: readonly ToolDef<never>[] = [
+  loadSkill,
+  askUser,
+  todoWrite,
+] as readonly ToolDef<never>[];
 
 const byName = new Map<string, ToolDef<never>>(TOOLS.map((t) => [t.name, t]));
 

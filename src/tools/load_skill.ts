@@ -1,0 +1,98 @@
+/**
+ * load_skill (tools.md): reads one skill the planner was listed at the start of the turn. The
+ * name selects from that fixed set and never becomes a path; anything but an exact listed name
+ * is refused with the list, never guessed at.
+ */
+import { z } from "zod";
+import { defineTool, failure, shown, toolSchema } from "./tool.ts";
+import { readSkill } from "../skills/discover.ts";
+import type { SkillEntry } from "../state/session_state.ts";
+
+const routing = z.object({
+  name: z.string().describe("the skill's name exactly as listed, e.g. commit-style"),
+});
+const content = z.object({});
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length];
+}
+
+/** The listed skill of exactly that name, or why there is none (with the list). */
+export function selectSkill(
+  skills: readonly SkillEntry[],
+  name: string,
+): { entry: SkillEntry } | { refusal: string } {
+  const list = skills.length === 0
+    ? "no skills were listed this turn"
+    : `the listed skills are: ${skills.map((s) => s.name).join(", ")}`;
+  const shownName = JSON.stringify(name.slice(0, 80));
+  if (/[\\/]|\.\./.test(name) || name.includes("\0")) {
+    return {
+      refusal: `${shownName} is not a skill name: a name never becomes a path and matches ` +
+        `nothing; ${list}`,
+    };
+  }
+  const entry = skills.find((s) => s.name === name);
+  if (entry) return { entry };
+  const near = skills.filter((s) =>
+    s.name.toLowerCase() === name.trim().toLowerCase() ||
+    distance(s.name, name.trim().toLowerCase()) <= 2
+  );
+  if (near.length > 0) {
+    return {
+      refusal: `no skill is named ${shownName}; names are matched exactly and never guessed ` +
+        `(close: ${near.map((s) => s.name).join(", ")}); ${list}`,
+    };
+  }
+  return { refusal: `no skill is named ${shownName}; ${list}` };
+}
+
+export const loadSkill = defineTool({
+  name: "load_skill",
+  description: "Read one of the skills listed at the start of the turn, by its exact name.",
+  routing,
+  content,
+  schema: toolSchema(routing, content),
+  async handler(args, ctx) {
+    const chosen = selectSkill(ctx.session.skills, args.name);
+    if ("refusal" in chosen) {
+      await ctx.policy.record({
+        tool: "load_skill",
+        routing: { name: args.name.slice(0, 80) },
+        decision: "refused",
+        by: "rule",
+        reason: "not a listed name",
+      });
+      return failure(chosen.refusal);
+    }
+    const read = await readSkill(ctx.policy, chosen.entry);
+    if (!read.ok) {
+      await ctx.policy.record({
+        tool: "load_skill",
+        routing: { name: args.name, source: chosen.entry.source },
+        decision: "refused",
+        by: "rule",
+        reason: read.error,
+      });
+      return failure(`the skill ${args.name} cannot be loaded: ${read.error}`);
+    }
+    await ctx.policy.record({
+      tool: "load_skill",
+      routing: { name: args.name, source: chosen.entry.source },
+      decision: "loaded",
+      by: "rule",
+      labels: { output: read.value.label },
+    });
+    return shown(`skill ${args.name}:\n\n${read.value.body}`, read.value.label);
+  },
+});

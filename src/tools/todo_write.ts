@@ -1,0 +1,63 @@
+/**
+ * todo_write (tools.md): the planner's task list, the whole list every time. Nothing is touched,
+ * so there is no routing; the list is the planner's own words and carries its context's label.
+ */
+import { z } from "zod";
+import { defineTool, shown, toolSchema } from "./tool.ts";
+import type { Todo, TodoStatus } from "../state/session_state.ts";
+
+const STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
+
+const routing = z.object({});
+const content = z.object({
+  todos: z.array(
+    z.strictObject({
+      content: z.string().min(1).max(2000),
+      status: z.string().describe("pending, in_progress or completed"),
+    }),
+  ).max(100).describe("the complete list; it replaces the previous one"),
+});
+
+/** An unrecognised status reads as outstanding work: a task is never silently marked done. */
+export function normaliseStatus(status: string): TodoStatus {
+  return isStatus(status) ? status : "pending";
+}
+
+/** Statuses are matched exactly, like every other name the planner sends. */
+function isStatus(status: string): status is TodoStatus {
+  return (STATUSES as readonly string[]).includes(status);
+}
+
+/** Screen lines for the list: one marker per status, so the person sees progress at a glance. */
+export function renderTodos(todos: readonly Todo[]): string[] {
+  if (todos.length === 0) return ["(no tasks)"];
+  const mark = { pending: "[ ]", in_progress: "[>]", completed: "[x]" } as const;
+  return todos.map((t) => `${mark[t.status]} ${t.content}`);
+}
+
+export const todoWrite = defineTool({
+  name: "todo_write",
+  description:
+    "Record your task list: the complete list every time (it replaces the previous one), " +
+    "each {content, status} with status pending, in_progress or completed.",
+  routing,
+  content,
+  schema: toolSchema(routing, content),
+  handler(args, ctx) {
+    const unknown = args.todos.filter((t) => !isStatus(t.status));
+    ctx.session.todos = args.todos.map((t) => ({
+      content: t.content,
+      status: normaliseStatus(t.status),
+    }));
+    const count = (s: TodoStatus) => ctx.session.todos.filter((t) => t.status === s).length;
+    let text = `todo list recorded: ${ctx.session.todos.length} items (` +
+      `${count("pending")} pending, ${count("in_progress")} in progress, ` +
+      `${count("completed")} completed)`;
+    if (unknown.length > 0) {
+      text += `; ${unknown.length} with an unrecognised status read as pending ` +
+        `(use pending, in_progress or completed)`;
+    }
+    // The planner is told only counts, which carry nothing new: the context's label is unchanged.
+    return Promise.resolve(shown(text, ctx.policy.contextLabel));
+  },
+});

@@ -1,0 +1,89 @@
+/**
+ * A real Policy over a temporary workspace, with a ScriptedPerson, for the tests of the
+ * person's side (ask_user, todo_write, load_skill, skills, project memory). Everything lives
+ * in temp folders that `close()` removes.
+ */
+import { join } from "node:path";
+import { openWorkspace } from "../../src/policy/workspace.ts";
+import { TrustMap } from "../../src/policy/trust_map.ts";
+import { RefTable } from "../../src/policy/refs.ts";
+import { AuditLog } from "../../src/policy/audit.ts";
+import { PrivatePaths } from "../../src/policy/private.ts";
+import { Policy } from "../../src/policy/core.ts";
+import type { Person } from "../../src/person/person.ts";
+import { ScriptedPerson } from "../../src/person/scripted.ts";
+import { EffectWorker } from "../../src/worker/client.ts";
+import { SessionState } from "../../src/state/session_state.ts";
+import { settingsFrom } from "../../src/state/settings.ts";
+import type { ToolContext } from "../../src/tools/tool.ts";
+
+export interface Fixture {
+  ws: string;
+  state: string;
+  policy: Policy;
+  session: SessionState;
+  person: Person;
+  events: { type: string; text: string }[];
+  ctx: ToolContext;
+  write(rel: string, text: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function fixture(options: {
+  person?: Person;
+  oneShot?: boolean;
+  /** Trust rules: directory → trusted. Default: the whole workspace trusted. */
+  rules?: Record<string, boolean>;
+} = {}): Promise<Fixture> {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-ps-ws-" }));
+  const state = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-ps-state-" }));
+  const scratch = join(state, "scratch");
+  await Deno.mkdir(scratch);
+  const workspace = await openWorkspace(ws, state);
+  const trust = new TrustMap(ws);
+  trust.firstUse = "custom";
+  for (const [dir, trusted] of Object.entries(options.rules ?? { ".": true })) {
+    trust.setRule(dir, trusted);
+  }
+  const worker = EffectWorker.start({ workspace: ws, scratch, run: false });
+  const person = options.person ?? new ScriptedPerson();
+  const policy = new Policy({
+    workspace,
+    worker,
+    person,
+    refs: RefTable.inMemory(),
+    audit: new AuditLog(null, "test"),
+    privatePaths: new PrivatePaths(),
+    trust,
+    trustFile: null,
+    scratch,
+  });
+  const session = new SessionState("test", options.oneShot ?? false);
+  const events: { type: string; text: string }[] = [];
+  const ctx: ToolContext = {
+    policy,
+    settings: settingsFrom({}),
+    session,
+    processor: { complete: () => Promise.reject(new Error("no processor in these tests")) },
+    emit: (e) => events.push(e),
+  };
+  return {
+    ws,
+    state,
+    policy,
+    session,
+    person,
+    events,
+    ctx,
+    async write(rel, text) {
+      const abs = join(ws, rel);
+      await Deno.mkdir(join(abs, ".."), { recursive: true });
+      await Deno.writeTextFile(abs, text);
+    },
+    async close() {
+      worker.terminate();
+      await Deno.remove(ws, { recursive: true });
+      await Deno.remove(state, { recursive: true });
+    },
+  };
+}
