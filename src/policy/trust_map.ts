@@ -9,7 +9,7 @@
  */
 import { z } from "zod";
 import type { Integrity } from "./label.ts";
-import { loadJsonFile, saveJsonFile } from "../state/jsonfile.ts";
+import { loadJsonFile, saveJsonFile, setAside } from "../state/jsonfile.ts";
 import { checkPathSyntax } from "./paths.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -137,9 +137,11 @@ export class TrustMap {
     let best = -1;
     let trusted = false;
     for (const rule of this.#rules) {
-      const c = coverage(rule, rel);
-      // Longest prefix wins; at equal length an untrusting rule wins (the safe side).
-      if (c > best || (c === best && c >= 0 && !rule.trusted)) {
+      // Longest prefix wins. At equal length a rule the person wrote out (`trust add
+      // node_modules`) beats the `**/` rule it is more specific than; `* 2` makes room for that.
+      const covered = coverage(rule, rel);
+      const c = covered < 0 ? -1 : covered * 2 + (rule.dir.startsWith("**/") ? 0 : 1);
+      if (c > best) {
         best = c;
         trusted = rule.trusted;
       }
@@ -197,10 +199,12 @@ export async function loadTrustMap(
   const loaded = await loadJsonFile(path, fileSchema);
   if (loaded.status === "ok") {
     if (loaded.value.workspace !== workspace) {
-      return {
-        map: new TrustMap(workspace),
-        problem: `${path} belongs to ${loaded.value.workspace}, not ${workspace}; it was ignored`,
-      };
+      // Trust given to another folder is never borrowed, and never silently overwritten.
+      const problem = await setAside(
+        path,
+        `belongs to ${loaded.value.workspace}, not ${workspace}`,
+      );
+      return { map: new TrustMap(workspace), problem };
     }
     return { map: TrustMap.fromJSON(loaded.value) };
   }

@@ -13,25 +13,39 @@ export type Loaded<T> =
 
 /** Loads and validates `path`; a corrupt file is moved to `path.corrupt-<time>` and reported. */
 export async function loadJsonFile<T>(path: string, schema: z.ZodType<T>): Promise<Loaded<T>> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return { status: "missing" };
-    throw e;
-  }
   let why: string;
   try {
-    const parsed = schema.safeParse(JSON.parse(text));
-    if (parsed.success) return { status: "ok", value: parsed.data };
-    const issue = parsed.error.issues[0];
-    why = `${issue.path.join(".") || "(top level)"}: ${issue.message}`;
+    const text = await Deno.readTextFile(path);
+    try {
+      const parsed = schema.safeParse(JSON.parse(text));
+      if (parsed.success) return { status: "ok", value: parsed.data };
+      const issue = parsed.error.issues[0];
+      why = `${issue.path.join(".") || "(top level)"}: ${issue.message}`;
+    } catch (e) {
+      why = `not valid JSON (${(e as Error).message})`;
+    }
   } catch (e) {
-    why = `not valid JSON (${(e as Error).message})`;
+    if (e instanceof Deno.errors.NotFound) return { status: "missing" };
+    // A folder or an unreadable file in its place is no more trustworthy than bad JSON.
+    why = `unreadable (${(e as Error).message})`;
   }
+  return { status: "corrupt", problem: await setAside(path, `was corrupt (${why})`) };
+}
+
+/**
+ * Moves a state file that cannot be used to `path.corrupt-<time>`, so the person can inspect
+ * it and nothing later writes over it; returns the sentence that reports it.
+ */
+export async function setAside(path: string, what: string): Promise<string> {
   const aside = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-  await Deno.rename(path, aside);
-  return { status: "corrupt", problem: `${path} was corrupt (${why}); it was moved to ${aside}` };
+  try {
+    await Deno.rename(path, aside);
+  } catch (e) {
+    return `${path} ${what}; it could not be moved aside (${
+      (e as Error).message
+    }) and was not used`;
+  }
+  return `${path} ${what}; it was moved to ${aside}`;
 }
 
 /** Writes JSON atomically: a temporary file in the same folder, then a rename over the old one. */
@@ -42,9 +56,24 @@ export async function saveJsonFile(path: string, value: unknown): Promise<void> 
   await Deno.rename(tmp, path);
 }
 
-/** Appends one JSON line; an append of one short line is all-or-nothing in practice. */
+/**
+ * Appends one JSON line. If the file ends in a torn line (a kill mid-write), a newline goes
+ * first, so the new record is never glued onto the broken one.
+ */
 export async function appendJsonLine(path: string, value: unknown): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(value) + "\n", { append: true, mode: 0o600 });
+  const line = JSON.stringify(value) + "\n";
+  using file = await Deno.open(path, { append: true, create: true, read: true, mode: 0o600 });
+  const size = (await file.stat()).size;
+  let prefix = "";
+  if (size > 0) {
+    const last = new Uint8Array(1);
+    await file.seek(size - 1, Deno.SeekMode.Start);
+    await file.read(last);
+    if (last[0] !== 0x0a) prefix = "\n";
+  }
+  const bytes = new TextEncoder().encode(prefix + line);
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }
 
 /**

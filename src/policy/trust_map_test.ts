@@ -1,0 +1,358 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  FOREIGN_TREES,
+  loadTrustMap,
+  normaliseRuleDir,
+  saveTrustMap,
+  TrustMap,
+} from "./trust_map.ts";
+import { Policy } from "./core.ts";
+import { AuditLog } from "./audit.ts";
+import { PrivatePaths } from "./private.ts";
+import { RefTable } from "./refs.ts";
+import { openWorkspace } from "./workspace.ts";
+import { label } from "./label.ts";
+import { statePaths } from "../state/session_paths.ts";
+import type { EffectWorker } from "../worker/client.ts";
+import type { Person } from "../person/person.ts";
+
+const HASH_A = "a".repeat(64);
+const HASH_B = "b".repeat(64);
+const noHash = () => Promise.reject(new Error("the hash must not be asked for"));
+
+async function tempDir(): Promise<{ dir: string; [Symbol.asyncDispose](): Promise<void> }> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-trust-" }));
+  return { dir, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
+}
+
+Deno.test("trust map: a path no rule covers is untrusted", () => {
+  const map = new TrustMap("/w");
+  assert.equal(map.ruleIntegrity("src/a.ts"), "U");
+  assert.equal(map.ruleIntegrity("."), "U");
+  map.setRule("docs", true);
+  assert.equal(map.ruleIntegrity("src/a.ts"), "U");
+});
+
+Deno.test("trust map: the longest matching prefix wins, by whole segments", () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setRule("src", false);
+  map.setRule("src/gen", true);
+  map.setRule("src/gen/tmp", false);
+  const expect: [string, "T" | "U"][] = [
+    [".", "T"],
+    ["README.md", "T"],
+    ["src", "U"],
+    ["src/a.ts", "U"],
+    ["srcx/a.ts", "T"],
+    ["src/gen", "T"],
+    ["src/gen/x.ts", "T"],
+    ["src/generated/x.ts", "U"],
+    ["src/gen/tmp/y", "U"],
+  ];
+  for (const [rel, want] of expect) assert.equal(map.ruleIntegrity(rel), want, rel);
+  // Order of rules does not matter, only their length.
+  const reversed = new TrustMap("/w");
+  for (const r of [...map.rules].reverse()) reversed.setRule(r.dir, r.trusted);
+  for (const [rel, want] of expect) assert.equal(reversed.ruleIntegrity(rel), want, rel);
+});
+
+Deno.test("trust map: setRule replaces the rule for the same folder; removeRule reports", () => {
+  const map = new TrustMap("/w");
+  map.setRule("src", true);
+  map.setRule("src", false);
+  assert.equal(map.rules.length, 1);
+  assert.equal(map.ruleIntegrity("src/a"), "U");
+  assert.equal(map.removeRule("src"), true);
+  assert.equal(map.removeRule("src"), false);
+});
+
+Deno.test("trust map: first use 'workspace' trusts all but foreign trees, at any depth", () => {
+  const map = new TrustMap("/w");
+  map.applyFirstUse("workspace");
+  assert.equal(map.firstUse, "workspace");
+  const expect: [string, "T" | "U"][] = [
+    ["src/main.ts", "T"],
+    [".", "T"],
+    ["node_modules", "U"],
+    ["node_modules/left-pad/index.js", "U"],
+    ["packages/app/node_modules/x/y.js", "U"],
+    ["a/b/c/d/e/vendor/lib.go", "U"],
+    [".git/config", "U"],
+    ["sub/.git/hooks/pre-commit", "U"],
+    ["dist/bundle.js", "U"],
+    ["my_node_modules/x.js", "T"],
+    ["node_modules_backup/x.js", "T"],
+    ["src/building/x.ts", "T"],
+  ];
+  for (const [rel, want] of expect) assert.equal(map.ruleIntegrity(rel), want, rel);
+  for (const tree of FOREIGN_TREES) assert.equal(map.ruleIntegrity(`x/${tree}/y`), "U", tree);
+});
+
+Deno.test("trust map: first use 'nothing' trusts nothing", () => {
+  const map = new TrustMap("/w");
+  map.applyFirstUse("nothing");
+  assert.equal(map.firstUse, "nothing");
+  assert.equal(map.ruleIntegrity("src/main.ts"), "U");
+  assert.equal(map.ruleIntegrity("."), "U");
+});
+
+Deno.test("trust map: a written-out rule beats a **/ rule of the same length; deeper wins", () => {
+  const map = new TrustMap("/w");
+  map.applyFirstUse("workspace");
+  map.setRule("node_modules/our-lib", true);
+  assert.equal(map.ruleIntegrity("node_modules/our-lib/index.js"), "T");
+  assert.equal(map.ruleIntegrity("node_modules/other/index.js"), "U");
+  // The deepest node_modules counts: it is longer than the trusted prefix above it.
+  assert.equal(map.ruleIntegrity("node_modules/our-lib/node_modules/dep/x.js"), "U");
+  map.setRule("vendor", true);
+  assert.equal(map.ruleIntegrity("vendor/x.go"), "T", "trust add vendor/ means what it says");
+  assert.equal(map.ruleIntegrity("a/vendor/x.go"), "U", "but only that vendor/");
+});
+
+Deno.test("trust map: per-file entries override the rules for that file only", async () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setRule("vendor", false);
+  map.setFile("src/written.ts", { integrity: "U", why: "write" });
+  map.setFile("vendor/patched.js", { integrity: "T", sha256: HASH_A, why: "write" });
+  assert.equal(await map.fileIntegrity("src/written.ts", noHash), "U");
+  assert.equal(await map.fileIntegrity("src/other.ts", noHash), "T");
+  assert.equal(await map.fileIntegrity("vendor/patched.js", () => Promise.resolve(HASH_A)), "T");
+  assert.equal(await map.fileIntegrity("vendor/other.js", noHash), "U");
+});
+
+Deno.test("trust map: a hash-bound entry falls back to the rules when the content changes", async () => {
+  const map = new TrustMap("/w");
+  map.setRule("vendor", false);
+  map.setRule("src", true);
+  map.setFile("vendor/x.js", { integrity: "T", sha256: HASH_A, why: "vouch" });
+  map.setFile("src/y.ts", { integrity: "T", sha256: HASH_A, why: "write" });
+  assert.equal(await map.fileIntegrity("vendor/x.js", () => Promise.resolve(HASH_B)), "U");
+  assert.equal(await map.fileIntegrity("vendor/x.js", () => Promise.resolve(null)), "U");
+  assert.equal(await map.fileIntegrity("src/y.ts", () => Promise.resolve(HASH_B)), "T");
+  // An untrusting entry is not bound: changing the bytes does not clean them.
+  map.setFile("src/z.ts", { integrity: "U", why: "write" });
+  assert.equal(await map.fileIntegrity("src/z.ts", () => Promise.resolve(HASH_B)), "U");
+});
+
+Deno.test("trust map: rule folders are normalised as typed, and bad ones refused with a reason", () => {
+  const good: [string, string][] = [
+    ["src/", "src"],
+    ["./src", "src"],
+    ["src//lib/", "src/lib"],
+    [".", "."],
+    ["./", "."],
+    ["**/vendor/", "**/vendor"],
+  ];
+  for (const [input, want] of good) {
+    assert.deepEqual(normaliseRuleDir(input), { ok: true, value: want });
+  }
+  const bad: [string, RegExp][] = [
+    ["../x", /'\.\.' segments/],
+    ["/etc", /absolute/],
+    ["**/a/b", /names one directory/],
+    ["**/*", /names one directory/],
+    ["src\\lib", /backslash/],
+  ];
+  for (const [input, reason] of bad) {
+    const r = normaliseRuleDir(input);
+    assert.equal(r.ok, false, input);
+    if (!r.ok) assert.match(r.error, reason);
+  }
+});
+
+Deno.test("trust map: an overlay adds rules for the run; the stored map is untouched", async () => {
+  const stored = new TrustMap("/w");
+  stored.setRule("src", false);
+  const overlay = stored.withOverlay([{ dir: "src", trusted: true }, {
+    dir: "docs",
+    trusted: true,
+  }]);
+  assert.equal(overlay.ruleIntegrity("src/a.ts"), "T");
+  assert.equal(overlay.ruleIntegrity("docs/a.md"), "T");
+  assert.equal(stored.ruleIntegrity("src/a.ts"), "U");
+  assert.deepEqual(stored.rules, [{ dir: "src", trusted: false }]);
+  // Files written during the run are real: both see them.
+  overlay.setFile("docs/new.md", { integrity: "U", why: "write" });
+  assert.equal(await stored.fileIntegrity("docs/new.md", noHash), "U");
+});
+
+Deno.test("trust map: save and load round-trip rules, files and the first-use answer", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "state", "trust.json");
+  const map = new TrustMap("/w");
+  map.applyFirstUse("workspace");
+  map.setRule("src/gen", false);
+  map.setFile("a.txt", { integrity: "T", sha256: HASH_A, why: "vouch" });
+  map.setFile("b.txt", { integrity: "U", why: "write" });
+  await saveTrustMap(file, map);
+  if (Deno.build.os !== "windows") assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+  const { map: back, problem } = await loadTrustMap(file, "/w");
+  assert.equal(problem, undefined);
+  assert.deepEqual(back.toJSON(), map.toJSON());
+  assert.equal(back.firstUse, "workspace");
+  assert.equal(back.ruleIntegrity("x/node_modules/y"), "U");
+  assert.equal(await back.fileIntegrity("b.txt", noHash), "U");
+  // No temporary files are left beside it.
+  assert.deepEqual([...Deno.readDirSync(join(t.dir, "state"))].map((e) => e.name), ["trust.json"]);
+});
+
+Deno.test("trust map: a missing file is an empty map with no problem", async () => {
+  await using t = await tempDir();
+  const { map, problem } = await loadTrustMap(join(t.dir, "trust.json"), "/w");
+  assert.equal(problem, undefined);
+  assert.equal(map.firstUse, null);
+  assert.equal(map.rules.length, 0);
+});
+
+async function expectSetAside(
+  dir: string,
+  file: string,
+  problem: string | undefined,
+  reason: RegExp,
+): Promise<string> {
+  assert.ok(problem, "a problem is reported");
+  assert.ok(problem.includes(file), `the problem names the file: ${problem}`);
+  assert.match(problem, reason);
+  const aside = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.startsWith("trust.json.corrupt-")
+  );
+  assert.equal(aside.length, 1, "the file is moved aside, not deleted");
+  assert.ok(problem.includes(join(dir, aside[0])), "the problem says where it went");
+  await assert.rejects(Deno.stat(file), Deno.errors.NotFound);
+  return join(dir, aside[0]);
+}
+
+Deno.test("trust map: a corrupt trust.json is set aside with its path, never trusted", async () => {
+  const corruptions: [string, RegExp][] = [
+    [
+      '{"version": 1, "workspace": "/w", "firstUse": "workspace", "rules": [{"dir": ".", "tr',
+      /not valid JSON/,
+    ],
+    [
+      '{"version":1,"workspace":"/w","firstUse":null,"rules":[{"dir":".","trusted":"yes"}],"files":{}}',
+      /rules\.0\.trusted/,
+    ],
+    ['{"version":2,"workspace":"/w","firstUse":null,"rules":[],"files":{}}', /version/],
+    ["", /not valid JSON/],
+  ];
+  for (const [text, reason] of corruptions) {
+    await using t = await tempDir();
+    const file = join(t.dir, "trust.json");
+    await Deno.writeTextFile(file, text);
+    const { map, problem } = await loadTrustMap(file, "/w");
+    const aside = await expectSetAside(t.dir, file, problem, reason);
+    assert.equal(await Deno.readTextFile(aside), text, "the bytes are kept for the person");
+    assert.equal(map.ruleIntegrity("."), "U", "nothing from a corrupt file is trusted");
+    assert.equal(map.firstUse, null, "so the first-use question is asked again");
+    // Saving afterwards writes a new file and leaves the corrupt one where it was put.
+    await saveTrustMap(file, map);
+    assert.equal(await Deno.readTextFile(aside), text);
+  }
+});
+
+Deno.test("trust map: a folder in place of trust.json is reported and set aside", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "trust.json");
+  await Deno.mkdir(file);
+  const { map, problem } = await loadTrustMap(file, "/w");
+  await expectSetAside(t.dir, file, problem, /unreadable/);
+  assert.equal(map.rules.length, 0);
+});
+
+Deno.test("trust map: a map that belongs to another workspace is set aside, not borrowed", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "trust.json");
+  const other = new TrustMap("/elsewhere");
+  other.setRule(".", true);
+  await saveTrustMap(file, other);
+  const { map, problem } = await loadTrustMap(file, "/w");
+  await expectSetAside(t.dir, file, problem, /belongs to \/elsewhere, not \/w/);
+  assert.equal(map.ruleIntegrity("."), "U");
+});
+
+Deno.test("trust map: stored in the state directory keyed by the real path, not the workspace", async () => {
+  await using t = await tempDir();
+  const a = join(t.dir, "a");
+  const b = join(t.dir, "b");
+  await Deno.mkdir(a);
+  await Deno.mkdir(b);
+  await Deno.symlink(a, join(t.dir, "a-link"));
+  const state = join(t.dir, "state");
+  const wa = await openWorkspace(a, state);
+  const wLink = await openWorkspace(join(t.dir, "a-link"), state);
+  const wb = await openWorkspace(b, state);
+  const pa = statePaths(state, wa.root).trustFile;
+  assert.equal(statePaths(state, wLink.root).trustFile, pa, "a link to the same folder shares it");
+  assert.notEqual(statePaths(state, wb.root).trustFile, pa, "another checkout does not");
+  assert.ok(pa.startsWith(state + "/"));
+  assert.ok(!pa.startsWith(a + "/"));
+});
+
+// ---- through the policy layer: writes, vouches and the --approvals overlay ----
+
+async function policyFor(
+  root: string,
+  trustFile: string,
+  approvals: ConstructorParameters<typeof Policy>[0]["approvals"],
+  hashes: Record<string, string> = {},
+): Promise<Policy> {
+  const worker = {
+    call: (req: { op: string; path: string }) =>
+      Promise.resolve(
+        req.op === "hash" && hashes[req.path]
+          ? { ok: true, value: hashes[req.path] }
+          : { ok: false, error: { name: "NotFound", message: "" } },
+      ),
+  } as unknown as EffectWorker;
+  const { map } = await loadTrustMap(trustFile, root);
+  return new Policy({
+    workspace: await openWorkspace(root, join(root, "..", "state")),
+    worker,
+    person: { decider: "person" } as unknown as Person,
+    refs: RefTable.inMemory(),
+    audit: new AuditLog(null, "s"),
+    privatePaths: new PrivatePaths(),
+    trust: map,
+    trustFile,
+    approvals,
+    scratch: root,
+  });
+}
+
+Deno.test("policy: --approvals trust rules apply for the run but are never saved", async () => {
+  await using t = await tempDir();
+  const root = join(t.dir, "ws");
+  await Deno.mkdir(root);
+  const trustFile = join(t.dir, "state", "trust.json");
+  const policy = await policyFor(root, trustFile, { trust: ["src/"], untrust: ["src/vendor"] });
+  assert.equal(policy.trust.ruleIntegrity("src/a.ts"), "T");
+  assert.equal(policy.trust.ruleIntegrity("src/vendor/a.ts"), "U");
+  await policy.recordWrite("docs/new.md", label("T", "pub"), HASH_A);
+  const saved = JSON.parse(await Deno.readTextFile(trustFile));
+  assert.deepEqual(saved.rules, [], "the overlay's rules are not in the saved map");
+  assert.deepEqual(saved.files["docs/new.md"], { integrity: "T", sha256: HASH_A, why: "write" });
+  const next = await policyFor(root, trustFile, null);
+  assert.equal(next.trust.ruleIntegrity("src/a.ts"), "U", "the next run without the file");
+});
+
+Deno.test("policy: a U write marks the file untrusted anywhere; a T write trusts those bytes", async () => {
+  await using t = await tempDir();
+  const root = join(t.dir, "ws");
+  await Deno.mkdir(root);
+  const trustFile = join(t.dir, "state", "trust.json");
+  const hashes = { [join(root, "vendor/x.js")]: HASH_A };
+  const policy = await policyFor(root, trustFile, { trust: ["."], untrust: ["vendor"] }, hashes);
+  await policy.recordWrite("src/tainted.ts", label("U", "pub"), HASH_B);
+  assert.deepEqual(await policy.fileLabel("src/tainted.ts"), label("U", "pub"));
+  await policy.recordWrite("vendor/x.js", label("T", "pub"), HASH_A);
+  assert.deepEqual(await policy.fileLabel("vendor/x.js"), label("T", "pub"));
+  hashes[join(root, "vendor/x.js")] = HASH_B;
+  assert.deepEqual(await policy.fileLabel("vendor/x.js"), label("U", "pub"), "changed: rules");
+  await policy.vouchFile("vendor/x.js", HASH_B);
+  assert.deepEqual(await policy.fileLabel("vendor/x.js"), label("T", "pub"));
+  assert.deepEqual(await policy.fileLabel(".env"), label("T", "priv"));
+  assert.deepEqual(policy.nameLabel("vendor"), label("U", "pub"));
+});
