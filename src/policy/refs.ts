@@ -32,6 +32,8 @@ export interface RefRecord {
   readonly size?: number;
   readonly lines?: number;
   readonly sha256?: string;
+  /** For command_output: the command as the person saw it (escaped argv, or the shell line). */
+  readonly command?: string;
   /** The tool that made it. */
   readonly tool: string;
 }
@@ -49,10 +51,11 @@ const recordSchema = z.object({
   size: z.number().optional(),
   lines: z.number().optional(),
   sha256: z.string().optional(),
+  command: z.string().optional(),
   tool: z.string(),
 });
 
-const REF_SYNTAX = /^ref:(0|[1-9][0-9]{0,8})$/;
+const REF_SYNTAX = /^ref:([0-9]+)$/;
 
 export class RefTable {
   #records: RefRecord[] = [];
@@ -73,10 +76,21 @@ export class RefTable {
     for (const row of rows) {
       const parsed = recordSchema.safeParse(row);
       if (!parsed.success || parsed.data.id !== table.#records.length) {
-        problems.push(`refs.jsonl: a record does not fit (${JSON.stringify(row).slice(0, 80)})`);
+        problems.push(
+          `${join(dir, "refs.jsonl")}: a record does not fit (${JSON.stringify(row).slice(0, 80)})`,
+        );
         continue;
       }
       table.#records.push({ ...parsed.data, label: parseLabel(parsed.data.label)! });
+      if (parsed.data.hasBytes) {
+        try {
+          await Deno.stat(join(dir, "refs", `${parsed.data.id}.bin`));
+        } catch {
+          problems.push(
+            `ref:${parsed.data.id}: its stored bytes (refs/${parsed.data.id}.bin) are gone`,
+          );
+        }
+      }
     }
     return { table, problems };
   }
@@ -119,13 +133,20 @@ export class RefTable {
         `'${text.slice(0, 40)}' is not a reference; references are written ref:N, e.g. ref:0`,
       );
     }
+    if (m[1].length > 1 && m[1].startsWith("0")) {
+      return err(
+        `'${text.trim()}' is mistyped: reference numbers have no leading zeros (ref:${
+          Number(m[1])
+        })`,
+      );
+    }
     const id = Number(m[1]);
-    const record = this.#records[id];
+    const record = Number.isSafeInteger(id) ? this.#records[id] : undefined;
     if (!record) {
       const range = this.#records.length === 0
         ? "this session has no references yet"
         : `this session has ref:0 to ref:${this.#records.length - 1}`;
-      return err(`ref:${id} does not exist; ${range}`);
+      return err(`${m[0]} does not exist; ${range}`);
     }
     return ok(record);
   }

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { AuditLog } from "./audit.ts";
+import { Policy } from "./core.ts";
+import { label } from "./label.ts";
+import { PrivatePaths } from "./private.ts";
+import { RefTable } from "./refs.ts";
+import { TrustMap } from "./trust_map.ts";
+import type { EffectWorker } from "../worker/client.ts";
+import type { Person } from "../person/person.ts";
+import type { Workspace } from "./workspace.ts";
+
+async function lines(path: string): Promise<Record<string, unknown>[]> {
+  const text = await Deno.readTextFile(path);
+  assert.ok(text.endsWith("\n"));
+  return text.trimEnd().split("\n").map((l) => JSON.parse(l));
+}
+
+Deno.test("audit: one JSON line per decision, with time, tool, routing, labels, decision, decider", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-audit-" });
+  try {
+    const path = join(dir, "audit.jsonl");
+    const log = new AuditLog(path, "sess-1");
+    const before = Date.now();
+    await log.append({
+      tool: "write_file",
+      routing: { path: "src/a.ts" },
+      labels: { content: "(T,pub)", context: "(T,pub)" },
+      decision: "approved",
+      by: "person",
+    });
+    await log.append({
+      tool: "run",
+      routing: { argv: [["git", "status"]] },
+      labels: { output: "(T,priv)" },
+      decision: "ran",
+      by: "rule",
+      reason: "vouched",
+    });
+    await log.append({
+      tool: "read_output",
+      routing: { ref: "ref:3" },
+      labels: {},
+      decision: "declined",
+      by: "policy-file",
+      sha256: "0".repeat(64),
+    });
+    const rows = await lines(path);
+    assert.equal(rows.length, 3);
+    assert.deepEqual(rows.map((r) => r.by), ["person", "rule", "policy-file"]);
+    assert.deepEqual(rows.map((r) => r.tool), ["write_file", "run", "read_output"]);
+    assert.deepEqual(rows[0].routing, { path: "src/a.ts" });
+    assert.deepEqual(rows[1].labels, { output: "(T,priv)" });
+    assert.equal(rows[1].reason, "vouched");
+    for (const r of rows) {
+      assert.equal(r.session, "sess-1");
+      const t = Date.parse(String(r.time));
+      assert.ok(Number.isFinite(t) && t >= before - 1000, `an ISO time: ${r.time}`);
+      assert.equal(typeof r.decision, "string");
+    }
+    assert.deepEqual(log.entries.length, 3);
+    // A second log on the same file (a resumed session) appends; nothing is rewritten.
+    await new AuditLog(path, "sess-1").append({
+      tool: "x",
+      routing: {},
+      labels: {},
+      decision: "d",
+      by: "nobody",
+    });
+    assert.equal((await lines(path)).length, 4);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("audit: Policy.record writes the labels in (T,pub) notation with the context label", async () => {
+  const audit = new AuditLog(null, "s");
+  const policy = new Policy({
+    workspace: { root: "/w", protectedDirs: [], caseInsensitive: false } as Workspace,
+    worker: {} as EffectWorker,
+    person: { decider: "person" } as unknown as Person,
+    refs: RefTable.inMemory(),
+    audit,
+    privatePaths: new PrivatePaths(),
+    trust: new TrustMap("/w"),
+    trustFile: null,
+    scratch: "/s",
+  });
+  policy.placeInContext(label("U", "pub"));
+  await policy.record({
+    tool: "read_file",
+    routing: { path: "vendor/x.js" },
+    labels: { content: label("U", "priv") },
+    decision: "quarantined",
+    by: "nobody",
+  });
+  assert.equal(audit.entries.length, 1);
+  assert.deepEqual(audit.entries[0].labels, { context: "(U,pub)", content: "(U,priv)" });
+  assert.equal(audit.entries[0].decision, "quarantined");
+});
