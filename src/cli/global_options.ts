@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { defaultConfigPath, defaultStateDir } from "../state/dirs.ts";
 import { type Config, loadConfig } from "../state/config.ts";
 import { type Settings, settingsFrom } from "../state/settings.ts";
+import { loadWorkspaceConfig, narrowSettings } from "../state/workspace_config.ts";
 import { UsageError } from "./exit_codes.ts";
 
 export interface GlobalOptions {
@@ -65,17 +66,27 @@ export async function resolveGlobals(options: GlobalOptions): Promise<Resolved> 
   } catch {
     throw new UsageError(`--workspace: ${workspaceDir} is not a directory`);
   }
+  const userSettings = settingsFrom(loaded.value, {
+    endpoint: options.endpoint,
+    model: options.model,
+    processorEndpoint: options.processorEndpoint,
+    processorModel: options.processorModel,
+    maxTurns,
+  });
+  // The workspace's own config may only narrow the user's (design.md §5).
+  const wsConfig = await loadWorkspaceConfig(workspaceDir);
+  if (!wsConfig.ok) throw new UsageError(wsConfig.error);
+  const settings = narrowSettings(
+    userSettings,
+    wsConfig.value,
+    `${workspaceDir}/.bravebot/config.json`,
+  );
+  if (!settings.ok) throw new UsageError(settings.error);
   return {
     workspaceDir,
     stateDir: options.stateDir ? resolve(options.stateDir) : defaultStateDir(),
     configPath,
     config: loaded.value,
-    settings: settingsFrom(loaded.value, {
-      endpoint: options.endpoint,
-      model: options.model,
-      processorEndpoint: options.processorEndpoint,
-      processorModel: options.processorModel,
-      maxTurns,
-    }),
+    settings: settings.value,
   };
 }
