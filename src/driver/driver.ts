@@ -1,0 +1,429 @@
+/**
+ * The driver (design.md §2): sends the conversation to the planner, validates and dispatches
+ * its tool calls, and returns the results. It sees only what the planner may see and never
+ * needs the bytes behind a reference. Nothing the planner sends can crash it: an unknown tool,
+ * malformed arguments, a schema failure and an exception inside a tool all come back to the
+ * planner as error results, and the loop goes on.
+ */
+import { z } from "zod";
+import type { Policy } from "../policy/core.ts";
+import { formatLabel, type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../policy/label.ts";
+import type { Settings } from "../state/settings.ts";
+import type { SessionState } from "../state/session_state.ts";
+import type { TranscriptWriter } from "../state/transcript.ts";
+import {
+  failure,
+  type ProcessorPort,
+  type ToolContext,
+  type ToolDef,
+  type ToolOutput,
+} from "../tools/tool.ts";
+import { allTools } from "../tools/registry.ts";
+import {
+  type ChatMessage,
+  type ModelClient,
+  ModelError,
+  type ToolCall,
+  type ToolSpec,
+} from "../model/types.ts";
+import type { DriverEvent, TurnStatus } from "./events.ts";
+import { fitToWindow } from "./context_window.ts";
+import { findTextCalls } from "./text_calls.ts";
+import { buildSystemPrompt } from "./system_prompt.ts";
+
+/** Arguments larger than this are refused before parsing; a file that big is not written in one call. */
+export const MAX_ARGUMENT_BYTES = 1024 * 1024;
+
+export interface SystemPromptPart {
+  text: string;
+  /** What it places in the planner context (AGENTS.md carries its file's label). */
+  label: Label;
+}
+
+export interface DriverOptions {
+  planner: ModelClient;
+  processor: ProcessorPort;
+  policy: Policy;
+  settings: Settings;
+  session: SessionState;
+  transcript: TranscriptWriter;
+  emit: (event: DriverEvent) => void;
+  /** The tools offered; the registry's fixed list unless a test narrows it. */
+  tools?: readonly ToolDef<unknown>[];
+  /** Built at the start of each turn (skills and AGENTS.md can change between turns). */
+  systemPrompt?: () => Promise<SystemPromptPart> | SystemPromptPart;
+  /** The conversation so far, for a resumed session (from loadTranscript). */
+  history?: ChatMessage[];
+}
+
+export interface TurnOptions {
+  signal?: AbortSignal;
+  /** Planner replies allowed in this turn (`--max-turns`); default settings.maxTurns. */
+  maxReplies?: number;
+  /** The label of the person's message: their own words are `(T,priv)` (design.md §3). */
+  label?: Label;
+}
+
+export interface TurnOutcome {
+  status: TurnStatus;
+  /** The planner's last text (its answer when finished). */
+  text: string;
+  /** Planner replies in this turn. */
+  replies: number;
+  error?: string;
+}
+
+export class Driver {
+  readonly #o: DriverOptions;
+  readonly #tools: readonly ToolDef<unknown>[];
+  readonly #byName: Map<string, ToolDef<unknown>>;
+  readonly #specs: ToolSpec[];
+  #messages: ChatMessage[];
+  /** Planner replies over the whole session. */
+  replies = 0;
+
+  constructor(options: DriverOptions) {
+    this.#o = options;
+    this.#tools = options.tools ?? allTools();
+    this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
+    this.#specs = toolSpecs(this.#tools);
+    this.#messages = [...(options.history ?? [])];
+    options.policy.onContextChange((l) =>
+      options.emit({ type: "context_label", label: formatLabel(l) })
+    );
+  }
+
+  /** The conversation (without the system prompt), as the planner will next see it. */
+  get messages(): readonly ChatMessage[] {
+    return this.#messages;
+  }
+
+  get toolSpecs(): readonly ToolSpec[] {
+    return this.#specs;
+  }
+
+  /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
+  async clear(): Promise<void> {
+    this.#messages = [];
+    this.#o.policy.clearContext();
+    await this.#o.transcript.clear();
+  }
+
+  async #system(): Promise<ChatMessage> {
+    const part = this.#o.systemPrompt ? await this.#o.systemPrompt() : {
+      text: buildSystemPrompt({ skills: this.#o.session.skills, oneShot: this.#o.session.oneShot }),
+      label: TRUSTED_PUBLIC,
+    };
+    this.#o.policy.placeInContext(part.label);
+    return { role: "system", content: part.text };
+  }
+
+  async #append(message: ChatMessage, placed?: Label): Promise<void> {
+    this.#messages.push(message);
+    if (placed) this.#o.policy.placeInContext(placed);
+    await this.#o.transcript.message(message, placed);
+  }
+
+  /** One turn: the person's message, then planner replies and tool calls until it answers. */
+  async runTurn(userText: string, options: TurnOptions = {}): Promise<TurnOutcome> {
+    const o = this.#o;
+    const maxReplies = options.maxReplies ?? o.settings.maxTurns;
+    let replies = 0;
+    let lastText = "";
+    const end = (status: TurnStatus, error?: string): TurnOutcome => {
+      if (error !== undefined) o.emit({ type: "error", message: error });
+      o.emit({
+        type: "final",
+        result: lastText,
+        status,
+        turns: replies,
+        context_label: formatLabel(o.policy.contextLabel),
+      });
+      return { status, text: lastText, replies, ...(error !== undefined ? { error } : {}) };
+    };
+    await this.#append({ role: "user", content: userText }, options.label ?? TRUSTED_PRIVATE);
+    const system = await this.#system();
+    while (true) {
+      if (options.signal?.aborted) return end("aborted");
+      if (replies >= maxReplies) {
+        return end(
+          "max_turns",
+          `stopped after ${replies} planner ${
+            replies === 1 ? "reply" : "replies"
+          } (--max-turns ${maxReplies})`,
+        );
+      }
+      const fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
+      if (!fit.ok) return end("error", fit.message);
+      if (fit.compacted) {
+        o.emit({
+          type: "notice",
+          text:
+            `the conversation was near the context window (${o.settings.contextWindow} tokens): ` +
+            `${fit.compacted} old tool result(s) were shortened`,
+        });
+      }
+      o.emit({ type: "model_request", turn: this.replies + 1 });
+      let reply;
+      try {
+        reply = await o.planner.complete({
+          messages: fit.messages,
+          tools: this.#specs,
+          signal: options.signal,
+          onText: (text) => o.emit({ type: "text_delta", text }),
+          onRetry: (why, delay, attempt) =>
+            o.emit({
+              type: "notice",
+              text: `the model endpoint ${o.planner.endpoint}: ${why}; trying again in ${
+                (delay / 1000).toFixed(1)
+              } s (try ${attempt + 1})`,
+            }),
+        });
+      } catch (e) {
+        if (e instanceof ModelError) {
+          return end(e.kind === "aborted" ? "aborted" : "error", e.message);
+        }
+        throw e;
+      }
+      replies++;
+      this.replies++;
+      for (const p of reply.problems) {
+        if (p !== "the reply had no choices") {
+          o.emit({ type: "notice", text: `the planner's reply: ${p}` });
+        }
+      }
+
+      let text = reply.text;
+      let calls: (ToolCall & { fromText?: boolean })[] = reply.toolCalls;
+      if (calls.length === 0) {
+        const found = findTextCalls(text);
+        if (found.calls.length) {
+          calls = found.calls.map((c, i) => ({
+            id: `text_call_${this.replies}_${i}`,
+            type: "function" as const,
+            function: { name: c.name, arguments: c.arguments },
+            fromText: true,
+          }));
+          text = found.rest;
+          o.emit({
+            type: "notice",
+            text: `the planner wrote ${calls.length} tool call(s) as text; handled as calls`,
+          });
+        }
+      }
+      if (text.trim() !== "") {
+        lastText = text;
+        o.emit({ type: "assistant_text", text });
+      }
+      if (calls.length === 0) {
+        if (text.trim() === "") {
+          await this.#append({ role: "assistant", content: "" });
+          return end(
+            "error",
+            reply.problems.includes("the reply had no choices")
+              ? `the model endpoint ${o.planner.endpoint} sent a reply with no choices (nothing to act on)`
+              : `the planner (${o.planner.model} at ${o.planner.endpoint}) sent an empty reply: no text and no tool call`,
+          );
+        }
+        await this.#append({ role: "assistant", content: text });
+        return end("finished");
+      }
+
+      const cap = o.settings.limits.toolCallsPerReply;
+      const dropped = Math.max(0, calls.length - cap);
+      const kept = calls.slice(0, cap).map((c) => ({
+        ...c,
+        function: {
+          name: c.function.name === "" ? "(no name)" : c.function.name,
+          // Oversized arguments are not kept in the conversation; the result says why.
+          arguments: c.function.arguments.length > MAX_ARGUMENT_BYTES ? "{}" : c.function.arguments,
+        },
+        original: c,
+      }));
+      if (dropped) {
+        o.emit({
+          type: "notice",
+          text:
+            `the planner asked for ${calls.length} tool calls in one reply; only the first ${cap} were handled`,
+        });
+      }
+      await this.#append({
+        role: "assistant",
+        content: text.trim() === "" ? null : text,
+        tool_calls: kept.map(({ id, type, function: f }) => ({ id, type, function: f })),
+      });
+      for (let i = 0; i < kept.length; i++) {
+        const call = kept[i].original;
+        let output = await this.#dispatch(call, options.signal);
+        if (dropped && i === kept.length - 1) {
+          output = {
+            ...output,
+            content:
+              `${output.content}\n[note: the reply asked for ${calls.length} tool calls; only the first ` +
+              `${cap} were handled and the other ${dropped} were dropped. At most ${cap} calls a reply.]`,
+          };
+        }
+        await this.#append(
+          { role: "tool", tool_call_id: kept[i].id, content: output.content },
+          output.label,
+        );
+        o.emit({
+          type: "tool_result",
+          id: kept[i].id,
+          name: kept[i].function.name,
+          content: output.content,
+          is_error: output.isError,
+          label: formatLabel(output.label),
+        });
+        if (options.signal?.aborted) break;
+      }
+    }
+  }
+
+  /** Validates and runs one call; always returns a result the planner can read. */
+  async #dispatch(
+    call: ToolCall & { fromText?: boolean },
+    signal?: AbortSignal,
+  ): Promise<ToolOutput> {
+    const o = this.#o;
+    const raw = call.function.arguments;
+    let args: unknown = raw;
+    let parseError: string | null = null;
+    if (raw.length > MAX_ARGUMENT_BYTES) {
+      parseError =
+        `the arguments are ${raw.length} bytes, more than the ${MAX_ARGUMENT_BYTES} bytes a call may carry; ` +
+        "write large content in parts, or with contents_ref from a processor";
+    } else {
+      const parsed = parseArguments(raw);
+      if (parsed.ok) args = parsed.value;
+      else parseError = parsed.error;
+    }
+    o.emit({
+      type: "tool_call",
+      id: call.id,
+      name: call.function.name,
+      arguments: parseError === null ? args : raw.slice(0, 2000),
+      ...(call.fromText ? { from_text: true } : {}),
+    });
+    const tool = this.#byName.get(call.function.name);
+    if (!tool) {
+      const list = this.#tools.map((t) => t.name).join(", ");
+      return failure(
+        call.function.name === ""
+          ? `the tool call has no name; the tools are: ${list}`
+          : `there is no tool named '${call.function.name.slice(0, 80)}'; the tools are: ${list}`,
+      );
+    }
+    if (parseError !== null) return failure(`${tool.name}: ${parseError}`);
+    const checked = tool.schema.safeParse(args);
+    if (!checked.success) {
+      return failure(`${tool.name}: ${describeSchemaError(checked.error, tool)}`);
+    }
+    const auditBefore = o.policy.audit.entries.length;
+    const ctx: ToolContext = {
+      policy: o.policy,
+      settings: o.settings,
+      session: o.session,
+      processor: o.processor,
+      signal,
+      emit: (event) =>
+        o.emit(
+          event.type === "remark"
+            ? { type: "remark", text: event.text }
+            : { type: "notice", text: event.text },
+        ),
+    };
+    let output: ToolOutput;
+    try {
+      output = await tool.handler(checked.data, ctx);
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      o.emit({ type: "notice", text: `${tool.name} failed inside Brave Bot: ${message}` });
+      output = failure(
+        `${tool.name} failed inside Brave Bot (${message.slice(0, 300)}); nothing more is known`,
+      );
+    }
+    for (const entry of o.policy.audit.entries.slice(auditBefore)) {
+      o.emit({
+        type: "decision",
+        tool: entry.tool,
+        decision: entry.decision,
+        by: entry.by,
+        ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
+        routing: entry.routing,
+        labels: entry.labels,
+      });
+    }
+    return output;
+  }
+}
+
+/** The `tools` of a planner request, generated from the zod schemas. */
+export function toolSpecs(tools: readonly ToolDef<unknown>[]): ToolSpec[] {
+  return tools.map((t) => {
+    const schema = z.toJSONSchema(t.schema, { unrepresentable: "any", io: "input" }) as Record<
+      string,
+      unknown
+    >;
+    delete schema.$schema;
+    return {
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: schema },
+    };
+  });
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; error: string };
+
+/** The arguments string of a call: a JSON object (an empty string means no arguments). */
+export function parseArguments(raw: string): Parsed {
+  if (raw.trim() === "") return { ok: true, value: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (e) {
+    return {
+      ok: false,
+      error: `the arguments are not valid JSON (${(e as Error).message.slice(0, 120)}); ` +
+        `send one JSON object, e.g. {"path": "README.md"}`,
+    };
+  }
+  // Some models encode the object twice.
+  if (typeof value === "string") {
+    try {
+      const inner = JSON.parse(value);
+      if (typeof inner === "object" && inner !== null && !Array.isArray(inner)) value = inner;
+    } catch { /* reported below */ }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      error: `the arguments must be a JSON object of named fields, not ${
+        Array.isArray(value) ? "a list" : value === null ? "null" : typeof value
+      }`,
+    };
+  }
+  return { ok: true, value };
+}
+
+/** Names the field and what is accepted, the way the planner can fix its call. */
+export function describeSchemaError(error: z.ZodError, tool: ToolDef<unknown>): string {
+  const fields = [...Object.keys(tool.routing.shape), ...Object.keys(tool.content.shape)];
+  const accepted = `the accepted fields are: ${fields.join(", ")}`;
+  const issues = error.issues.slice(0, 3).map((issue) => {
+    const where = issue.path.length ? issue.path.join(".") : "(arguments)";
+    if (issue.code === "unrecognized_keys") {
+      return `unknown field ${
+        issue.keys.map((k) => `'${k.slice(0, 40)}'`).join(", ")
+      }; ${accepted}`;
+    }
+    if (
+      issue.code === "invalid_type" && issue.path.length && /received undefined/.test(issue.message)
+    ) {
+      return `${where}: required, ${issue.message.replace(/, received undefined/, "")}`;
+    }
+    return `${where}: ${issue.message}`;
+  });
+  const text = issues.join("; ");
+  return /accepted fields/.test(text) ? text : `${text} (${accepted})`;
+}

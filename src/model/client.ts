@@ -1,0 +1,254 @@
+/**
+ * The model client: one OpenAI-compatible Chat Completions endpoint, reached with the `openai`
+ * SDK. The SDK builds the request; this module owns everything a person notices: text streamed
+ * as it comes, retries (the SDK's own are switched off so there is one bounded policy), a
+ * timeout on the whole reply (a reply that never ends is stopped), and errors that name the
+ * endpoint. Nothing is sent until `complete` is called.
+ */
+import OpenAI from "openai";
+import { readEventStream, ReplyBuilder, ReplyFormatError, StreamCutError } from "./reply.ts";
+import {
+  backoffDelay,
+  DEFAULT_RETRY,
+  parseRetryAfter,
+  retryableStatus,
+  type RetryPolicy,
+} from "./retry.ts";
+import { type CompleteRequest, type ModelClient, ModelError, type ModelReply } from "./types.ts";
+
+export interface ClientOptions {
+  endpoint: string;
+  model: string;
+  /** The whole reply, from sending to the last byte. */
+  timeoutMs: number;
+  /** Sent as a bearer token when set (cli.md: only from BRAVEBOT_API_KEY). */
+  apiKey?: string;
+  retry?: RetryPolicy;
+}
+
+/** The environment variable cli.md names for the token; nothing else is read. */
+export function apiKeyFromEnv(): string | undefined {
+  try {
+    const v = Deno.env.get("BRAVEBOT_API_KEY");
+    return v === undefined || v === "" ? undefined : v;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Failure {
+  retry: boolean;
+  why: string;
+  retryAfterMs: number | null;
+  error: ModelError;
+}
+
+export class OpenAIModelClient implements ModelClient {
+  readonly endpoint: string;
+  readonly model: string;
+  readonly #sdk: OpenAI;
+  readonly #timeoutMs: number;
+  readonly #retry: RetryPolicy;
+
+  constructor(options: ClientOptions) {
+    this.endpoint = options.endpoint.replace(/\/+$/, "");
+    this.model = options.model;
+    this.#timeoutMs = options.timeoutMs;
+    this.#retry = options.retry ?? DEFAULT_RETRY;
+    this.#sdk = new OpenAI({
+      baseURL: this.endpoint,
+      // The SDK insists on a key; without one, no Authorization header is sent at all.
+      apiKey: options.apiKey ?? "unused",
+      defaultHeaders: options.apiKey ? {} : { Authorization: null },
+      maxRetries: 0,
+      timeout: options.timeoutMs,
+      organization: null,
+      project: null,
+    });
+  }
+
+  async complete(request: CompleteRequest): Promise<ModelReply> {
+    const started = Date.now();
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#once(request);
+      } catch (e) {
+        const f = this.#classify(e, request.signal);
+        if (!f.retry) throw f.error;
+        const delay = backoffDelay(this.#retry, attempt, f.retryAfterMs);
+        const outOfTime = Date.now() - started + delay > this.#retry.totalMs;
+        if (attempt >= this.#retry.attempts || outOfTime) {
+          throw new ModelError(
+            "unreachable",
+            `the model endpoint ${this.endpoint} did not answer after ${attempt} ${
+              attempt === 1 ? "try" : "tries"
+            } over ${
+              Math.round((Date.now() - started) / 1000)
+            } s (last: ${f.why}); is the server ` +
+              `running and is --endpoint (or "endpoint" in the config) right?`,
+            this.endpoint,
+          );
+        }
+        request.onRetry?.(f.why, delay, attempt);
+        await sleep(delay, request.signal);
+        if (request.signal?.aborted) throw this.#aborted();
+      }
+    }
+  }
+
+  async #once(request: CompleteRequest): Promise<ModelReply> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.#timeoutMs);
+    const onAbort = () => controller.abort();
+    request.signal?.addEventListener("abort", onAbort);
+    if (request.signal?.aborted) controller.abort();
+    const builder = new ReplyBuilder(request.onText);
+    try {
+      const body = {
+        model: this.model,
+        messages: request.messages,
+        stream: true as const,
+        ...(request.tools ? { tools: request.tools } : {}),
+      };
+      // deno-lint-ignore no-explicit-any
+      const response = await this.#sdk.chat.completions.create(body as any, {
+        signal: controller.signal,
+        timeout: this.#timeoutMs,
+        maxRetries: 0,
+      }).asResponse();
+      const type = response.headers.get("content-type") ?? "";
+      if (!response.body) throw new ReplyFormatError("the reply has no body");
+      if (type.includes("text/event-stream")) {
+        await readEventStream(response.body, builder);
+      } else {
+        // A server that ignores `stream` answers with one JSON body.
+        const text = await response.text();
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          throw new ReplyFormatError(`the reply is not valid JSON: ${text.slice(0, 80)}`);
+        }
+        builder.addWhole(parsed);
+      }
+      return builder.build();
+    } catch (e) {
+      if (timedOut) throw new TimedOut();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  #aborted(): ModelError {
+    return new ModelError("aborted", "the model call was stopped", this.endpoint);
+  }
+
+  #classify(e: unknown, signal: AbortSignal | undefined): Failure {
+    const final = (error: ModelError): Failure => ({
+      retry: false,
+      why: "",
+      retryAfterMs: null,
+      error,
+    });
+    const again = (why: string, retryAfterMs: number | null = null): Failure => ({
+      retry: true,
+      why,
+      retryAfterMs,
+      error: new ModelError("unreachable", why, this.endpoint),
+    });
+    if (signal?.aborted) return final(this.#aborted());
+    if (e instanceof TimedOut) {
+      return final(
+        new ModelError(
+          "timeout",
+          `no complete reply from the model endpoint ${this.endpoint} within ${
+            Math.round(this.#timeoutMs / 100) / 10
+          } s; the limit is "timeouts.requestMs" in the config`,
+          this.endpoint,
+        ),
+      );
+    }
+    if (e instanceof StreamCutError) return again("the reply was cut off mid-way");
+    if (e instanceof ReplyFormatError) {
+      return final(
+        new ModelError(
+          "malformed",
+          `the model endpoint ${this.endpoint} sent a reply Brave Bot cannot read: ${e.message}`,
+          this.endpoint,
+        ),
+      );
+    }
+    if (e instanceof OpenAI.APIError && typeof e.status === "number") {
+      const status = e.status;
+      if (retryableStatus(status)) {
+        const headers = e.headers as Headers | undefined;
+        return again(`HTTP ${status}`, parseRetryAfter(headers?.get?.("retry-after")));
+      }
+      return final(new ModelError("http", this.#httpMessage(status, e), this.endpoint));
+    }
+    if (e instanceof OpenAI.APIError || e instanceof TypeError || isNetworkError(e)) {
+      const cause = (e as { cause?: unknown }).cause;
+      const detail = cause instanceof Error ? cause.message : (e as Error).message;
+      return again(`cannot connect: ${oneLine(detail)}`);
+    }
+    // A body read that failed part way (the connection dropped): ask again.
+    if (e instanceof Error && /connection|reset|closed|terminated|body/i.test(e.message)) {
+      return again(`the connection failed: ${oneLine(e.message)}`);
+    }
+    return final(
+      new ModelError(
+        "malformed",
+        `the model call to ${this.endpoint} failed: ${
+          e instanceof Error ? oneLine(e.message) : String(e)
+        }`,
+        this.endpoint,
+      ),
+    );
+  }
+
+  #httpMessage(status: number, e: InstanceType<typeof OpenAI.APIError>): string {
+    const detail = oneLine(
+      typeof (e.error as { message?: unknown })?.message === "string"
+        ? (e.error as { message: string }).message
+        : e.message,
+    );
+    const hint = status === 401 || status === 403
+      ? "; set BRAVEBOT_API_KEY if the server needs a token"
+      : status === 404
+      ? `; is the model '${this.model}' available there, and does the URL end in /v1?`
+      : status === 400 || status === 413
+      ? "; the conversation may be too long for the server, or the server may not support tool calls"
+      : "";
+    return `the model endpoint ${this.endpoint} refused the request (HTTP ${status}: ${detail})${hint}`;
+  }
+}
+
+class TimedOut extends Error {}
+
+function isNetworkError(e: unknown): boolean {
+  return e instanceof Error &&
+    (e.name === "ConnectionRefused" || e.name === "ConnectionReset" || e.name === "Interrupted" ||
+      e.name === "BrokenPipe" || e.name === "UnexpectedEof");
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ").trim().slice(0, 300);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener("abort", done);
+  });
+}

@@ -1,0 +1,59 @@
+/**
+ * The processor request (design.md §10): an isolated model call with no tools and no history —
+ * one system message saying how to answer, one user message with the instruction and the
+ * documents. Nothing of the planner's conversation is sent.
+ */
+import type { ProcessorPort } from "../tools/tool.ts";
+import type { ChatMessage, ModelClient } from "./types.ts";
+
+export const DOCUMENT_MARKER = "=== document ===";
+
+const PROCESSOR_SYSTEM =
+  `You transform documents. Follow the instruction using only the documents given. ` +
+  `Reply with an optional short remark for the person, then a line that is exactly ` +
+  `"${DOCUMENT_MARKER}", then the resulting document and nothing else.`;
+
+/** The messages of one processor request; exported so tests can assert their shape. */
+export function processorMessages(
+  instruction: string,
+  documents: readonly { name: string; text: string }[],
+): ChatMessage[] {
+  const docs = documents.map((d) => `<document name="${d.name}">\n${d.text}\n</document>`).join(
+    "\n",
+  );
+  return [
+    { role: "system", content: PROCESSOR_SYSTEM },
+    { role: "user", content: `Instruction:\n${instruction}\n\nDocuments:\n${docs}` },
+  ];
+}
+
+export class ModelProcessor implements ProcessorPort {
+  constructor(private readonly client: ModelClient) {}
+
+  get endpoint(): string {
+    return this.client.endpoint;
+  }
+
+  async complete(
+    instruction: string,
+    documents: { name: string; text: string }[],
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const reply = await this.client.complete({
+      messages: processorMessages(instruction, documents),
+      signal,
+    });
+    return reply.text;
+  }
+}
+
+/** Splits a processor reply at the first marker line; no marker means no document. */
+export function splitProcessorReply(reply: string): { remark: string; document: string | null } {
+  const lines = reply.split("\n");
+  const at = lines.findIndex((l) => l.replace(/\r$/, "") === DOCUMENT_MARKER);
+  if (at < 0) return { remark: reply.trim(), document: null };
+  return {
+    remark: lines.slice(0, at).join("\n").trim(),
+    document: lines.slice(at + 1).join("\n"),
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The session transcript (`transcript.jsonl`): every message of the planner conversation,
+ * appended as it happens, one JSON line each, so a session killed mid-turn (even `kill -9`)
+ * resumes with nothing lost but the unfinished reply. Processor remarks are never written
+ * here (design.md §10: stored nowhere).
+ *
+ * Lines:
+ * - `{"type":"session","version":1,"id","workspace","started"}` — the first line;
+ * - `{"type":"message","time","message":{…},"label":"(T,pub)"}` — a Chat Completions message;
+ *   `label` is what it placed in the planner context (person's words and tool results);
+ * - `{"type":"clear","time"}` — `/clear`: the conversation starts again, label back to `(T,pub)`.
+ */
+import { z } from "zod";
+import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
+import { formatLabel, join, type Label, parseLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
+import type { ChatMessage, ToolCall } from "../model/types.ts";
+
+export const TRANSCRIPT_VERSION = 1;
+
+const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+const messageSchema = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), content: z.string() }),
+  z.object({ role: z.literal("user"), content: z.string() }),
+  z.object({
+    role: z.literal("assistant"),
+    content: z.string().nullable(),
+    tool_calls: z.array(toolCallSchema).optional(),
+  }),
+  z.object({ role: z.literal("tool"), tool_call_id: z.string(), content: z.string() }),
+]);
+
+const recordSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("session"),
+    version: z.number(),
+    id: z.string(),
+    workspace: z.string(),
+    started: z.string(),
+  }),
+  z.object({
+    type: z.literal("message"),
+    time: z.string(),
+    message: messageSchema,
+    label: z.string().optional(),
+  }),
+  z.object({ type: z.literal("clear"), time: z.string() }),
+]);
+
+export type TranscriptRecord = z.infer<typeof recordSchema>;
+
+export interface SessionMeta {
+  id: string;
+  workspace: string;
+  started: string;
+}
+
+/** Appends to one session's transcript; each call is written before it returns. */
+export class TranscriptWriter {
+  /** `path` null keeps nothing (tests that do not care). */
+  constructor(readonly path: string | null) {}
+
+  async start(meta: SessionMeta): Promise<void> {
+    await this.#write({ type: "session", version: TRANSCRIPT_VERSION, ...meta });
+  }
+
+  async message(message: ChatMessage, placed?: Label): Promise<void> {
+    await this.#write({
+      type: "message",
+      time: new Date().toISOString(),
+      message,
+      ...(placed ? { label: formatLabel(placed) } : {}),
+    });
+  }
+
+  async clear(): Promise<void> {
+    await this.#write({ type: "clear", time: new Date().toISOString() });
+  }
+
+  async #write(record: TranscriptRecord): Promise<void> {
+    if (this.path) await appendJsonLine(this.path, record);
+  }
+}
+
+export interface LoadedTranscript {
+  meta: SessionMeta | null;
+  /** The conversation since the last `/clear`, repaired so it can be sent again. */
+  messages: ChatMessage[];
+  /** The join of what the messages since the last `/clear` placed in the planner context. */
+  contextLabel: Label;
+  /** Every message ever, across `/clear`s, for display. */
+  history: ChatMessage[];
+  /** Lines that were torn or did not fit, and repairs made; to show the person. */
+  problems: string[];
+}
+
+export const INTERRUPTED_RESULT =
+  "error: the session stopped before this call finished; it may or may not have taken effect. " +
+  "Check before repeating it.";
+
+/**
+ * Loads a transcript. A torn last line (a kill mid-write) is dropped; an unfinished tool round
+ * (calls without results) gets results saying so, since an endpoint refuses such a history.
+ */
+export async function loadTranscript(path: string): Promise<LoadedTranscript> {
+  const { rows, problems } = await readJsonLines(path);
+  let meta: SessionMeta | null = null;
+  let messages: ChatMessage[] = [];
+  let labels: Label[] = [];
+  const history: ChatMessage[] = [];
+  rows.forEach((row, i) => {
+    const parsed = recordSchema.safeParse(row);
+    if (!parsed.success) {
+      problems.push(`${path}: record ${i + 1} does not fit the transcript format (skipped)`);
+      return;
+    }
+    const r = parsed.data;
+    if (r.type === "session") meta = { id: r.id, workspace: r.workspace, started: r.started };
+    else if (r.type === "clear") {
+      messages = [];
+      labels = [];
+    } else {
+      const m = r.message as ChatMessage;
+      messages.push(m);
+      history.push(m);
+      if (r.label !== undefined) {
+        const l = parseLabel(r.label);
+        // An unreadable label is taken as the worst, never as trusted.
+        labels.push(l ?? { integrity: "U", confidentiality: "priv" });
+        if (!l) {
+          problems.push(`${path}: record ${i + 1} has an unreadable label; taken as (U,priv)`);
+        }
+      }
+    }
+  });
+  const repaired = repairToolRounds(messages);
+  if (repaired.added) {
+    problems.push(
+      `${path}: ${repaired.added} tool call(s) had no result (the session stopped mid-turn); ` +
+        "they were marked as interrupted",
+    );
+  }
+  return {
+    meta,
+    messages: repaired.messages,
+    contextLabel: labels.length ? join(...labels) : TRUSTED_PUBLIC,
+    history,
+    problems,
+  };
+}
+
+/** Gives every tool call a result and drops results that answer no call. */
+export function repairToolRounds(
+  messages: ChatMessage[],
+): { messages: ChatMessage[]; added: number } {
+  const out: ChatMessage[] = [];
+  let added = 0;
+  let open: ToolCall[] = [];
+  const answered = new Set<string>();
+  const closeRound = () => {
+    for (const c of open) {
+      if (!answered.has(c.id)) {
+        out.push({ role: "tool", tool_call_id: c.id, content: INTERRUPTED_RESULT });
+        added++;
+      }
+    }
+    open = [];
+    answered.clear();
+  };
+  for (const m of messages) {
+    if (m.role === "tool") {
+      if (open.some((c) => c.id === m.tool_call_id) && !answered.has(m.tool_call_id)) {
+        answered.add(m.tool_call_id);
+        out.push(m);
+      }
+      continue;
+    }
+    closeRound();
+    out.push(m);
+    if (m.role === "assistant" && m.tool_calls?.length) open = [...m.tool_calls];
+  }
+  closeRound();
+  return { messages: out, added };
+}
