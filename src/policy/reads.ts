@@ -1,0 +1,132 @@
+/**
+ * Read-side decisions (design.md §3, §6): the label of bytes as read, the label of a path as a
+ * name, whether bytes are text, and the quarantined-read prompt with its three answers. The
+ * tools (read_file, list_files, search) describe and act; what they may show is decided here.
+ */
+import type { Policy } from "./core.ts";
+import { join, type Label, label, TRUSTED_PUBLIC } from "./label.ts";
+import type { QuarantinedReadAnswer } from "../person/person.ts";
+import { escapeForScreen } from "../util/escape.ts";
+import { sha256 } from "../util/hash.ts";
+
+/** How much of a quarantined file the person is shown at the prompt. */
+export const PREVIEW_LINES = 10;
+export const PREVIEW_BYTES = 4096;
+/** design.md §14: a NUL in this many leading bytes makes a file binary. */
+export const BINARY_SNIFF_BYTES = 8192;
+
+/**
+ * The label of these exact bytes of `rel`: a hash-bound trust entry (a vouch or a write) holds
+ * only if the bytes still hash to it, so the label cannot drift from what was read.
+ */
+export async function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Array): Promise<Label> {
+  const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(sha256(bytes)));
+  return label(integrity, policy.privatePaths.confidentialityOf(rel));
+}
+
+/**
+ * The label of a path shown as text, counted from the directory `from` the planner named:
+ * each name below it carries the integrity of the directory that holds it.
+ */
+export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
+  if (rel === from || rel === ".") return TRUSTED_PUBLIC;
+  const segments = rel.split("/");
+  const start = from === "." ? 0 : from.split("/").length;
+  const labels: Label[] = [];
+  for (let i = start; i < segments.length; i++) {
+    labels.push(policy.nameLabel(i === 0 ? "." : segments.slice(0, i).join("/")));
+  }
+  return join(...labels);
+}
+
+/** A NUL byte among the first 8 KiB. */
+export function hasNul(bytes: Uint8Array): boolean {
+  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
+}
+
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The text of `bytes`, or null when they are not text (design.md §14: NUL or invalid UTF-8). */
+export function decodeText(bytes: Uint8Array): string | null {
+  if (hasNul(bytes)) return null;
+  try {
+    return strict.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** The first lines of a file, escaped so that control and invisible characters show. */
+export function previewLines(head: Uint8Array, size: number): string[] {
+  if (hasNul(head)) return [`(binary file, ${size} bytes)`];
+  const text = new TextDecoder().decode(head);
+  const lines = text.split("\n").slice(0, PREVIEW_LINES);
+  if (head.length < size && lines.length === PREVIEW_LINES) lines.push("…");
+  return lines.map((l) => escapeForScreen(l.replace(/\r$/, "")));
+}
+
+export interface QuarantineTarget {
+  tool: string;
+  rel: string;
+  abs: string;
+  size: number;
+  label: Label;
+  viaRef: boolean;
+}
+
+/**
+ * The quarantined-read prompt (§6). The person is shown the path and the first lines; nobody
+ * else sees them. When nobody can be asked the file is not opened at all, and a "vouch"
+ * could only come from a person, never from the policy file.
+ */
+export async function askQuarantinedRead(
+  policy: Policy,
+  target: QuarantineTarget,
+): Promise<QuarantinedReadAnswer> {
+  let preview: string[] = [];
+  if (policy.person.interactive) {
+    const head = await policy.worker.call({
+      op: "read",
+      path: target.abs,
+      offset: 0,
+      length: Math.min(PREVIEW_BYTES, target.size),
+    });
+    preview = head.ok ? previewLines(head.value, target.size) : ["(the file cannot be read)"];
+  }
+  let answer = await policy.person.quarantinedRead({
+    path: target.rel,
+    preview,
+    size: target.size,
+    label: target.label,
+  });
+  if (answer !== "keep" && answer !== "untrusted" && answer !== "vouch") answer = "keep";
+  if (answer === "vouch" && !policy.person.interactive) answer = "keep";
+  await policy.record({
+    tool: target.tool,
+    routing: { path: target.rel, via_ref: target.viaRef },
+    labels: { file: target.label },
+    decision: `quarantined read: ${answer}`,
+    by: policy.asker,
+  });
+  return answer;
+}
+
+/** A vouch at the prompt: exactly these bytes are trusted, bound to their hash. */
+export async function vouchBytes(
+  policy: Policy,
+  tool: string,
+  rel: string,
+  bytes: Uint8Array,
+): Promise<Label> {
+  const hash = sha256(bytes);
+  await policy.vouchFile(rel, hash);
+  await policy.record({
+    tool,
+    routing: { path: rel },
+    labels: {},
+    decision: "file vouched",
+    by: policy.asker,
+    sha256: hash,
+  });
+  return label("T", policy.privatePaths.confidentialityOf(rel));
+}

@@ -1,0 +1,238 @@
+/**
+ * Write-side decisions (design.md §3, §5, §10, §12): where a write may land, which bytes and
+ * label a `contents_ref` stands for (a processor answer only to the file it is bound to), the
+ * approval of every write and edit (by the person, or in advance by the approval policy
+ * file's `writes` globs), the diff the person is shown, and the atomic write itself, checked
+ * by hash so a file that changed after approval is never overwritten unseen.
+ */
+import { createTwoFilesPatch } from "diff";
+import pc from "picocolors";
+import type { Policy, Routed } from "./core.ts";
+import { describeKind } from "./core.ts";
+import { join, type Label } from "./label.ts";
+import { writeAllowed } from "./approvals_file.ts";
+import { isGitPath } from "./git_dir.ts";
+import { labelOfBytes } from "./reads.ts";
+import type { Decider } from "./audit.ts";
+import type { RefRecord } from "./refs.ts";
+import { escapeForScreen } from "../util/escape.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+export type WriteTool = "write_file" | "edit_file";
+
+/** Past this size a diff is summarised rather than computed (it is for a person to read). */
+const DIFF_MAX_BYTES = 512 * 1024;
+const PREVIEW_MAX_LINES = 400;
+
+/**
+ * Whether a routed destination can receive a write. A reference must name a file (not a
+ * directory), the place must not be a directory or a device, and nothing is written into
+ * `.git` (hooks and config there would run unapproved code).
+ */
+export function checkDestination(routed: Routed, shownAs: string): Result<void> {
+  const { path, viaRef } = routed;
+  if (viaRef?.entryType === "directory" || path.kind === "directory") {
+    return err(`${shownAs} is a directory; give a file`);
+  }
+  if (path.kind === "other") return err(`${shownAs} is not a regular file`);
+  if (isGitPath(path.rel)) return err("nothing is written inside .git");
+  return ok(undefined);
+}
+
+export interface WriteSource {
+  bytes: Uint8Array;
+  /** The label the written content carries, recorded on the file afterwards. */
+  label: Label;
+}
+
+/**
+ * The bytes behind a `contents_ref`, for the destination `dest`. A processor answer may be
+ * written only to the file it is about; one about nothing goes nowhere. A reference to a file
+ * is consumed now: its current bytes are copied.
+ */
+export async function contentFromRef(
+  policy: Policy,
+  ref: RefRecord,
+  dest: string,
+): Promise<Result<WriteSource>> {
+  const name = `ref:${ref.id}`;
+  switch (ref.kind) {
+    case "processor_answer":
+      if (ref.about === null || ref.about === undefined) {
+        return err(
+          `${name} is a processor answer that names no document, so it can be written nowhere`,
+        );
+      }
+      if (ref.about !== dest) {
+        return err(
+          `${name} is a processor answer about another file; it may be written only to the file it is about`,
+        );
+      }
+      return ok({ bytes: await policy.refs.bytes(ref), label: ref.label });
+    case "file_content":
+    case "command_output":
+      if (!ref.hasBytes) return err(`${name} holds no content`);
+      return ok({ bytes: await policy.refs.bytes(ref), label: ref.label });
+    case "file":
+    case "file_name": {
+      if (ref.entryType === "directory" || ref.path === undefined) {
+        return err(`${name} is ${describeKind(ref)}; it has no content to write`);
+      }
+      const read = await policy.worker.call({
+        op: "read",
+        path: `${policy.workspace.root}/${ref.path}`,
+      });
+      if (!read.ok) return err(`${name} can no longer be read (${read.error.name})`);
+      const now = await labelOfBytes(policy, ref.path, read.value);
+      return ok({ bytes: read.value, label: join(ref.label, now) });
+    }
+  }
+}
+
+/** Colour for the person's screen unless NO_COLOR asks otherwise (any non-empty value). */
+export function colourWanted(): boolean {
+  try {
+    return !Deno.env.get("NO_COLOR");
+  } catch {
+    return false;
+  }
+}
+
+function lines(text: string): string[] {
+  const all = text.split("\n");
+  if (all.at(-1) === "") all.pop();
+  return all;
+}
+
+/** A unified diff for the person, escaped line by line, coloured unless NO_COLOR. */
+export function renderDiff(rel: string, before: string, after: string, colour = colourWanted()) {
+  const c = pc.createColors(colour);
+  const name = escapeForScreen(rel);
+  if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) {
+    return `(diff of ${name} omitted: ${before.length} characters become ${after.length})`;
+  }
+  const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, after, "", "", {
+    context: 3,
+  });
+  const out: string[] = [];
+  for (const line of lines(patch)) {
+    if (line.startsWith("===")) continue;
+    const shown = escapeForScreen(line);
+    if (line.startsWith("+++") || line.startsWith("---")) out.push(c.bold(shown));
+    else if (line.startsWith("@@")) out.push(c.cyan(shown));
+    else if (line.startsWith("+")) out.push(c.green(shown));
+    else if (line.startsWith("-")) out.push(c.red(shown));
+    else out.push(shown);
+  }
+  return out.join("\n");
+}
+
+/** The full contents of a new file for the person, escaped, long files shortened visibly. */
+export function renderNewFile(rel: string, text: string, colour = colourWanted()): string {
+  const c = pc.createColors(colour);
+  const body = lines(text);
+  const shown = body.slice(0, PREVIEW_MAX_LINES).map((l) => c.green(`+${escapeForScreen(l)}`));
+  if (body.length > PREVIEW_MAX_LINES) {
+    shown.push(`… ${body.length - PREVIEW_MAX_LINES} more lines`);
+  }
+  return [c.bold(`new file ${escapeForScreen(rel)} (${body.length} lines)`), ...shown].join("\n");
+}
+
+export interface ApprovalAsk {
+  tool: WriteTool;
+  rel: string;
+  viaRef: boolean;
+  isNew: boolean;
+  preview: string;
+  label: Label;
+}
+
+export interface WriteDecision {
+  approved: boolean;
+  by: Decider;
+  reason?: string;
+}
+
+/**
+ * Every write and edit is approved before it happens: in advance by a `writes` glob of the
+ * approval policy file (matched against the real destination, also for a path_ref), else by
+ * the person. Either way the decision line names the real destination and is audited.
+ */
+export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<WriteDecision> {
+  let decision: WriteDecision;
+  if (policy.approvals && writeAllowed(policy.approvals, ask.rel)) {
+    decision = { approved: true, by: "policy-file" };
+    policy.person.notice(
+      `${ask.tool} ${escapeForScreen(ask.rel)}: approved by the approval policy file`,
+    );
+  } else {
+    const answer = await policy.person.approveWrite({
+      tool: ask.tool,
+      path: ask.rel,
+      viaRef: ask.viaRef,
+      isNew: ask.isNew,
+      preview: ask.preview,
+      label: ask.label,
+    });
+    decision = answer.approved
+      ? { approved: true, by: policy.asker }
+      : { approved: false, by: policy.asker, reason: answer.reason };
+    if (!policy.person.interactive) {
+      policy.person.notice(
+        `${ask.tool} ${escapeForScreen(ask.rel)}: ${answer.approved ? "approved" : "declined"}`,
+      );
+    }
+  }
+  await policy.record({
+    tool: ask.tool,
+    routing: { path: ask.rel, via_ref: ask.viaRef, new_file: ask.isNew },
+    labels: { content: ask.label },
+    decision: decision.approved ? "write approved" : "write refused",
+    by: decision.by,
+    reason: decision.reason,
+  });
+  return decision;
+}
+
+export type WriteOutcome =
+  | { status: "written"; sha256: string; created: boolean }
+  | { status: "changed"; message: string }
+  | { status: "failed"; message: string };
+
+/**
+ * Writes atomically through the worker, only if the file still has the hash the person
+ * approved a change to (null: it must still not exist). Records the written content's label
+ * on the file in the trust map (§5).
+ */
+export async function commitWrite(
+  policy: Policy,
+  tool: WriteTool,
+  rel: string,
+  bytes: Uint8Array,
+  expectSha256: string | null,
+  written: Label,
+): Promise<WriteOutcome> {
+  const result = await policy.worker.call({
+    op: "write",
+    path: `${policy.workspace.root}/${rel}`,
+    bytes,
+    expectSha256,
+    makeParents: true,
+  });
+  if (!result.ok) {
+    if (result.error.name === "Changed") {
+      return { status: "changed", message: result.error.message };
+    }
+    return { status: "failed", message: `${result.error.name}: ${result.error.message}` };
+  }
+  await policy.recordWrite(rel, written, result.value.sha256);
+  await policy.record({
+    tool,
+    routing: { path: rel },
+    labels: { content: written },
+    decision: result.value.created ? "file created" : "file written",
+    by: "rule",
+    sha256: result.value.sha256,
+  });
+  return { status: "written", sha256: result.value.sha256, created: result.value.created };
+}

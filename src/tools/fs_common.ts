@@ -1,0 +1,84 @@
+/**
+ * What the five filesystem tools share: routing a `path`/`path_ref` without ever echoing a
+ * name the planner was not shown, the schema pieces for those fields, and the hints that stop
+ * a planner from reading "nothing matched" as "it is not there".
+ */
+import { z } from "zod";
+import type { Policy, Routed } from "../policy/core.ts";
+import { refName } from "../policy/refs.ts";
+import { hasBraces } from "../util/glob.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+export const pathField = z.string({ error: "path must be a string" }).max(4096).describe(
+  "workspace-relative path",
+);
+export const refField = z.string({ error: "path_ref must be a string such as ref:2" }).max(64)
+  .describe("a reference to a file, e.g. ref:2");
+export const globField = z.string({ error: "a glob must be a string" }).max(1024);
+
+export interface RoutedFile {
+  routed: Routed;
+  /** How the planner may be told about the target: its own path, or `ref:N`. */
+  shownAs: string;
+}
+
+/**
+ * Routes exactly one of path and path_ref through the policy layer. A failure about a
+ * reference names the reference, never the path behind it.
+ */
+export async function routeFile(
+  policy: Policy,
+  path: string | undefined,
+  pathRef: string | undefined,
+): Promise<Result<RoutedFile>> {
+  const routed = await policy.route(path, pathRef);
+  if (!routed.ok) {
+    if (pathRef !== undefined && path === undefined) {
+      const found = policy.refs.lookup(pathRef);
+      if (found.ok && found.value.path !== undefined && routed.error.includes("no longer")) {
+        return err(`${refName(found.value)} no longer names a usable file`);
+      }
+    }
+    return routed;
+  }
+  const shownAs = routed.value.viaRef ? refName(routed.value.viaRef) : routed.value.path.rel;
+  return ok({ routed: routed.value, shownAs });
+}
+
+/** "path or path_ref, exactly one" as a schema rule with a clear message. */
+export function exactlyOneTarget(
+  value: { path?: string; path_ref?: string },
+  ctx: z.RefinementCtx,
+): void {
+  if (value.path !== undefined && value.path_ref !== undefined) {
+    ctx.addIssue({ code: "custom", message: "give either path or path_ref, not both" });
+  } else if (value.path === undefined && value.path_ref === undefined) {
+    ctx.addIssue({ code: "custom", message: "give path (or path_ref for a referenced file)" });
+  }
+}
+
+const REGEX_LOOK =
+  /\\[dDwWsSbB.()[\]{}|*+?^$]|\.\*|\.\+|\[[^\]]*\]|\(\?|[^\\]\||^\^|[^\\]\$$|\w[*+]\)|\)[*+?]/;
+
+/** Whether a literal pattern looks as if it was meant as a regular expression. */
+export function looksLikeRegex(pattern: string): boolean {
+  return REGEX_LOOK.test(pattern);
+}
+
+export function regexHint(pattern: string): string | null {
+  return looksLikeRegex(pattern)
+    ? "note: the pattern is matched as literal text and looks like a regular expression; " +
+      "nothing matched it literally, which does not mean the text you meant is absent"
+    : null;
+}
+
+export function bracesHint(glob: string | undefined): string | null {
+  return glob !== undefined && hasBraces(glob)
+    ? `note: braces are literal here, so '${glob}' was not expanded; ` +
+      "give one pattern per call (e.g. *.ts, then *.tsx)"
+    : null;
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

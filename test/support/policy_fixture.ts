@@ -1,0 +1,184 @@
+/**
+ * A whole policy layer over a temporary workspace, for testing tools and policy decisions
+ * without a model or a terminal: real effect worker, in-memory references and audit log,
+ * a trust map built from the rules given, and whichever Person the test chooses.
+ *
+ * @example
+ * ```ts
+ * await withPolicy({ files: { "src/a.ts": "x" }, trust: { src: true } }, async (fx) => {
+ *   const out = await fx.call(readFileTool, { path: "src/a.ts" });
+ * });
+ * ```
+ */
+import { dirname, join } from "node:path";
+import { Policy } from "../../src/policy/core.ts";
+import { AuditLog } from "../../src/policy/audit.ts";
+import { PrivatePaths } from "../../src/policy/private.ts";
+import { RefTable } from "../../src/policy/refs.ts";
+import { normaliseRuleDir, TrustMap } from "../../src/policy/trust_map.ts";
+import { openWorkspace, type Workspace } from "../../src/policy/workspace.ts";
+import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
+import type { Person } from "../../src/person/person.ts";
+import { type ScriptedAnswer, ScriptedPerson } from "../../src/person/scripted.ts";
+import { EffectWorker } from "../../src/worker/client.ts";
+import { settingsFrom } from "../../src/state/settings.ts";
+import type { Settings } from "../../src/state/settings.ts";
+import { SessionState } from "../../src/state/session_state.ts";
+import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
+import { sha256 } from "../../src/util/hash.ts";
+
+export interface FixtureOptions {
+  /** Workspace-relative path → contents; a path ending in `/` makes an empty directory. */
+  files?: Record<string, string | Uint8Array>;
+  /** Trust-map rules: directory → trusted; `"workspace"` applies the first-use default. */
+  trust?: Record<string, boolean> | "workspace";
+  /** Defaults to a ScriptedPerson with `answers`. */
+  person?: Person;
+  answers?: ScriptedAnswer[];
+  approvals?: ApprovalsFile | null;
+  privatePatterns?: string[];
+  /** Symbolic links to make: workspace-relative link → target (as written in the link). */
+  symlinks?: Record<string, string>;
+}
+
+export interface Fixture {
+  root: string;
+  workspace: Workspace;
+  policy: Policy;
+  person: Person;
+  /** The ScriptedPerson, when the fixture made one. */
+  scripted: ScriptedPerson | null;
+  ctx: ToolContext;
+  settings: Settings;
+  /** Events the tools emitted to the person's screen. */
+  emitted: { type: string; text: string }[];
+  /** Validates with the tool's schema, as the driver does, then calls the handler. */
+  call(tool: ToolDef<never>, args: unknown): Promise<ToolOutput>;
+  write(rel: string, contents: string | Uint8Array): Promise<void>;
+  read(rel: string): Promise<string>;
+  /** A hash of every path, kind and content under the workspace: equal means nothing changed. */
+  treeHash(): Promise<string>;
+}
+
+export async function writeTree(root: string, files: Record<string, string | Uint8Array>) {
+  for (const [rel, contents] of Object.entries(files)) {
+    const abs = join(root, rel);
+    if (rel.endsWith("/")) {
+      await Deno.mkdir(abs, { recursive: true });
+      continue;
+    }
+    await Deno.mkdir(dirname(abs), { recursive: true });
+    if (typeof contents === "string") await Deno.writeTextFile(abs, contents);
+    else await Deno.writeFile(abs, contents);
+  }
+}
+
+/** Every entry under `root` with its kind and content hash, sorted, hashed once more. */
+export async function hashTree(root: string): Promise<string> {
+  const rows: string[] = [];
+  async function visit(dir: string, rel: string) {
+    const entries: Deno.DirEntry[] = [];
+    for await (const e of Deno.readDir(dir)) entries.push(e);
+    entries.sort((a, b) => a.name < b.name ? -1 : 1);
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      const abs = join(dir, e.name);
+      if (e.isSymlink) rows.push(`L ${r} -> ${await Deno.readLink(abs)}`);
+      else if (e.isDirectory) {
+        rows.push(`D ${r}`);
+        await visit(abs, r);
+      } else rows.push(`F ${r} ${sha256(await Deno.readFile(abs))}`);
+    }
+  }
+  await visit(root, "");
+  return sha256(rows.join("\n"));
+}
+
+const noProcessor = {
+  complete(): Promise<string> {
+    return Promise.reject(new Error("no processor in this test"));
+  },
+};
+
+/** Builds the fixture, runs `fn`, and always stops the worker and removes the temp folders. */
+export async function withPolicy(
+  options: FixtureOptions,
+  fn: (fx: Fixture) => Promise<void>,
+): Promise<void> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-fx-ws-" }));
+  const stateDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-fx-state-" }));
+  const scratch = join(stateDir, "scratch");
+  await Deno.mkdir(scratch);
+  let worker: EffectWorker | null = null;
+  try {
+    await writeTree(root, options.files ?? {});
+    for (const [link, target] of Object.entries(options.symlinks ?? {})) {
+      await Deno.mkdir(dirname(join(root, link)), { recursive: true });
+      await Deno.symlink(target, join(root, link));
+    }
+    const workspace = await openWorkspace(root, stateDir, { caseInsensitive: false });
+    const trust = new TrustMap(root);
+    if (options.trust === "workspace") trust.applyFirstUse("workspace");
+    else {
+      trust.firstUse = "custom";
+      for (const [dir, trusted] of Object.entries(options.trust ?? {})) {
+        const d = normaliseRuleDir(dir);
+        if (!d.ok) throw new Error(d.error);
+        trust.setRule(d.value, trusted);
+      }
+    }
+    const scripted = options.person ? null : new ScriptedPerson(options.answers ?? []);
+    const person = options.person ?? scripted!;
+    worker = EffectWorker.start({ workspace: root, scratch, run: false });
+    const policy = new Policy({
+      workspace,
+      worker,
+      person,
+      refs: RefTable.inMemory(),
+      audit: new AuditLog(null, "test-session"),
+      privatePaths: new PrivatePaths(options.privatePatterns ?? []),
+      trust,
+      trustFile: null,
+      approvals: options.approvals ?? null,
+      scratch,
+    });
+    const settings = settingsFrom({});
+    const emitted: { type: string; text: string }[] = [];
+    const ctx: ToolContext = {
+      policy,
+      settings,
+      session: new SessionState("test-session", !person.interactive),
+      processor: noProcessor,
+      emit: (e) => emitted.push(e),
+    };
+    const fx: Fixture = {
+      root,
+      workspace,
+      policy,
+      person,
+      scripted,
+      ctx,
+      settings,
+      emitted,
+      async call(tool, args) {
+        const parsed = tool.schema.safeParse(args);
+        if (!parsed.success) {
+          return {
+            content: `error: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
+            isError: true,
+            label: { integrity: "T", confidentiality: "pub" },
+          };
+        }
+        return await (tool as ToolDef<unknown>).handler(parsed.data, ctx);
+      },
+      write: (rel, contents) => writeTree(root, { [rel]: contents }),
+      read: (rel) => Deno.readTextFile(join(root, rel)),
+      treeHash: () => hashTree(root),
+    };
+    await fn(fx);
+  } finally {
+    worker?.terminate();
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(stateDir, { recursive: true });
+  }
+}
