@@ -3,12 +3,22 @@
  * The driver finds tools only here; a name not in this table is reported to the planner.
  */
 import { TOOL_NAMES, type ToolDef, type ToolName } from "./tool.ts";
+import { readFileTool } from "./read_file.ts";
+import { listFilesTool } from "./list_files.ts";
+import { searchTool } from "./search.ts";
+import { writeFileTool } from "./write_file.ts";
+import { editFileTool } from "./edit_file.ts";
 import { loadSkill } from "./load_skill.ts";
 import { askUser } from "./ask_user.ts";
 import { todoWrite } from "./todo_write.ts";
 
 // Each tool module is imported here and added to TOOLS, in tools.md's order.
 const TOOLS: readonly ToolDef<never>[] = [
+  readFileTool,
+  listFilesTool,
+  searchTool,
+  writeFileTool,
+  editFileTool,
   loadSkill,
   askUser,
   todoWrite,
