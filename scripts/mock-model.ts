@@ -1,0 +1,352 @@
+/**
+ * The scripted model: a real OpenAI-compatible HTTP server on 127.0.0.1 that plays a script of
+ * planner and processor replies, records every request it receives, and injects faults. Tests
+ * start it in-process (`startMockModel`); the demo runs it as a program:
+ *
+ *   deno run --allow-net=127.0.0.1 --allow-read --allow-write scripts/mock-model.ts \
+ *     --script script.json [--record requests.jsonl] [--port 0]
+ *
+ * It prints `mock-model listening on http://127.0.0.1:PORT/v1` once it is ready.
+ *
+ * A request that carries `tools` is a planner request, one without is a processor request
+ * (cli.md). Each request takes the next unused reply of its kind, in script order; a reply
+ * with no `for` serves either kind.
+ */
+
+export interface MockToolCall {
+  name: string;
+  /** An object is sent as its JSON; a string is sent exactly as written (to send bad JSON). */
+  arguments?: unknown;
+  /** Defaults to `call_<n>`; `null` sends none. */
+  id?: string | null;
+}
+
+export interface MockFault {
+  /** Wait this long before answering. */
+  delay_ms?: number;
+  /** Answer with this HTTP status and an error body instead of a reply. */
+  status?: number;
+  /** Seconds, sent as `Retry-After` with `status`. */
+  retry_after?: number;
+  /** Close the connection after this many stream events, without finishing. */
+  cut_after?: number;
+  /** Send a stream event that is not JSON. */
+  invalid_json?: boolean;
+  /** Start the reply and never finish it. */
+  never_end?: boolean;
+  /** A completion whose `choices` list is empty. */
+  empty_choices?: boolean;
+  /** This exact body, as `application/json`, in place of a reply. */
+  raw_body?: string;
+}
+
+export interface MockReply {
+  for?: "planner" | "processor";
+  text?: string;
+  tool_calls?: MockToolCall[];
+  /** Stream as server-sent events (default) or answer with one JSON body. */
+  stream?: boolean;
+  /** Characters of text per stream event (default 16). */
+  chunk?: number;
+  fault?: MockFault;
+  /** Serve this entry this many times (default 1), e.g. a fault that outlasts the retries. */
+  times?: number;
+}
+
+export interface MockScript {
+  replies: MockReply[];
+}
+
+export interface RecordedRequest {
+  time: string;
+  path: string;
+  kind: "planner" | "processor" | "other";
+  /** The parsed body (or the raw text when it was not JSON). */
+  body: unknown;
+  /** The raw body, for exact substring checks. */
+  raw: string;
+  authorization: string | null;
+  /** Which script entry answered (index), or null when none was left. */
+  entry: number | null;
+}
+
+export interface MockModel {
+  port: number;
+  /** The base URL to give Brave Bot (`…/v1`). */
+  url: string;
+  readonly requests: RecordedRequest[];
+  /** Script entries not yet served. */
+  remaining(): number;
+  stop(): Promise<void>;
+}
+
+export interface MockOptions {
+  script: MockScript;
+  /** JSON-lines file receiving every request as it arrives. */
+  recordFile?: string;
+  port?: number;
+}
+
+const encoder = new TextEncoder();
+
+/** Parses a script file's text: `{ "replies": [...] }` or a bare list. */
+export function parseScript(text: string): MockScript {
+  const data = JSON.parse(text);
+  const replies = Array.isArray(data) ? data : data?.replies;
+  if (!Array.isArray(replies)) {
+    throw new Error('a script is a list of replies or { "replies": [...] }');
+  }
+  return { replies };
+}
+
+export function startMockModel(options: MockOptions): Promise<MockModel> {
+  const entries = options.script.replies.map((r) => ({ reply: r, left: r.times ?? 1 }));
+  const requests: RecordedRequest[] = [];
+  const open = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  let callCounter = 0;
+
+  const take = (kind: "planner" | "processor"): number | null => {
+    const i = entries.findIndex((e) =>
+      e.left > 0 && (e.reply.for === undefined || e.reply.for === kind)
+    );
+    if (i < 0) return null;
+    entries[i].left--;
+    return i;
+  };
+
+  const wait = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        resolve();
+      }, ms);
+      timers.add(t);
+      signal.addEventListener("abort", () => {
+        clearTimeout(t);
+        timers.delete(t);
+        resolve();
+      });
+    });
+
+  const handler = async (req: Request): Promise<Response> => {
+    const path = new URL(req.url).pathname;
+    if (req.method === "GET" && path.endsWith("/models")) {
+      return Response.json({
+        object: "list",
+        data: [{ id: "mock", object: "model", owned_by: "mock" }],
+      });
+    }
+    const raw = await req.text();
+    let body: unknown = raw;
+    try {
+      body = JSON.parse(raw);
+    } catch { /* recorded raw */ }
+    const isChat = req.method === "POST" && path.endsWith("/chat/completions");
+    const kind = !isChat
+      ? "other"
+      : typeof body === "object" && body !== null && "tools" in body
+      ? "planner"
+      : "processor";
+    const entry = kind === "other" ? null : take(kind);
+    const record: RecordedRequest = {
+      time: new Date().toISOString(),
+      path,
+      kind,
+      body,
+      raw,
+      authorization: req.headers.get("authorization"),
+      entry,
+    };
+    requests.push(record);
+    if (options.recordFile) {
+      await Deno.writeTextFile(options.recordFile, JSON.stringify(record) + "\n", { append: true });
+    }
+    if (!isChat) {
+      return Response.json({ error: { message: `no such route: ${path}` } }, { status: 404 });
+    }
+    const model = (body as { model?: string })?.model ?? "mock";
+    if (entry === null) {
+      return completion(
+        model,
+        { text: `(mock model: the script has no ${kind} reply left)` },
+        0,
+      );
+    }
+    const reply = entries[entry].reply;
+    const fault = reply.fault ?? {};
+    if (fault.delay_ms) await wait(fault.delay_ms, req.signal);
+    if (fault.status) {
+      const headers: Record<string, string> = {};
+      if (fault.retry_after !== undefined) headers["retry-after"] = String(fault.retry_after);
+      return Response.json(
+        { error: { message: `mock fault: HTTP ${fault.status}`, type: "mock_fault" } },
+        { status: fault.status, headers },
+      );
+    }
+    if (fault.raw_body !== undefined) {
+      return new Response(fault.raw_body, { headers: { "content-type": "application/json" } });
+    }
+    if (fault.empty_choices) {
+      return Response.json({
+        id: "mock",
+        object: "chat.completion",
+        created: 0,
+        model,
+        choices: [],
+      });
+    }
+    const wantsStream = (body as { stream?: boolean })?.stream === true;
+    const first = callCounter;
+    callCounter += reply.tool_calls?.length ?? 0;
+    if (!wantsStream || reply.stream === false) {
+      return completion(model, reply, first);
+    }
+    return streamed(model, reply, fault, first);
+  };
+
+  const completion = (model: string, reply: MockReply, first: number): Response => {
+    const calls = (reply.tool_calls ?? []).map((c, i) => ({
+      ...(c.id === null ? {} : { id: c.id ?? `call_${first + i}` }),
+      type: "function",
+      function: { name: c.name, arguments: argText(c.arguments) },
+    }));
+    return Response.json({
+      id: "mock",
+      object: "chat.completion",
+      created: 0,
+      model,
+      choices: [{
+        index: 0,
+        message: {
+          role: "assistant",
+          content: reply.text ?? null,
+          ...(calls.length ? { tool_calls: calls } : {}),
+        },
+        finish_reason: calls.length ? "tool_calls" : "stop",
+      }],
+    });
+  };
+
+  const streamed = (model: string, reply: MockReply, fault: MockFault, first: number): Response => {
+    const events: string[] = [];
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      JSON.stringify({
+        id: "mock",
+        object: "chat.completion.chunk",
+        created: 0,
+        model,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
+    events.push(chunk({ role: "assistant", content: "" }));
+    const size = Math.max(1, reply.chunk ?? 16);
+    const text = reply.text ?? "";
+    for (let i = 0; i < text.length; i += size) {
+      events.push(chunk({ content: text.slice(i, i + size) }));
+    }
+    (reply.tool_calls ?? []).forEach((c, i) => {
+      const args = argText(c.arguments);
+      events.push(chunk({
+        tool_calls: [{
+          index: i,
+          ...(c.id === null ? {} : { id: c.id ?? `call_${first + i}` }),
+          type: "function",
+          function: { name: c.name, arguments: "" },
+        }],
+      }));
+      const piece = Math.max(size, Math.ceil(args.length / 64));
+      for (let j = 0; j < args.length; j += piece) {
+        events.push(
+          chunk({ tool_calls: [{ index: i, function: { arguments: args.slice(j, j + piece) } }] }),
+        );
+      }
+    });
+    if (fault.invalid_json) events.splice(Math.min(2, events.length), 0, "{this is not json");
+    const finishing = [chunk({}, reply.tool_calls?.length ? "tool_calls" : "stop"), "[DONE]"];
+    let controllerRef: ReadableStreamDefaultController<Uint8Array> | null = null;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controllerRef = controller;
+        open.add(controller);
+        const limit = fault.cut_after ?? Infinity;
+        let sent = 0;
+        for (const e of events) {
+          if (sent >= limit) break;
+          controller.enqueue(encoder.encode(`data: ${e}\n\n`));
+          sent++;
+        }
+        if (fault.never_end) return; // the reply goes on forever, as far as the client can tell
+        if (sent < events.length || fault.cut_after !== undefined) {
+          // Cut mid-way: the connection closes without the server finishing the reply.
+          open.delete(controller);
+          controller.close();
+          return;
+        }
+        for (const e of finishing) controller.enqueue(encoder.encode(`data: ${e}\n\n`));
+        open.delete(controller);
+        controller.close();
+      },
+      cancel() {
+        if (controllerRef) open.delete(controllerRef);
+      },
+    });
+    return new Response(stream, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
+  };
+
+  return new Promise((resolve) => {
+    const server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: options.port ?? 0,
+      onListen: () => {},
+    }, handler);
+    const port = server.addr.port;
+    resolve({
+      port,
+      url: `http://127.0.0.1:${port}/v1`,
+      requests,
+      remaining: () => entries.reduce((n, e) => n + e.left, 0),
+      stop: async () => {
+        for (const t of timers) clearTimeout(t);
+        for (const c of open) {
+          try {
+            c.close();
+          } catch { /* already closed */ }
+        }
+        open.clear();
+        await server.shutdown();
+      },
+    });
+  });
+}
+
+function argText(args: unknown): string {
+  if (args === undefined) return "{}";
+  return typeof args === "string" ? args : JSON.stringify(args);
+}
+
+if (import.meta.main) {
+  const args = Deno.args;
+  const get = (flag: string) => {
+    const i = args.indexOf(flag);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const scriptPath = get("--script");
+  if (!scriptPath) {
+    console.error("usage: mock-model.ts --script FILE [--record FILE] [--port N]");
+    Deno.exit(2);
+  }
+  const mock = await startMockModel({
+    script: parseScript(await Deno.readTextFile(scriptPath)),
+    recordFile: get("--record"),
+    port: get("--port") ? Number(get("--port")) : 0,
+  });
+  console.log(`mock-model listening on ${mock.url}`);
+  const stop = async () => {
+    await mock.stop();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+}

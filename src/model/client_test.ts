@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import { OpenAIModelClient } from "./client.ts";
+import { ModelError } from "./types.ts";
+import { type MockReply, startMockModel } from "../../scripts/mock-model.ts";
+import type { RetryPolicy } from "./retry.ts";
+
+const FAST: RetryPolicy = { attempts: 3, baseDelayMs: 10, maxDelayMs: 50, totalMs: 5_000 };
+const USER = [{ role: "user" as const, content: "hello" }];
+
+async function withMock(
+  replies: MockReply[],
+  fn: (
+    client: OpenAIModelClient,
+    mock: Awaited<ReturnType<typeof startMockModel>>,
+  ) => Promise<void>,
+  options: { timeoutMs?: number; apiKey?: string } = {},
+) {
+  const mock = await startMockModel({ script: { replies } });
+  try {
+    const client = new OpenAIModelClient({
+      endpoint: mock.url,
+      model: "m",
+      timeoutMs: options.timeoutMs ?? 10_000,
+      apiKey: options.apiKey,
+      retry: FAST,
+    });
+    await fn(client, mock);
+  } finally {
+    await mock.stop();
+  }
+}
+
+async function modelError(p: Promise<unknown>): Promise<ModelError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof ModelError, `expected a ModelError, got ${e}`);
+    return e;
+  }
+  assert.fail("expected the call to fail");
+}
+
+Deno.test("streamed text reaches onText piece by piece and the whole reply is assembled", async () => {
+  await withMock([{ text: "The quick brown fox jumps over the lazy dog", chunk: 5 }], async (c) => {
+    const pieces: string[] = [];
+    const reply = await c.complete({ messages: USER, onText: (t) => pieces.push(t) });
+    assert.equal(reply.text, "The quick brown fox jumps over the lazy dog");
+    assert.ok(pieces.length > 3);
+    assert.equal(pieces.join(""), reply.text);
+    assert.deepEqual(reply.toolCalls, []);
+  });
+});
+
+Deno.test("tool calls streamed in pieces are assembled, and a whole JSON body is read too", async () => {
+  await withMock([
+    {
+      tool_calls: [{ name: "read_file", arguments: { path: "a.txt" } }, {
+        name: "list_files",
+        arguments: { directory: "." },
+      }],
+    },
+    { stream: false, text: "done", tool_calls: [{ name: "todo_write", arguments: { todos: [] } }] },
+  ], async (c) => {
+    const r1 = await c.complete({ messages: USER, tools: [] });
+    assert.deepEqual(r1.toolCalls.map((t) => [t.function.name, JSON.parse(t.function.arguments)]), [
+      ["read_file", { path: "a.txt" }],
+      ["list_files", { directory: "." }],
+    ]);
+    assert.equal(new Set(r1.toolCalls.map((t) => t.id)).size, 2);
+    const r2 = await c.complete({ messages: USER, tools: [] });
+    assert.equal(r2.text, "done");
+    assert.equal(r2.toolCalls[0].function.name, "todo_write");
+  });
+});
+
+Deno.test("429 and 500 are retried, and the retry is reported", async () => {
+  await withMock([
+    { fault: { status: 429, retry_after: 0 } },
+    { fault: { status: 503 } },
+    { text: "ok" },
+  ], async (c, mock) => {
+    const retries: string[] = [];
+    const reply = await c.complete({ messages: USER, onRetry: (why) => retries.push(why) });
+    assert.equal(reply.text, "ok");
+    assert.deepEqual(retries, ["HTTP 429", "HTTP 503"]);
+    assert.equal(mock.requests.length, 3);
+  });
+});
+
+Deno.test("an endpoint that stays down ends in an error naming it, after a bounded number of tries", async () => {
+  await withMock([{ fault: { status: 500 }, times: 100 }], async (c, mock) => {
+    const e = await modelError(c.complete({ messages: USER }));
+    assert.equal(e.kind, "unreachable");
+    assert.match(e.message, new RegExp(mock.url.replace(/[.]/g, "\\.")));
+    assert.match(e.message, /3 tries/);
+    assert.equal(mock.requests.length, FAST.attempts);
+  });
+});
+
+Deno.test("a refused connection is retried and then named", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const c = new OpenAIModelClient({
+    endpoint: `http://127.0.0.1:${port}/v1`,
+    model: "m",
+    timeoutMs: 5000,
+    retry: FAST,
+  });
+  const e = await modelError(c.complete({ messages: USER }));
+  assert.equal(e.kind, "unreachable");
+  assert.match(e.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+  assert.match(e.message, /cannot connect/);
+});
+
+Deno.test("a stream cut mid-way is asked again; cut every time, it ends in an error", async () => {
+  await withMock([{ text: "partial reply here", chunk: 3, fault: { cut_after: 2 } }, {
+    text: "whole",
+  }], async (c) => {
+    const retries: string[] = [];
+    const reply = await c.complete({ messages: USER, onRetry: (w) => retries.push(w) });
+    assert.equal(reply.text, "whole");
+    assert.match(retries[0], /cut off/);
+  });
+  await withMock(
+    [{ text: "partial reply", chunk: 3, fault: { cut_after: 2 }, times: 10 }],
+    async (c) => {
+      const e = await modelError(c.complete({ messages: USER }));
+      assert.equal(e.kind, "unreachable");
+      assert.match(e.message, /cut off/);
+    },
+  );
+});
+
+Deno.test("invalid JSON in the stream is a clear error, not a crash", async () => {
+  await withMock([{ text: "abc", fault: { invalid_json: true } }], async (c) => {
+    const e = await modelError(c.complete({ messages: USER }));
+    assert.equal(e.kind, "malformed");
+    assert.match(e.message, /not valid JSON/);
+  });
+  await withMock([{ fault: { raw_body: "<html>oops" } }], async (c) => {
+    const e = await modelError(c.complete({ messages: USER }));
+    assert.equal(e.kind, "malformed");
+  });
+});
+
+Deno.test("a reply that never ends times out with the configured limit named", async () => {
+  await withMock([{ text: "forever", fault: { never_end: true } }], async (c) => {
+    const e = await modelError(c.complete({ messages: USER }));
+    assert.equal(e.kind, "timeout");
+    assert.match(e.message, /1 s/);
+    assert.match(e.message, /timeouts\.requestMs/);
+  }, { timeoutMs: 1000 });
+});
+
+Deno.test("an empty choice list and an empty body are reported as replies with nothing in them", async () => {
+  await withMock([{ fault: { empty_choices: true } }, { text: "" }], async (c) => {
+    const r = await c.complete({ messages: USER });
+    assert.ok(r.problems.includes("the reply had no choices"));
+    const r2 = await c.complete({ messages: USER });
+    assert.equal(r2.text, "");
+    assert.deepEqual(r2.toolCalls, []);
+  });
+});
+
+Deno.test("a 404 names the model; a 401 names BRAVEBOT_API_KEY; neither is retried", async () => {
+  await withMock([{ fault: { status: 404 } }, { fault: { status: 401 } }], async (c, mock) => {
+    const e = await modelError(c.complete({ messages: USER }));
+    assert.equal(e.kind, "http");
+    assert.match(e.message, /model 'm'/);
+    const e2 = await modelError(c.complete({ messages: USER }));
+    assert.match(e2.message, /BRAVEBOT_API_KEY/);
+    assert.equal(mock.requests.length, 2);
+  });
+});
+
+Deno.test("no Authorization header without a key; a bearer token with one", async () => {
+  await withMock([{ text: "a" }], async (c, mock) => {
+    await c.complete({ messages: USER });
+    assert.equal(mock.requests[0].authorization, null);
+  });
+  await withMock([{ text: "a" }], async (c, mock) => {
+    await c.complete({ messages: USER });
+    assert.equal(mock.requests[0].authorization, "Bearer sekrit");
+  }, { apiKey: "sekrit" });
+});
+
+Deno.test("constructing a client sends nothing", async () => {
+  await withMock([{ text: "a" }], (_c, mock) => {
+    assert.equal(mock.requests.length, 0);
+    return Promise.resolve();
+  });
+});
+
+Deno.test("processor requests carry no tools; planner requests carry them", async () => {
+  await withMock([{ text: "a" }, { text: "b" }], async (c, mock) => {
+    await c.complete({
+      messages: USER,
+      tools: [{ type: "function", function: { name: "x", description: "", parameters: {} } }],
+    });
+    await c.complete({ messages: USER });
+    assert.equal(mock.requests[0].kind, "planner");
+    assert.equal(mock.requests[1].kind, "processor");
+    assert.ok(!("tools" in (mock.requests[1].body as object)));
+  });
+});
