@@ -5,16 +5,31 @@
  */
 import { z } from "zod";
 import { compileGlob } from "../util/glob.ts";
+import { normaliseRuleDir } from "./trust_map.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
-const commandRule = z.union([
-  z.strictObject({ argv: z.array(z.string()).min(1) }),
-  z.strictObject({ prefix: z.array(z.string()).min(1) }),
-]);
+/** `{argv}` or `{prefix}`: one strict object, so an unknown or mistyped field is named. */
+const commandRule = z
+  .strictObject({
+    argv: z.array(z.string()).min(1).optional(),
+    prefix: z.array(z.string()).min(1).optional(),
+  })
+  .refine((r) => (r.argv === undefined) !== (r.prefix === undefined), {
+    message: 'give exactly one of "argv" (the exact command) or "prefix" (program and first args)',
+  })
+  .transform((r): { argv: string[] } | { prefix: string[] } =>
+    r.argv !== undefined ? { argv: r.argv } : { prefix: r.prefix! }
+  );
+
+/** A trust-map folder as `bravebot trust add` takes it; a bad one is named, never dropped. */
+const ruleDir = z.string().superRefine((dir, ctx) => {
+  const normal = normaliseRuleDir(dir);
+  if (!normal.ok) ctx.addIssue({ code: "custom", message: normal.error });
+});
 
 export const approvalsSchema = z.strictObject({
-  trust: z.array(z.string()).optional(),
-  untrust: z.array(z.string()).optional(),
+  trust: z.array(ruleDir).optional(),
+  untrust: z.array(ruleDir).optional(),
   writes: z.array(z.string()).optional(),
   run: z.array(commandRule).optional(),
   vouch: z.array(commandRule).optional(),
@@ -22,8 +37,8 @@ export const approvalsSchema = z.strictObject({
   quarantinedRead: z.enum(["keep", "untrusted"]).optional(),
 });
 
-export type ApprovalsFile = z.infer<typeof approvalsSchema>;
-export type CommandRule = z.infer<typeof commandRule>;
+export type ApprovalsFile = z.output<typeof approvalsSchema>;
+export type CommandRule = z.output<typeof commandRule>;
 
 /** Names the first problem as `field: message`, the way the person will fix it. */
 export function describeZodError(error: z.ZodError): string {
@@ -67,7 +82,10 @@ export function commandMatches(rule: CommandRule, argv: readonly string[]): bool
   return rule.prefix.length <= argv.length && rule.prefix.every((a, i) => a === argv[i]);
 }
 
-/** Whether the file pre-approves a write to this real workspace-relative destination. */
+/**
+ * Whether the file pre-approves a write to this real workspace-relative destination. Globs are
+ * anchored at the workspace root: `README.md` pre-approves that file, not every README.
+ */
 export function writeAllowed(file: ApprovalsFile, rel: string): boolean {
-  return (file.writes ?? []).some((g) => compileGlob(g).matches(rel));
+  return (file.writes ?? []).some((g) => compileGlob(g, { anchored: true }).matches(rel));
 }

@@ -19,17 +19,26 @@ export const DEFAULT_PRIVATE_PATTERNS: readonly string[] = [
   "**/credentials*",
 ];
 
+function fold(text: string): string {
+  return text.normalize("NFC").toLowerCase();
+}
+
 export class PrivatePaths {
   readonly patterns: readonly string[];
   #globs: Glob[];
 
   constructor(extra: readonly string[] = []) {
     this.patterns = [...DEFAULT_PRIVATE_PATTERNS, ...extra];
-    this.#globs = this.patterns.map(compileGlob);
+    this.#globs = this.patterns.map((p) => compileGlob(fold(p)));
   }
 
-  /** `priv` when the workspace-relative path matches any pattern. */
+  /**
+   * `priv` when the workspace-relative path matches any pattern, ignoring case and Unicode
+   * normalisation: `.ENV` and `Server.PEM` hold the same secrets, and erring towards `priv`
+   * is the safe side.
+   */
   confidentialityOf(rel: string): Confidentiality {
-    return this.#globs.some((g) => g.matches(rel)) ? "priv" : "pub";
+    const folded = fold(rel);
+    return this.#globs.some((g) => g.matches(folded)) ? "priv" : "pub";
   }
 }

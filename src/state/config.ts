@@ -63,7 +63,8 @@ export async function loadConfig(path: string, required: boolean): Promise<Resul
 export function isLoopback(url: string): boolean {
   try {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-    return host === "localhost" || host === "::1" || /^127\./.test(host);
+    // A whole IPv4 literal: `127.0.0.1.evil.example` is a remote name, not loopback.
+    return host === "localhost" || host === "::1" || /^127(\.[0-9]{1,3}){3}$/.test(host);
   } catch {
     return false;
   }

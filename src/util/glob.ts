@@ -129,8 +129,12 @@ function run(tokens: readonly Token[], text: string): boolean {
   return current[n] === 1;
 }
 
-export function compileGlob(pattern: string): Glob {
-  const anchored = pattern.includes("/");
+/**
+ * `anchored: true` matches the whole relative path even for a pattern without `/`: the
+ * approval file's `writes` are workspace-relative, so `README.md` there means the root one.
+ */
+export function compileGlob(pattern: string, options: { anchored?: boolean } = {}): Glob {
+  const anchored = options.anchored ?? pattern.includes("/");
   const tokens = tokenize(pattern);
   const literal = tokens.every((t) => t.kind === Kind.Literal);
   const test = literal ? (text: string) => text === pattern : (text: string) => run(tokens, text);

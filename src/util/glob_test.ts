@@ -93,3 +93,10 @@ Deno.test("glob: agrees with a naive reference matcher on random inputs", () => 
     { numRuns: 2_000 },
   );
 });
+
+Deno.test("glob: anchored: true matches the whole path even without a slash", () => {
+  assert.equal(compileGlob("README.md", { anchored: true }).matches("README.md"), true);
+  assert.equal(compileGlob("README.md", { anchored: true }).matches("docs/README.md"), false);
+  assert.equal(compileGlob("*.md", { anchored: true }).matches("docs/a.md"), false);
+  assert.equal(compileGlob("README.md").matches("docs/README.md"), true, "default unchanged");
+});

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { commandMatches, loadApprovals, parseApprovals, writeAllowed } from "./approvals_file.ts";
+
+const CLI_MD_EXAMPLE = `{
+  "trust":   ["src/", "docs/"],
+  "untrust": ["src/vendor/"],
+  "writes":  ["src/**", "README.md"],
+  "run":     [{ "prefix": ["deno", "test"] }],
+  "vouch":   [{ "argv": ["git", "status"] }],
+  "readOutput": false,
+  "quarantinedRead": "keep"
+}`;
+
+function refusal(text: string): string {
+  const r = parseApprovals(text, "policy.json");
+  assert.equal(r.ok, false, text);
+  return r.ok ? "" : r.error;
+}
+
+Deno.test("approvals: the example of cli.md is accepted as written", () => {
+  const r = parseApprovals(CLI_MD_EXAMPLE, "policy.json");
+  assert.ok(r.ok, r.ok ? "" : r.error);
+  assert.deepEqual(r.value.run, [{ prefix: ["deno", "test"] }]);
+  assert.deepEqual(r.value.vouch, [{ argv: ["git", "status"] }]);
+  assert.equal(r.value.quarantinedRead, "keep");
+  assert.ok(parseApprovals("{}", "p").ok, "an empty file approves nothing, and is valid");
+});
+
+Deno.test("approvals: an unknown field is an error that names it and the file", () => {
+  assert.equal(refusal('{"trust": [], "writez": ["a"]}'), "policy.json: unknown field 'writez'");
+  assert.match(refusal('{"run": [{"argv": ["ls"], "cwd": "/"}]}'), /run\.0: unknown field 'cwd'/);
+  assert.match(refusal('{"vouchFiles": ["a"]}'), /unknown field 'vouchFiles'/);
+});
+
+Deno.test("approvals: a wrong type is an error that names the field", () => {
+  const cases: [string, RegExp][] = [
+    ['{"trust": "src/"}', /^policy\.json: trust: .*expected array/],
+    ['{"writes": [1]}', /writes\.0: .*expected string/],
+    ['{"readOutput": "no"}', /readOutput: .*expected boolean/],
+    ['{"run": ["git status"]}', /run\.0: .*expected object/],
+    ['{"run": [{"argv": "git status"}]}', /run\.0\.argv: .*expected array/],
+    ['{"run": [{"argv": []}]}', /run\.0\.argv: .*>=1/],
+    ['{"vouch": [{"argv": ["a"], "prefix": ["a"]}]}', /vouch\.0: give exactly one of "argv"/],
+    ['{"vouch": [{}]}', /vouch\.0: give exactly one of "argv"/],
+    ["[]", /\(top level\): .*expected object/],
+    ['"x"', /\(top level\)/],
+  ];
+  for (const [text, want] of cases) assert.match(refusal(text), want, text);
+});
+
+Deno.test("approvals: vouching for a file is never pre-approved", () => {
+  assert.match(refusal('{"quarantinedRead": "vouch"}'), /quarantinedRead: .*"keep"\|"untrusted"/);
+});
+
+Deno.test("approvals: a trust folder that could not be a rule is named, not dropped", () => {
+  assert.match(refusal('{"trust": ["src/", "../elsewhere"]}'), /trust\.1: .*'\.\.' segments/);
+  assert.match(refusal('{"untrust": ["/etc"]}'), /untrust\.0: .*absolute/);
+});
+
+Deno.test("approvals: not JSON, or not readable, is an error naming the file", async () => {
+  assert.match(refusal("{ trust: [] }"), /^policy\.json is not valid JSON/);
+  const dir = await Deno.makeTempDir({ prefix: "bb-approvals-" });
+  try {
+    const missing = join(dir, "nope.json");
+    const r = await loadApprovals(missing);
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.ok(r.error.includes(missing));
+    await Deno.writeTextFile(join(dir, "p.json"), CLI_MD_EXAMPLE);
+    assert.ok((await loadApprovals(join(dir, "p.json"))).ok);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("approvals: argv rules match exactly; prefix rules match the program and first args", () => {
+  const exact = { argv: ["git", "status"] };
+  assert.equal(commandMatches(exact, ["git", "status"]), true);
+  assert.equal(commandMatches(exact, ["git", "status", "--short"]), false);
+  assert.equal(commandMatches(exact, ["git"]), false);
+  const prefix = { prefix: ["deno", "test"] };
+  assert.equal(commandMatches(prefix, ["deno", "test"]), true);
+  assert.equal(commandMatches(prefix, ["deno", "test", "a_test.ts"]), true);
+  assert.equal(commandMatches(prefix, ["deno", "run", "test"]), false);
+  assert.equal(commandMatches(prefix, ["deno"]), false);
+  assert.equal(commandMatches(prefix, ["deno", "testx"]), false);
+});
+
+Deno.test("approvals: writes are matched as globs against the real destination", () => {
+  const r = parseApprovals(CLI_MD_EXAMPLE, "p");
+  assert.ok(r.ok);
+  assert.equal(writeAllowed(r.value, "src/a/b.ts"), true);
+  assert.equal(writeAllowed(r.value, "README.md"), true);
+  assert.equal(writeAllowed(r.value, "docs/README.md"), false);
+  assert.equal(writeAllowed(r.value, "srcx/a.ts"), false);
+  assert.equal(writeAllowed({}, "src/a.ts"), false);
+});
