@@ -4,6 +4,8 @@
  */
 import type { GlobalOptions } from "./global_options.ts";
 import { EXIT } from "./exit_codes.ts";
+import { skillsCommand } from "./commands/skills.ts";
+import { doctorCommand } from "./commands/doctor.ts";
 
 type Handler<A extends unknown[]> = (options: GlobalOptions, ...args: A) => Promise<number>;
 
@@ -23,7 +25,7 @@ export const commandHandlers: {
 } = {
   session: notYet("the session"),
   vouch: notYet("vouch"),
-  skills: notYet("skills"),
+  skills: skillsCommand,
   sessions: notYet("sessions"),
-  doctor: notYet("doctor"),
+  doctor: doctorCommand,
 };

@@ -22,7 +22,11 @@ export async function probe(
         break;
       }
       case "env":
-        Deno.env.get(target);
+        // Under --ignore-env a denied variable reads as undefined instead of throwing: the
+        // wall stands when the value is not visible, whichever way Deno says so.
+        if (Deno.env.get(target) === undefined) {
+          return { refused: true, error: `${target} is not visible (undefined)` };
+        }
         break;
     }
     return { refused: false, error: null };

@@ -1,0 +1,284 @@
+/**
+ * `bravebot doctor` (cli.md): checks, one line each, what a first run needs — the endpoint
+ * answers, the model is there, tool calling works, the second wall stands, and what confines
+ * run stages. Exit 0 only when every essential check passed. It is the one command that talks
+ * to the endpoint without being asked a question, so it says exactly what it sent.
+ */
+import { join } from "node:path";
+import pc from "picocolors";
+import type { GlobalOptions } from "../global_options.ts";
+import { resolveGlobals } from "../global_options.ts";
+import type { Settings } from "../../state/settings.ts";
+import { EXIT } from "../exit_codes.ts";
+import { apiKeyFromEnv, OpenAIModelClient } from "../../model/client.ts";
+import { EffectWorker } from "../../worker/client.ts";
+import { sandboxStatus } from "../../policy/sandbox.ts";
+import { messageOf } from "../../util/result.ts";
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  /** Whether a failure makes doctor exit non-zero. */
+  essential: boolean;
+  detail: string;
+}
+
+const LIST_TIMEOUT_MS = 10_000;
+const TOOL_TIMEOUT_MS = 120_000;
+
+async function listModels(
+  url: string,
+  apiKey: string | undefined,
+): Promise<{ ok: true; ids: string[] } | { ok: false; why: string; reached: boolean }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), LIST_TIMEOUT_MS);
+  try {
+    const response = await fetch(`${url.replace(/\/+$/, "")}/models`, {
+      signal: controller.signal,
+      headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      const hint = response.status === 401 || response.status === 403
+        ? "; set BRAVEBOT_API_KEY if the endpoint needs a token"
+        : "";
+      return {
+        ok: false,
+        reached: true,
+        why: `GET /models answered HTTP ${response.status}${hint}`,
+      };
+    }
+    let ids: string[] = [];
+    try {
+      const data = JSON.parse(text) as { data?: { id?: unknown }[]; models?: { name?: unknown }[] };
+      ids = (data.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === "string");
+    } catch {
+      return { ok: false, reached: true, why: "GET /models did not answer with JSON" };
+    }
+    return { ok: true, ids };
+  } catch (e) {
+    const why = controller.signal.aborted
+      ? `no answer within ${LIST_TIMEOUT_MS / 1000} s`
+      : messageOf(e).split("\n")[0];
+    return { ok: false, reached: false, why };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function endpointChecks(
+  role: "planner" | "processor",
+  url: string,
+  model: string | undefined,
+  apiKey: string | undefined,
+): Promise<{ checks: Check[]; usable: boolean }> {
+  const prefix = role === "planner" ? "" : "processor ";
+  const checks: Check[] = [];
+  const listed = await listModels(url, apiKey);
+  checks.push({
+    name: `${prefix}endpoint reachable`,
+    ok: listed.ok,
+    essential: true,
+    detail: listed.ok
+      ? `${url} answered GET /models`
+      : `${url}: ${listed.why}${
+        !listed.ok && !listed.reached
+          ? " — is the server running (ollama serve, llama-server) and is --endpoint right?"
+          : ""
+      }`,
+  });
+  if (!model) {
+    checks.push({
+      name: `${prefix}model present`,
+      ok: false,
+      essential: true,
+      detail: 'no model is configured: pass --model NAME or set "model" in the config',
+    });
+    return { checks, usable: false };
+  }
+  if (!listed.ok) {
+    checks.push({
+      name: `${prefix}model present`,
+      ok: false,
+      essential: true,
+      detail: `not checked: the endpoint did not list its models`,
+    });
+    return { checks, usable: false };
+  }
+  const present = listed.ids.includes(model);
+  const available = listed.ids.slice(0, 10).join(", ") || "none";
+  checks.push({
+    name: `${prefix}model present`,
+    ok: present,
+    essential: true,
+    detail: present
+      ? `${model} is served`
+      : `${model} is not among the endpoint's models (${available}); pull it (ollama pull ` +
+        `${model}) or pass --model with a listed name`,
+  });
+  return { checks, usable: present };
+}
+
+async function toolCallCheck(settings: Settings, apiKey: string | undefined): Promise<Check> {
+  const name = "tool calling works";
+  const client = new OpenAIModelClient({
+    endpoint: settings.planner.url,
+    model: settings.planner.model!,
+    timeoutMs: Math.min(settings.requestTimeoutMs, TOOL_TIMEOUT_MS),
+    apiKey,
+    retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: 0, totalMs: 0 },
+  });
+  try {
+    const reply = await client.complete({
+      messages: [
+        { role: "system", content: "You are being tested. Answer only by calling a tool." },
+        { role: "user", content: 'Call the tool "ping" with {"word": "ok"}.' },
+      ],
+      tools: [{
+        type: "function",
+        function: {
+          name: "ping",
+          description: "Answers the test.",
+          parameters: {
+            type: "object",
+            properties: { word: { type: "string" } },
+            required: ["word"],
+          },
+        },
+      }],
+    });
+    const call = reply.toolCalls.find((c) => c.function.name === "ping");
+    if (call) {
+      return {
+        name,
+        ok: true,
+        essential: true,
+        detail: "one request with one tool: the model called it",
+      };
+    }
+    return {
+      name,
+      ok: false,
+      essential: true,
+      detail: reply.toolCalls.length
+        ? `the model called ${reply.toolCalls.map((c) => c.function.name).join(", ")}, not ping`
+        : "the model answered in text instead of calling the tool: use a model with tool " +
+          "support (llama-server needs --jinja)",
+    };
+  } catch (e) {
+    return { name, ok: false, essential: true, detail: messageOf(e) };
+  }
+}
+
+/** Asks the effect worker, with the session's narrowed permissions, to do what it must not. */
+async function wallCheck(workspace: string): Promise<Check> {
+  const scratch = await Deno.makeTempDir({ prefix: "bravebot-doctor-" });
+  const outside = await Deno.makeTempDir({ prefix: "bravebot-doctor-outside-" });
+  const worker = EffectWorker.start({
+    workspace: await Deno.realPath(workspace),
+    scratch: await Deno.realPath(scratch),
+    run: false,
+  });
+  try {
+    const probes = [
+      { what: "read" as const, target: "/etc/passwd", say: "read /etc/passwd" },
+      { what: "write" as const, target: join(outside, "probe.txt"), say: "write outside" },
+      { what: "net" as const, target: "127.0.0.1:9", say: "open a socket" },
+      { what: "env" as const, target: "HOME", say: "read $HOME" },
+    ];
+    const allowed: string[] = [];
+    for (const p of probes) {
+      const r = await worker.call({ op: "probe", what: p.what, target: p.target });
+      if (!r.ok || !r.value.refused) {
+        allowed.push(`${p.say} (${r.ok ? r.value.error ?? "allowed" : r.error.message})`);
+      }
+    }
+    return {
+      name: "permissions",
+      ok: allowed.length === 0,
+      essential: true,
+      detail: allowed.length === 0
+        ? "the effect worker may not read /etc/passwd, write outside the workspace, open a socket or read the environment: the second wall stands"
+        : `the effect worker was NOT stopped from: ${allowed.join("; ")}`,
+    };
+  } catch (e) {
+    return { name: "permissions", ok: false, essential: true, detail: messageOf(e) };
+  } finally {
+    worker.terminate();
+    await Deno.remove(scratch, { recursive: true }).catch(() => {});
+    await Deno.remove(outside, { recursive: true }).catch(() => {});
+  }
+}
+
+/** Runs every check; the order is the order a person fixes things in. */
+export async function runDoctor(workspace: string, settings: Settings): Promise<Check[]> {
+  const apiKey = apiKeyFromEnv();
+  const checks: Check[] = [];
+  const planner = await endpointChecks(
+    "planner",
+    settings.planner.url,
+    settings.planner.model,
+    apiKey,
+  );
+  checks.push(...planner.checks);
+  if (planner.usable) checks.push(await toolCallCheck(settings, apiKey));
+  else {
+    checks.push({
+      name: "tool calling works",
+      ok: false,
+      essential: true,
+      detail: "not checked: the endpoint or the model is not available",
+    });
+  }
+  const sameProcessor = settings.processor.url === settings.planner.url &&
+    settings.processor.model === settings.planner.model;
+  if (!sameProcessor) {
+    checks.push(
+      ...(await endpointChecks(
+        "processor",
+        settings.processor.url,
+        settings.processor.model,
+        apiKey,
+      ))
+        .checks,
+    );
+  }
+  checks.push(await wallCheck(workspace));
+  try {
+    const s = await sandboxStatus(settings);
+    checks.push({
+      name: "sandbox",
+      ok: s.configured === "none" || s.inUse,
+      essential: s.configured === "bwrap",
+      detail: s.detail,
+    });
+  } catch (e) {
+    checks.push({ name: "sandbox", ok: false, essential: false, detail: messageOf(e) });
+  }
+  return checks;
+}
+
+export function formatCheck(c: Check): string {
+  const mark = c.ok ? pc.green("ok  ") : c.essential ? pc.red("FAIL") : pc.yellow("warn");
+  return `${mark}  ${c.name.padEnd(28)} ${c.detail}`;
+}
+
+export async function doctorCommand(options: GlobalOptions): Promise<number> {
+  const g = await resolveGlobals(options);
+  const print = (line: string) => console.log(line);
+  print(
+    `config: ${g.configPath}${
+      Object.keys(g.config).length ? "" : " (not found or empty: defaults)"
+    }`,
+  );
+  print(`workspace: ${g.workspaceDir}`);
+  const checks = await runDoctor(g.workspaceDir, g.settings);
+  for (const c of checks) print(formatCheck(c));
+  const failed = checks.filter((c) => !c.ok && c.essential);
+  print(
+    failed.length === 0
+      ? "all essential checks passed"
+      : `${failed.length} essential check(s) failed`,
+  );
+  return failed.length === 0 ? EXIT.ok : EXIT.failure;
+}
