@@ -190,7 +190,7 @@ Deno.test("skills: lists user and trusted workspace skills with where each was f
     const before = await runMain(["skills", ...d.args]);
     assert.equal(before.code, 0, before.stderr);
     assert.match(before.stdout, /commit-style\s+\(user: .*cfg\/skills\/commit-style\)/);
-    assert.doesNotMatch(before.stdout, /release  \(/);
+    assert.doesNotMatch(before.stdout, /release {2}\(/);
     assert.match(before.stdout, /Bad_Name\/SKILL\.md: name 'Bad_Name' is not 1–64 lowercase/);
     assert.equal((await runMain(["trust", "add", ".", ...d.args])).code, 0);
     const after = await runMain(["skills", ...d.args]);
