@@ -21,6 +21,7 @@ import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
 import type { Person } from "../../src/person/person.ts";
 import { type ScriptedAnswer, ScriptedPerson } from "../../src/person/scripted.ts";
 import { EffectWorker } from "../../src/worker/client.ts";
+import type { WorkerRequest } from "../../src/worker/protocol.ts";
 import { settingsFrom } from "../../src/state/settings.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import { SessionState } from "../../src/state/session_state.ts";
@@ -50,6 +51,8 @@ export interface Fixture {
   scripted: ScriptedPerson | null;
   ctx: ToolContext;
   settings: Settings;
+  /** Every request sent to the effect worker, in order: what was opened, listed, written. */
+  workerCalls: WorkerRequest[];
   /** Events the tools emitted to the person's screen. */
   emitted: { type: string; text: string }[];
   /** Validates with the tool's schema, as the driver does, then calls the handler. */
@@ -130,6 +133,13 @@ export async function withPolicy(
     const scripted = options.person ? null : new ScriptedPerson(options.answers ?? []);
     const person = options.person ?? scripted!;
     worker = EffectWorker.start({ workspace: root, scratch, run: false });
+    const workerCalls: WorkerRequest[] = [];
+    const started = worker;
+    const call = started.call.bind(started);
+    started.call = ((request: WorkerRequest) => {
+      workerCalls.push(request);
+      return call(request);
+    }) as typeof started.call;
     const policy = new Policy({
       workspace,
       worker,
@@ -160,6 +170,7 @@ export async function withPolicy(
       ctx,
       settings,
       emitted,
+      workerCalls,
       async call(tool, args) {
         const parsed = tool.schema.safeParse(args);
         if (!parsed.success) {
