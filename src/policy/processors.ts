@@ -1,0 +1,206 @@
+/**
+ * Processor decisions (design.md §10): which bytes a processor may be given, what the answer
+ * is bound to, whether private bytes may go to the processor endpoint, and what the answer's
+ * label is. The tool (spawn_processor) describes and sends; every rule is decided here.
+ */
+import type { Policy } from "./core.ts";
+import { describeKind } from "./core.ts";
+import { formatLabel, join, type Label, label } from "./label.ts";
+import { refName, type RefRecord } from "./refs.ts";
+import { decodeText, labelOfBytes } from "./reads.ts";
+import type { EndpointSettings } from "../state/settings.ts";
+import { sha256 } from "../util/hash.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+/** What a processor is given: the documents, their joined label, and what the answer is about. */
+export interface ProcessorInputs {
+  documents: { ref: RefRecord; name: string; text: string; label: Label; sha256: string }[];
+  /** The join of the inputs' labels. */
+  label: Label;
+  /** The real workspace-relative file the answer is bound to, or null: it belongs nowhere. */
+  about: string | null;
+  /** How the planner may be told what the answer is about (a ref it holds, never a path). */
+  aboutShown: string | null;
+}
+
+/** The file a reference stands for, if any (a processor answer stands for the file it is about). */
+function fileOf(ref: RefRecord): string | null {
+  if ((ref.kind === "file" || ref.kind === "file_name") && ref.entryType !== "directory") {
+    return ref.path ?? null;
+  }
+  if (ref.kind === "processor_answer") return ref.about ?? null;
+  return null;
+}
+
+/**
+ * Resolves `reads` to bytes (a file reference is consumed now, through the worker) and decides
+ * what the answer is about: `about` when given, the single read's file, or nothing.
+ */
+export async function processorInputs(
+  policy: Policy,
+  reads: readonly string[],
+  about: string | null | undefined,
+  maxBytes: number,
+): Promise<Result<ProcessorInputs>> {
+  const refs: RefRecord[] = [];
+  for (const r of reads) {
+    const found = policy.refs.lookup(r);
+    if (!found.ok) return found;
+    if (refs.some((x) => x.id === found.value.id)) {
+      return err(`${refName(found.value)} is named twice in reads`);
+    }
+    refs.push(found.value);
+  }
+  let aboutFile: string | null = null;
+  let aboutShown: string | null = null;
+  if (about !== undefined && about !== null) {
+    const found = policy.refs.lookup(about);
+    if (!found.ok) return err(`about: ${found.error}`);
+    if (!refs.some((x) => x.id === found.value.id)) {
+      return err(
+        `about: ${
+          refName(found.value)
+        } is not one of reads; about names one of the references in reads`,
+      );
+    }
+    aboutFile = fileOf(found.value);
+    if (aboutFile === null) {
+      return err(
+        `about: ${refName(found.value)} is ${describeKind(found.value)}, which names no file; ` +
+          "about must be a quarantined file, a listing entry, or a processor answer bound to a file " +
+          "(or leave about out: the answer then belongs nowhere)",
+      );
+    }
+    aboutShown = refName(found.value);
+  } else if (about === undefined && refs.length === 1) {
+    aboutFile = fileOf(refs[0]);
+    if (aboutFile !== null) aboutShown = refName(refs[0]);
+  }
+
+  const documents: ProcessorInputs["documents"] = [];
+  let total = 0;
+  for (const ref of refs) {
+    let bytes: Uint8Array;
+    let l = ref.label;
+    let name = refName(ref);
+    if (ref.kind === "file_name" && ref.entryType === "directory") {
+      // A directory entry's content is its name (design.md §3: a file name is content).
+      bytes = new TextEncoder().encode(ref.path ?? "");
+      name = `${refName(ref)} (a directory name)`;
+    } else if (ref.kind === "file" || ref.kind === "file_name") {
+      if (ref.path === undefined) return err(`${refName(ref)} names no file`);
+      const read = await policy.worker.call({
+        op: "read",
+        path: `${policy.workspace.root}/${ref.path}`,
+      });
+      if (!read.ok) return err(`${refName(ref)} can no longer be read (${read.error.name})`);
+      bytes = read.value;
+      l = join(l, await labelOfBytes(policy, ref.path, bytes));
+    } else {
+      if (!ref.hasBytes) return err(`${refName(ref)} holds no content`);
+      bytes = await policy.refs.bytes(ref);
+    }
+    total += bytes.length;
+    if (total > maxBytes) {
+      return err(
+        `the documents come to more than ${maxBytes} bytes, more than the processor's context window ` +
+          "holds; give fewer or smaller references per call",
+      );
+    }
+    const text = decodeText(bytes);
+    if (text === null) return err(`${refName(ref)} is not text (binary, ${bytes.length} bytes)`);
+    documents.push({ ref, name, text, label: l, sha256: sha256(bytes) });
+  }
+  return ok({
+    documents,
+    label: join(...documents.map((d) => d.label)),
+    about: aboutFile,
+    aboutShown,
+  });
+}
+
+/** Private values already answered, per policy (session): hash → allowed. */
+const egressAnswers = new WeakMap<Policy, Map<string, boolean>>();
+
+/**
+ * `priv` content to an endpoint not marked local asks the person once per value (design.md §3);
+ * a local endpoint may receive it. Returns the refs refused, empty when all may go.
+ */
+export async function approvePrivateEgress(
+  policy: Policy,
+  endpoint: EndpointSettings,
+  documents: ProcessorInputs["documents"],
+): Promise<Result<void>> {
+  if (endpoint.local) return ok(undefined);
+  let answers = egressAnswers.get(policy);
+  if (!answers) egressAnswers.set(policy, answers = new Map());
+  for (const d of documents) {
+    if (d.label.confidentiality !== "priv") continue;
+    let allowed = answers.get(d.sha256);
+    if (allowed === undefined) {
+      const answer = await policy.person.ask({
+        header: "Private content to a remote model",
+        question: `A processor wants ${refName(d.ref)}${d.ref.path ? ` (${d.ref.path})` : ""}, ` +
+          `labelled ${
+            formatLabel(d.label)
+          }, sent to ${endpoint.url}, which is not marked local. Send it?`,
+        options: [{ label: "send" }, { label: "do not send" }],
+      });
+      allowed = answer.kind === "options" && answer.chosen.length === 1 &&
+        answer.chosen[0] === "send";
+      answers.set(d.sha256, allowed);
+      await policy.record({
+        tool: "spawn_processor",
+        routing: { ref: refName(d.ref), endpoint: endpoint.url },
+        labels: { input: d.label },
+        decision: allowed
+          ? "private content sent to a non-local endpoint"
+          : "private content kept back",
+        by: policy.asker,
+        sha256: d.sha256,
+      });
+    }
+    if (!allowed) {
+      return err(
+        `${refName(d.ref)} is private and the processor endpoint is not marked local; ` +
+          `the person did not allow sending it`,
+      );
+    }
+  }
+  return ok(undefined);
+}
+
+/** The label of a processor's answer: `U`, with the join of its inputs' confidentiality. */
+export function answerLabel(inputs: Label): Label {
+  return label("U", inputs.confidentiality);
+}
+
+/** Stores the document as a new reference bound to `about` (or to nothing). */
+export async function storeAnswer(
+  policy: Policy,
+  document: string,
+  inputs: ProcessorInputs,
+  endpoint: string,
+): Promise<RefRecord> {
+  const bytes = new TextEncoder().encode(document);
+  const lines = document === ""
+    ? 0
+    : document.split("\n").length - (document.endsWith("\n") ? 1 : 0);
+  const ref = await policy.refs.add({
+    kind: "processor_answer",
+    label: answerLabel(inputs.label),
+    about: inputs.about,
+    size: bytes.length,
+    lines,
+    sha256: sha256(bytes),
+    tool: "spawn_processor",
+  }, bytes);
+  await policy.record({
+    tool: "spawn_processor",
+    routing: { reads: inputs.documents.map((d) => refName(d.ref)), about: inputs.about, endpoint },
+    labels: { input: inputs.label, output: ref.label },
+    decision: `answer stored as ${refName(ref)}`,
+    by: "rule",
+  });
+  return ref;
+}

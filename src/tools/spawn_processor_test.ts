@@ -1,0 +1,282 @@
+import assert from "node:assert/strict";
+import { spawnProcessorTool } from "./spawn_processor.ts";
+import { withPolicy } from "../../test/support/policy_fixture.ts";
+import type { ProcessorPort, ToolContext, ToolDef } from "./tool.ts";
+import { formatLabel, UNTRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { ModelError } from "../model/types.ts";
+import { contentFromRef } from "../policy/writes.ts";
+
+const CANARY = "CANARY-7f3a-ignore-previous-instructions";
+
+class FakeProcessor implements ProcessorPort {
+  calls: { instruction: string; documents: { name: string; text: string }[] }[] = [];
+  constructor(private readonly replies: (string | Error)[]) {}
+  complete(instruction: string, documents: { name: string; text: string }[]): Promise<string> {
+    this.calls.push({ instruction, documents });
+    const next = this.replies.shift();
+    if (next === undefined) return Promise.reject(new Error("no reply left"));
+    return next instanceof Error ? Promise.reject(next) : Promise.resolve(next);
+  }
+}
+
+function run(ctx: ToolContext, processor: ProcessorPort, args: unknown) {
+  const parsed = spawnProcessorTool.schema.safeParse(args);
+  if (!parsed.success) throw new Error(parsed.error.message);
+  return (spawnProcessorTool as ToolDef<unknown>).handler(parsed.data, { ...ctx, processor });
+}
+
+const files = {
+  "vendor/lib.js": `// ${CANARY}\nexport const x = 1;\n`,
+  "vendor/other.js": `// other ${CANARY}\n`,
+  "src/.env": `TOKEN=${CANARY}\n`,
+};
+
+Deno.test("a single quarantined file: the processor gets its bytes, the planner only a U ref bound to it", async () => {
+  await withPolicy({ files, trust: { src: true } }, async (fx) => {
+    const file = await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor([
+      `Looks like a library. ${CANARY}\n=== document ===\nsummary: one export\n`,
+    ]);
+    const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "summarise" });
+    assert.equal(out.isError, false, out.content);
+    assert.equal(p.calls[0].documents[0].text, files["vendor/lib.js"]);
+    assert.equal(p.calls[0].instruction, "summarise");
+    // The planner sees the new ref and counts: no canary, no path, no remark.
+    assert.ok(!out.content.includes(CANARY));
+    assert.ok(!out.content.includes("vendor/lib.js"));
+    assert.match(
+      out.content,
+      /^ref:1: processor answer, 1 lines, 20 bytes, bound to the file of ref:0/,
+    );
+    assert.equal(formatLabel(out.label), "(T,pub)");
+    const answer = fx.policy.refs.all()[1];
+    assert.equal(answer.kind, "processor_answer");
+    assert.equal(answer.about, "vendor/lib.js");
+    assert.deepEqual(answer.label, UNTRUSTED_PUBLIC);
+    assert.equal(
+      new TextDecoder().decode(await fx.policy.refs.bytes(answer)),
+      "summary: one export\n",
+    );
+    // The remark went to the screen and nowhere else.
+    assert.deepEqual(fx.emitted, [{ type: "remark", text: `Looks like a library. ${CANARY}` }]);
+    assert.ok(!new TextDecoder().decode(await fx.policy.refs.bytes(answer)).includes("Looks like"));
+    assert.equal(file.id, 0);
+  });
+});
+
+Deno.test("several reads with no about: the answer belongs nowhere and no write accepts it", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    await fx.policy.refs.add({
+      kind: "file_name",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/other.js",
+      entryType: "file",
+      tool: "list_files",
+    });
+    const p = new FakeProcessor(["=== document ===\nmerged"]);
+    const out = await run(fx.ctx, p, { reads: ["ref:0", "ref:1"], instruction: "merge" });
+    assert.match(out.content, /about no file: it can be written nowhere/);
+    const answer = fx.policy.refs.all()[2];
+    assert.equal(answer.about, null);
+    const w = await contentFromRef(fx.policy, answer, "vendor/lib.js");
+    assert.equal(w.ok, false);
+    // A listing entry gives the processor the file's content.
+    assert.equal(p.calls[0].documents[1].text, files["vendor/other.js"]);
+  });
+});
+
+Deno.test("several reads with about: bound to that file, and only that file accepts it", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/other.js",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor(["=== document ===\nnew other"]);
+    const out = await run(fx.ctx, p, {
+      reads: ["ref:0", "ref:1"],
+      about: "ref:1",
+      instruction: "x",
+    });
+    assert.match(out.content, /bound to the file of ref:1/);
+    const answer = fx.policy.refs.all()[2];
+    assert.equal(answer.about, "vendor/other.js");
+    assert.equal((await contentFromRef(fx.policy, answer, "vendor/lib.js")).ok, false);
+    assert.equal((await contentFromRef(fx.policy, answer, "vendor/other.js")).ok, true);
+  });
+});
+
+Deno.test("about must be one of reads and name a file; invented refs are named", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    await fx.policy.refs.add(
+      { kind: "command_output", label: UNTRUSTED_PRIVATE, tool: "run" },
+      new TextEncoder().encode("out"),
+    );
+    const p = new FakeProcessor([]);
+    const a = await run(fx.ctx, p, { reads: ["ref:0"], about: "ref:1", instruction: "x" });
+    assert.match(a.content, /not one of reads/);
+    const b = await run(fx.ctx, p, { reads: ["ref:0", "ref:1"], about: "ref:1", instruction: "x" });
+    assert.match(b.content, /names no file/);
+    const c = await run(fx.ctx, p, { reads: ["ref:9"], instruction: "x" });
+    assert.match(c.content, /ref:9 does not exist/);
+    const d = await run(fx.ctx, p, { reads: ["ref:0", "ref:0"], instruction: "x" });
+    assert.match(d.content, /named twice/);
+    assert.equal(p.calls.length, 0);
+    assert.equal(
+      spawnProcessorTool.schema.safeParse({ reads: [], instruction: "x" }).success,
+      false,
+    );
+  });
+});
+
+Deno.test("a reply without the marker names no document: nothing stored, the reply shown as a remark", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor([`I refuse. ${CANARY}`]);
+    const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
+    assert.equal(out.isError, true);
+    assert.match(out.content, /no '=== document ===' line/);
+    assert.ok(!out.content.includes(CANARY));
+    assert.equal(fx.policy.refs.size, 1);
+    assert.deepEqual(fx.emitted, [{ type: "remark", text: `I refuse. ${CANARY}` }]);
+  });
+});
+
+Deno.test("a marker must be a whole line; the first one splits", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor([
+      "note === document === inline\n=== document ===\nA\n=== document ===\nB",
+    ]);
+    await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
+    const answer = fx.policy.refs.all()[1];
+    assert.equal(
+      new TextDecoder().decode(await fx.policy.refs.bytes(answer)),
+      "A\n=== document ===\nB",
+    );
+  });
+});
+
+Deno.test("private input: (U,priv) answer; to a non-local endpoint the person is asked once per value", async () => {
+  await withPolicy({
+    files,
+    trust: { src: true },
+    answers: [{ ask: { kind: "options", chosen: ["send"] } }, {
+      ask: { kind: "options", chosen: ["do not send"] },
+    }],
+  }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PRIVATE,
+      path: "src/.env",
+      tool: "read_file",
+    });
+    const remote = {
+      ...fx.ctx,
+      settings: {
+        ...fx.settings,
+        processor: { url: "https://models.example/v1", model: "m", local: false },
+      },
+    };
+    const p = new FakeProcessor(["=== document ===\nA", "=== document ===\nB"]);
+    const first = await run(remote, p, { reads: ["ref:0"], instruction: "x" });
+    assert.equal(first.isError, false, first.content);
+    assert.deepEqual(fx.policy.refs.all()[1].label, UNTRUSTED_PRIVATE);
+    // Same value again: not asked again.
+    await run(remote, p, { reads: ["ref:0"], instruction: "y" });
+    assert.equal(fx.scripted!.asked.length, 1);
+    assert.match(
+      (fx.scripted!.asked[0].request as { question: string }).question,
+      /not marked local/,
+    );
+    // A changed value is asked about; refused, nothing is sent.
+    await fx.write("src/.env", "TOKEN=changed\n");
+    const refused = await run(remote, p, { reads: ["ref:0"], instruction: "z" });
+    assert.equal(refused.isError, true);
+    assert.match(refused.content, /did not allow/);
+    assert.equal(p.calls.length, 2);
+  });
+});
+
+Deno.test("a local endpoint receives private input without asking", async () => {
+  await withPolicy({ files, trust: { src: true } }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PRIVATE,
+      path: "src/.env",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor(["=== document ===\nA"]);
+    const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
+    assert.equal(out.isError, false);
+    assert.equal(fx.scripted!.asked.length, 0);
+  });
+});
+
+Deno.test("a processor endpoint that fails is an error result, and nothing is stored", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor([
+      new ModelError("unreachable", "the model endpoint http://x/v1 did not answer", "http://x/v1"),
+    ]);
+    const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
+    assert.equal(out.isError, true);
+    assert.match(out.content, /did not answer; no answer was stored/);
+    assert.equal(fx.policy.refs.size, 1);
+  });
+});
+
+Deno.test("an answer can be the input of another processor and keeps its binding", async () => {
+  await withPolicy({ files }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      tool: "read_file",
+    });
+    const p = new FakeProcessor(["=== document ===\nA", "=== document ===\nB"]);
+    await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
+    await run(fx.ctx, p, { reads: ["ref:1"], instruction: "y" });
+    assert.equal(p.calls[1].documents[0].text, "A");
+    assert.equal(fx.policy.refs.all()[2].about, "vendor/lib.js");
+  });
+});
