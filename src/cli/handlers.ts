@@ -6,6 +6,7 @@ import type { GlobalOptions } from "./global_options.ts";
 import { EXIT } from "./exit_codes.ts";
 import { skillsCommand } from "./commands/skills.ts";
 import { doctorCommand } from "./commands/doctor.ts";
+import { vouchCommand } from "./commands/vouch.ts";
 
 type Handler<A extends unknown[]> = (options: GlobalOptions, ...args: A) => Promise<number>;
 
@@ -24,7 +25,7 @@ export const commandHandlers: {
   doctor: Handler<[]>;
 } = {
   session: notYet("the session"),
-  vouch: notYet("vouch"),
+  vouch: (options, action, id) => vouchCommand(options, action, id),
   skills: skillsCommand,
   sessions: notYet("sessions"),
   doctor: doctorCommand,

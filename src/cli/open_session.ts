@@ -18,6 +18,7 @@ import { loadTrustMap, normaliseRuleDir } from "../policy/trust_map.ts";
 import { RefTable } from "../policy/refs.ts";
 import { AuditLog } from "../policy/audit.ts";
 import { PrivatePaths } from "../policy/private.ts";
+import { VouchStore } from "../policy/vouches.ts";
 import { Policy } from "../policy/core.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
@@ -92,6 +93,7 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     trustFile: state.trustFile,
     approvals: options.approvals,
     scratch,
+    vouches: VouchStore.at(state.vouchesFile, workspace.root),
   });
   if (trustChanged) await policy.saveTrust();
   return {

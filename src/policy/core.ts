@@ -14,6 +14,7 @@ import type { PrivatePaths } from "./private.ts";
 import { type RefRecord, type RefTable } from "./refs.ts";
 import { normaliseRuleDir, saveTrustMap, type TrustMap } from "./trust_map.ts";
 import type { Workspace } from "./workspace.ts";
+import { VouchStore } from "./vouches.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export interface PolicyOptions {
@@ -30,6 +31,8 @@ export interface PolicyOptions {
   approvals?: ApprovalsFile | null;
   /** The session's scratch folder (absolute). */
   scratch: string;
+  /** The workspace's vouched commands (design.md §8); default: an empty in-memory store. */
+  vouches?: VouchStore;
 }
 
 /** A routing target: a resolved path and whether the planner named it only through a ref. */
@@ -47,6 +50,7 @@ export class Policy {
   readonly privatePaths: PrivatePaths;
   readonly approvals: ApprovalsFile | null;
   readonly scratch: string;
+  readonly vouches: VouchStore;
   /** The stored map, which writes and vouches change and which is saved. */
   readonly storedTrust: TrustMap;
   /** The map decisions use: the stored one plus this run's `--approvals` rules. */
@@ -64,6 +68,7 @@ export class Policy {
     this.privatePaths = options.privatePaths;
     this.approvals = options.approvals ?? null;
     this.scratch = options.scratch;
+    this.vouches = options.vouches ?? VouchStore.inMemory(options.workspace.root);
     this.storedTrust = options.trust;
     this.#trustFile = options.trustFile;
     this.trust = this.#overlay();

@@ -1,0 +1,403 @@
+/**
+ * The decisions about a `run` (tools.md, run; design.md §3, §4, §8, §12): whether the pipeline
+ * is well formed, what each stage's program is, what its stdin is and what label it carries,
+ * whether the person must be asked, what their answer grants, and the label of the output.
+ *
+ * The rule of §8, decided only in {@link decideRun}: a command runs without asking only when
+ * every stage is vouched for, the planner context is `T`, and the stdin is `pub`. Anything else
+ * asks the person; where nobody can be asked, the approval policy file's `run` entries answer
+ * in advance and everything else is declined.
+ */
+import type { Policy } from "./core.ts";
+import { describeKind } from "./core.ts";
+import {
+  join,
+  type Label,
+  label,
+  TRUSTED_PRIVATE,
+  TRUSTED_PUBLIC,
+  UNTRUSTED_PRIVATE,
+} from "./label.ts";
+import type { RefRecord } from "./refs.ts";
+import { resolvePath } from "./paths.ts";
+import { commandMatches, type CommandRule } from "./approvals_file.ts";
+import type { Decider } from "./audit.ts";
+import { type ResolvedProgram, resolveProgram } from "./programs.ts";
+import { describeVouch, type Vouch } from "./vouches.ts";
+import type { Settings } from "../state/settings.ts";
+import type { RunAnswer } from "../person/person.ts";
+import { formatArgv } from "../util/escape.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+/** A pipeline longer than this is refused: real narrowing needs a handful of stages. */
+export const MAX_STAGES = 8;
+export const MAX_ARGS_PER_STAGE = 1_024;
+export const MAX_ARG_CHARS = 128 * 1024;
+/** Below the usual ARG_MAX, so an accepted argv is one the OS also accepts. */
+export const MAX_ARGV_BYTES = 1024 * 1024;
+/** The largest file a stdin reference may feed to a pipeline. */
+export const MAX_STDIN_BYTES = 64 * 1024 * 1024;
+
+export interface StageInput {
+  program: string;
+  args?: string[];
+}
+
+export interface RunInput {
+  pipeline: StageInput[];
+  stdin?: string;
+  timeout_seconds?: number;
+}
+
+export interface PreparedStage extends ResolvedProgram {
+  args: string[];
+}
+
+export interface PreparedRun {
+  stages: PreparedStage[];
+  stdin: { ref: RefRecord; label: Label } | null;
+  timeoutMs: number;
+  /** One line per stage, escaped, with the resolved program: what the person approves. */
+  display: string[];
+}
+
+const encoder = new TextEncoder();
+
+/** The exact argv of a stage as the person sees it: resolved program, each argument escaped. */
+export function displayStage(stage: { resolved: string; args: readonly string[] }): string {
+  return formatArgv([stage.resolved, ...stage.args]);
+}
+
+/** A pipeline in one line, for results and the audit log. */
+export function displayPipeline(stages: readonly { resolved: string; args: string[] }[]): string {
+  return stages.map(displayStage).join(" | ");
+}
+
+function checkShape(input: RunInput): Result<void> {
+  if (!Array.isArray(input.pipeline) || input.pipeline.length === 0) {
+    return err('the pipeline is empty; give at least one stage, e.g. [{"program": "ls"}]');
+  }
+  if (input.pipeline.length > MAX_STAGES) {
+    return err(`the pipeline has ${input.pipeline.length} stages; at most ${MAX_STAGES} are run`);
+  }
+  let argvBytes = 0;
+  for (const [i, stage] of input.pipeline.entries()) {
+    const where = `stage ${i + 1}`;
+    if (typeof stage?.program !== "string" || stage.program === "") {
+      return err(`${where}: the program is empty; name a program such as git`);
+    }
+    const args = stage.args ?? [];
+    if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) {
+      return err(`${where}: args must be a list of strings`);
+    }
+    if (args.length > MAX_ARGS_PER_STAGE) {
+      return err(`${where}: ${args.length} arguments; at most ${MAX_ARGS_PER_STAGE} are accepted`);
+    }
+    for (const [j, a] of args.entries()) {
+      if (a.includes("\0")) {
+        return err(`${where}: argument ${j + 1} contains a NUL byte, which no program can receive`);
+      }
+      if (a.length > MAX_ARG_CHARS) {
+        return err(`${where}: argument ${j + 1} is longer than ${MAX_ARG_CHARS} characters`);
+      }
+      argvBytes += encoder.encode(a).length + 1;
+    }
+    argvBytes += encoder.encode(stage.program).length + 1;
+  }
+  if (argvBytes > MAX_ARGV_BYTES) {
+    return err(`the arguments add up to more than ${MAX_ARGV_BYTES} bytes`);
+  }
+  return ok(undefined);
+}
+
+/** The kinds of reference whose bytes can be a stdin: content, not names. */
+function stdinProblem(ref: RefRecord): string | null {
+  switch (ref.kind) {
+    case "file":
+    case "file_content":
+    case "command_output":
+    case "processor_answer":
+      return null;
+    case "file_name":
+      return `ref:${ref.id} is ${describeKind(ref)}: a name, not content; read it with read_file ` +
+        `path_ref first and give the reference that returns`;
+  }
+}
+
+/** The stdin reference and the label of what it holds now. */
+async function prepareStdin(
+  policy: Policy,
+  text: string,
+): Promise<Result<{ ref: RefRecord; label: Label }>> {
+  const found = policy.refs.lookup(text);
+  if (!found.ok) return err(`stdin: ${found.error}`);
+  const ref = found.value;
+  const problem = stdinProblem(ref);
+  if (problem) return err(`stdin: ${problem}`);
+  if (ref.kind === "file") {
+    // Not opened yet: the label is the one the file has now, never less than the reference's.
+    const where = await resolvePath(policy.workspace, ref.path);
+    if (!where.ok) return err(`stdin: ref:${ref.id} no longer names a usable file: ${where.error}`);
+    if (where.value.kind !== "file") return err(`stdin: ref:${ref.id} is no longer a file`);
+    return ok({ ref, label: join(ref.label, await policy.fileLabel(where.value.rel)) });
+  }
+  if (!ref.hasBytes) return err(`stdin: ref:${ref.id} holds no bytes`);
+  return ok({ ref, label: ref.label });
+}
+
+/** Checks and resolves everything the planner sent; nothing runs and nobody is asked here. */
+export async function prepareRun(
+  policy: Policy,
+  settings: Settings,
+  input: RunInput,
+): Promise<Result<PreparedRun>> {
+  const shape = checkShape(input);
+  if (!shape.ok) return shape;
+  const stages: PreparedStage[] = [];
+  for (const [i, stage] of input.pipeline.entries()) {
+    const program = await resolveProgram(policy, stage.program);
+    if (!program.ok) return err(`stage ${i + 1}: ${program.error}`);
+    stages.push({ ...program.value, args: [...(stage.args ?? [])] });
+  }
+  let stdin: PreparedRun["stdin"] = null;
+  if (input.stdin !== undefined) {
+    const prepared = await prepareStdin(policy, input.stdin);
+    if (!prepared.ok) return prepared;
+    stdin = prepared.value;
+  }
+  const maxMs = settings.limits.runMaxTimeoutMs;
+  let timeoutMs = Math.min(settings.limits.runTimeoutMs, maxMs);
+  if (input.timeout_seconds !== undefined) {
+    const s = input.timeout_seconds;
+    if (!Number.isInteger(s) || s < 1 || s * 1000 > maxMs) {
+      return err(`timeout_seconds must be a whole number from 1 to ${maxMs / 1000}`);
+    }
+    timeoutMs = s * 1000;
+  }
+  return ok({ stages, stdin, timeoutMs, display: stages.map(displayStage) });
+}
+
+/** The bytes of the stdin reference, read by the policy layer (through the worker for a file). */
+export async function stdinBytes(policy: Policy, ref: RefRecord): Promise<Result<Uint8Array>> {
+  if (ref.kind !== "file") return ok(await policy.refs.bytes(ref));
+  const where = await resolvePath(policy.workspace, ref.path);
+  if (!where.ok) return err(`ref:${ref.id} no longer names a usable file: ${where.error}`);
+  const info = await policy.worker.call({ op: "stat", path: where.value.abs });
+  if (!info.ok) return err(`ref:${ref.id} cannot be read: ${info.error.message}`);
+  if (info.value.kind !== "file") return err(`ref:${ref.id} is no longer a file`);
+  if (info.value.size > MAX_STDIN_BYTES) {
+    return err(
+      `ref:${ref.id} is ${info.value.size} bytes; a stdin holds at most ${MAX_STDIN_BYTES}`,
+    );
+  }
+  const bytes = await policy.worker.call({ op: "read", path: where.value.abs });
+  if (!bytes.ok) return err(`ref:${ref.id} cannot be read: ${bytes.error.message}`);
+  return ok(bytes.value);
+}
+
+// ---- the decision ----
+
+export type RunDecision =
+  | {
+    run: true;
+    /** Every stage vouched for (stored, given now, or by the policy file's `vouch`). */
+    vouched: boolean;
+    by: Decider;
+    /** The label the output will carry. */
+    outputLabel: Label;
+  }
+  | { run: false; by: Decider; reason: string };
+
+/** A stage's standing: vouched, and by what. */
+interface StageStanding {
+  vouch: Vouch | null;
+  /** Vouched by the policy file's `vouch` entries for this run. */
+  fileVouch: boolean;
+  /** Allowed to run without asking by the policy file's `run` entries. */
+  fileRun: boolean;
+  /** A stored vouch that would cover this stage but its program changed. */
+  voided: Vouch | null;
+}
+
+/** The names a policy-file rule's first word may use for a stage's program. */
+function ruleNames(stage: PreparedStage): string[] {
+  const names = [stage.typed, stage.resolved];
+  if (stage.workspaceRel) names.push(stage.workspaceRel, `./${stage.workspaceRel}`);
+  return names;
+}
+
+function fileRuleMatches(rules: CommandRule[] | undefined, stage: PreparedStage): boolean {
+  return (rules ?? []).some((rule) =>
+    ruleNames(stage).some((name) => commandMatches(rule, [name, ...stage.args]))
+  );
+}
+
+async function standingOf(policy: Policy, stage: PreparedStage): Promise<StageStanding> {
+  const found = await policy.vouches.lookup({
+    resolved: stage.resolved,
+    args: stage.args,
+    sha256: stage.sha256,
+  });
+  return {
+    vouch: found.status === "vouched" ? found.vouch : null,
+    voided: found.status === "void" ? found.vouch : null,
+    fileVouch: fileRuleMatches(policy.approvals?.vouch, stage),
+    fileRun: fileRuleMatches(policy.approvals?.run, stage),
+  };
+}
+
+/**
+ * The output's label (tools.md, run; design.md §8): `(U,priv)`; for a vouched command
+ * `(T,priv)` — unless its stdin was untrusted, since a vouched `cat` or `sed` would otherwise
+ * hand untrusted bytes to the planner as trusted ones. Command output is always `priv`.
+ */
+export function outputLabel(vouched: boolean, stdin: Label | null): Label {
+  if (!vouched) return UNTRUSTED_PRIVATE;
+  return join(TRUSTED_PRIVATE, label(stdin?.integrity ?? "T", "priv"));
+}
+
+/** Why a command that might otherwise run unasked must ask; empty when it need not. */
+function reasonsToAsk(policy: Policy, prepared: PreparedRun, vouched: boolean[]): string[] {
+  const reasons: string[] = [];
+  const unvouched = vouched.flatMap((v, i) => v ? [] : [i + 1]);
+  if (unvouched.length === prepared.stages.length) reasons.push("the command is not vouched for");
+  else if (unvouched.length > 0) {
+    reasons.push(`stage${unvouched.length > 1 ? "s" : ""} ${unvouched.join(", ")} not vouched for`);
+  }
+  if (policy.contextTainted) {
+    reasons.push(
+      "the planner's context is untrusted, so every command asks, vouched or not",
+    );
+  }
+  if (prepared.stdin?.label.confidentiality === "priv") {
+    reasons.push(
+      `its stdin (ref:${prepared.stdin.ref.id}) is private, which asks even for a vouched command`,
+    );
+  }
+  return reasons;
+}
+
+function routingOf(prepared: PreparedRun): Record<string, unknown> {
+  return {
+    stages: prepared.stages.map((s) => ({
+      program: s.typed,
+      resolved: s.resolved,
+      args: s.args,
+      ...(s.sha256 ? { sha256: s.sha256 } : {}),
+    })),
+    stdin: prepared.stdin ? `ref:${prepared.stdin.ref.id}` : null,
+  };
+}
+
+/**
+ * Decides whether the prepared run may start, asking the person when §8 says so, storing any
+ * vouch they give, and recording the decision in the audit log.
+ */
+export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<RunDecision> {
+  const standings = await Promise.all(prepared.stages.map((s) => standingOf(policy, s)));
+  const vouched = standings.map((s) => s.vouch !== null || s.fileVouch);
+  const allVouched = vouched.every(Boolean);
+  const stdinLabel = prepared.stdin?.label ?? null;
+  const reasons = reasonsToAsk(policy, prepared, vouched);
+  const routing = routingOf(prepared);
+  const labels = (l: Label | null) => ({
+    argv: TRUSTED_PUBLIC,
+    ...(stdinLabel ? { stdin: stdinLabel } : {}),
+    ...(l ? { output: l } : {}),
+  });
+  const allowed = async (by: Decider, decision: string, v: boolean, reason?: string) => {
+    const out = outputLabel(v, stdinLabel);
+    await policy.record({ tool: "run", routing, labels: labels(out), decision, by, reason });
+    return { run: true as const, vouched: v, by, outputLabel: out };
+  };
+  const refused = async (by: Decider, reason: string, decision = "refused") => {
+    await policy.record({ tool: "run", routing, labels: labels(null), decision, by, reason });
+    return { run: false as const, by, reason };
+  };
+
+  if (reasons.length === 0) {
+    const bys = standings.map((s) => s.vouch ? s.vouch.id : "the approval policy file");
+    return await allowed(
+      standings.every((s) => s.vouch) ? "rule" : "policy-file",
+      "ran without asking (vouched)",
+      true,
+      `vouched: ${bys.join(", ")}`,
+    );
+  }
+
+  // The approval policy file answers in advance what would be asked (cli.md): every stage is
+  // in its `run` entries, or vouched with nothing else (context, stdin) calling for a question.
+  const onlyVouchesMissing = !policy.contextTainted &&
+    prepared.stdin?.label.confidentiality !== "priv";
+  if (
+    policy.approvals &&
+    standings.every((s, i) => s.fileRun || (vouched[i] && onlyVouchesMissing))
+  ) {
+    return await allowed(
+      "policy-file",
+      "ran without asking (policy file run entry)",
+      allVouched,
+      reasons.join("; "),
+    );
+  }
+
+  const voided = standings.flatMap((s, i) =>
+    s.voided
+      ? [
+        `the vouch ${s.voided.id} for stage ${
+          i + 1
+        } no longer holds: the program's contents changed`,
+      ]
+      : []
+  );
+  const why = [...reasons, ...voided].join("; ");
+
+  if (!policy.person.interactive) {
+    const reason = `not run: ${why}, and nobody can be asked in a one-shot run` +
+      (policy.approvals ? "; the approval policy file does not allow it" : "");
+    policy.person.notice(`declined a run: ${displayPipeline(prepared.stages)} (${why})`);
+    return await refused(policy.asker, reason, "declined");
+  }
+
+  let answer: RunAnswer;
+  try {
+    answer = await policy.person.approveRun({
+      stages: prepared.stages.map((s) => ({
+        program: s.typed,
+        resolved: s.resolved,
+        args: s.args,
+      })),
+      display: prepared.display,
+      stdin: prepared.stdin
+        ? { ref: `ref:${prepared.stdin.ref.id}`, label: prepared.stdin.label }
+        : null,
+      why,
+    });
+  } catch (e) {
+    return await refused("person", `not run: the person could not be asked (${String(e)})`);
+  }
+
+  if (answer.answer === "refuse") {
+    const reason = answer.reason?.trim()
+      ? `the person refused: ${answer.reason.trim()}`
+      : "the person refused to run it";
+    return await refused("person", reason);
+  }
+  if (answer.answer === "vouch") {
+    const given: string[] = [];
+    for (const [i, stage] of prepared.stages.entries()) {
+      if (standings[i].vouch) continue;
+      const fixed = answer.prefixArgs;
+      const exact = fixed === undefined || fixed >= stage.args.length || fixed < 0;
+      const v = await policy.vouches.add({
+        program: stage.resolved,
+        match: exact ? "exact" : "prefix",
+        args: exact ? stage.args : stage.args.slice(0, fixed),
+        ...(stage.sha256 ? { sha256: stage.sha256 } : {}),
+      });
+      given.push(describeVouch(v));
+    }
+    return await allowed("person", "vouched and ran", true, given.join("; "));
+  }
+  return await allowed("person", "ran once", allVouched);
+}
