@@ -78,7 +78,8 @@ export async function appendJsonLine(path: string, value: unknown): Promise<void
 
 /**
  * Reads a JSON-lines file written by {@link appendJsonLine}. A torn last line (a kill mid-write)
- * is dropped and reported; a bad line elsewhere is reported and skipped.
+ * is dropped and reported; a bad line elsewhere is reported and skipped; a file that cannot be
+ * read at all (a folder in its place) is set aside and reported.
  */
 export async function readJsonLines(
   path: string,
@@ -88,7 +89,10 @@ export async function readJsonLines(
     text = await Deno.readTextFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return { rows: [], problems: [] };
-    throw e;
+    return {
+      rows: [],
+      problems: [await setAside(path, `was unreadable (${(e as Error).message})`)],
+    };
   }
   const rows: unknown[] = [];
   const problems: string[] = [];

@@ -64,3 +64,18 @@ Deno.test("jsonfile: JSON lines survive a torn last line; the next append starts
     assert.deepEqual(await readJsonLines(join(dir, "none.jsonl")), { rows: [], problems: [] });
   });
 });
+
+Deno.test("jsonfile: a JSON-lines path that cannot be read is set aside and reported", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "refs.jsonl");
+    await Deno.mkdir(path);
+    const read = await readJsonLines(path);
+    assert.deepEqual(read.rows, []);
+    assert.equal(read.problems.length, 1);
+    assert.match(
+      read.problems[0],
+      /refs\.jsonl was unreadable .*; it was moved to .*refs\.jsonl\.corrupt-/,
+    );
+    await assert.rejects(Deno.stat(path), Deno.errors.NotFound);
+  });
+});

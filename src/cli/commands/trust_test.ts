@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { applyTrustCommand, describeTrust, trustCommand } from "./trust.ts";
+import { TrustMap } from "../../policy/trust_map.ts";
+import { UsageError } from "../exit_codes.ts";
+import { statePaths } from "../../state/session_paths.ts";
+
+Deno.test("trust command: add, untrust and remove change rules and say what changed", () => {
+  const map = new TrustMap("/w");
+  assert.deepEqual(applyTrustCommand(map, "add", "src/"), ["src/ is now trusted"]);
+  assert.equal(map.firstUse, "custom", "choosing rules by hand answers the first-use question");
+  assert.deepEqual(applyTrustCommand(map, "untrust", "./src/vendor"), [
+    "src/vendor/ is now untrusted",
+  ]);
+  assert.equal(map.ruleIntegrity("src/a.ts"), "T");
+  assert.equal(map.ruleIntegrity("src/vendor/a.ts"), "U");
+  assert.deepEqual(applyTrustCommand(map, "remove", "src"), ["removed the rule for src/"]);
+  assert.deepEqual(applyTrustCommand(map, "remove", "src"), ["no rule for src/; nothing changed"]);
+  assert.equal(map.ruleIntegrity("src/a.ts"), "U");
+  assert.deepEqual(applyTrustCommand(map, "add", "."), ["./ is now trusted"]);
+});
+
+Deno.test("trust command: bad actions and folders are usage errors with the reason", () => {
+  const map = new TrustMap("/w");
+  const cases: [string, string | undefined, RegExp][] = [
+    ["grant", "src", /unknown action 'grant'; use list, add DIR, untrust DIR or remove DIR/],
+    ["add", undefined, /trust add: a directory is required/],
+    ["add", "../x", /trust add: '\.\.\/x': '\.\.' segments are not accepted/],
+    ["untrust", "/etc", /absolute paths are not accepted/],
+    ["add", "**/a/b", /a \*\*\/ rule names one directory/],
+  ];
+  for (const [action, dir, want] of cases) {
+    assert.throws(
+      () => applyTrustCommand(map, action, dir),
+      (e: Error) => e instanceof UsageError && want.test(e.message),
+    );
+  }
+  assert.equal(map.rules.length, 0, "nothing changed");
+});
+
+Deno.test("trust command: list shows rules, files and whether trust is bound to a hash", () => {
+  const map = new TrustMap("/w");
+  assert.deepEqual(describeTrust(map), [
+    "first use: not answered yet",
+    "rules: none (nothing is trusted)",
+  ]);
+  map.applyFirstUse("workspace");
+  map.setFile("vendor/x.js", { integrity: "T", sha256: "ab".repeat(32), why: "vouch" });
+  const lines = describeTrust(map);
+  assert.equal(lines[0], "first use: workspace");
+  assert.ok(lines.includes("  trusted    ./"));
+  assert.ok(lines.includes("  untrusted  **/node_modules/"));
+  assert.ok(lines.includes("  trusted    vendor/x.js  [vouch] (while sha256 is abababababab…)"));
+});
+
+Deno.test("trust command: changes are saved in the state directory, not the workspace", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-trustcmd-" }));
+  try {
+    const ws = join(base, "ws");
+    const state = join(base, "state");
+    await Deno.mkdir(ws);
+    const out: string[] = [];
+    await trustCommand(ws, state, "add", "src", (l) => out.push(l));
+    assert.deepEqual(out, [`workspace: ${ws}`, "src/ is now trusted"]);
+    const saved = JSON.parse(await Deno.readTextFile(statePaths(state, ws).trustFile));
+    assert.deepEqual(saved.rules, [{ dir: "src", trusted: true }]);
+    assert.deepEqual([...Deno.readDirSync(ws)], [], "nothing written in the workspace");
+    const listed: string[] = [];
+    await trustCommand(ws, state, "list", undefined, (l) => listed.push(l));
+    assert.ok(listed.includes("  trusted    src/"));
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
