@@ -4,6 +4,7 @@
  */
 import type { GlobalOptions } from "./global_options.ts";
 import { EXIT } from "./exit_codes.ts";
+import { oneShot } from "./one_shot.ts";
 import { skillsCommand } from "./commands/skills.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 import { vouchCommand } from "./commands/vouch.ts";
@@ -18,13 +19,19 @@ function notYet(what: string): Handler<unknown[]> {
 }
 
 export const commandHandlers: {
+  /** `-p` runs one-shot; otherwise the interactive session. */
   session: Handler<[prompt: string]>;
+  interactive: Handler<[prompt: string]>;
   vouch: Handler<[action: string, id: string | undefined]>;
   skills: Handler<[]>;
   sessions: Handler<[]>;
   doctor: Handler<[]>;
 } = {
-  session: notYet("the session"),
+  session: (options, prompt) =>
+    options.print !== undefined
+      ? oneShot(options, [options.print, prompt].filter((p) => p !== "").join(" "))
+      : commandHandlers.interactive(options, prompt),
+  interactive: notYet("the interactive session"),
   vouch: (options, action, id) => vouchCommand(options, action, id),
   skills: skillsCommand,
   sessions: notYet("sessions"),

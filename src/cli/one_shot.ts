@@ -1,0 +1,219 @@
+/**
+ * One-shot mode (`bravebot -p PROMPT`, cli.md): run until the planner finishes, print the
+ * answer, exit. Nobody can be asked: every question is declined unless the approval policy file
+ * allows it in advance. Usage and configuration problems are exit 2 before any request reaches
+ * the endpoint; a failure is exit 1 with a message; `--max-turns` reached is exit 3.
+ */
+import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
+import { EXIT, UsageError } from "./exit_codes.ts";
+import { type ApprovalsFile, loadApprovals } from "../policy/approvals_file.ts";
+import { PolicyFilePerson } from "../person/policy_file.ts";
+import { statePaths } from "../state/session_paths.ts";
+import { openWorkspace } from "../policy/workspace.ts";
+import {
+  type Runtime,
+  RuntimeError,
+  sessionExists,
+  sessionIds,
+  startRuntime,
+} from "../driver/runtime.ts";
+import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
+import { escapeForScreen } from "../util/escape.ts";
+import type { RetryPolicy } from "../model/retry.ts";
+
+export type OutputFormat = "text" | "json" | "stream-json";
+
+export interface OneShotIO {
+  stdout(line: string): void;
+  stderr(line: string): void;
+}
+
+const encoder = new TextEncoder();
+
+export const consoleIO: OneShotIO = {
+  stdout: (line) => writeAll(Deno.stdout, line + "\n"),
+  stderr: (line) => writeAll(Deno.stderr, line + "\n"),
+};
+
+function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): void {
+  let bytes = encoder.encode(text);
+  while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
+}
+
+const EXIT_FOR: Record<TurnStatus, number> = {
+  finished: EXIT.ok,
+  max_turns: EXIT.maxTurns,
+  error: EXIT.failure,
+  aborted: EXIT.failure,
+};
+
+/** Runs one prompt to the end and returns the exit status; never throws. */
+export async function oneShot(
+  options: GlobalOptions,
+  prompt: string,
+  io: OneShotIO = consoleIO,
+  retry?: RetryPolicy,
+): Promise<number> {
+  const format = (options.outputFormat ?? "text") as OutputFormat;
+  if (prompt.trim() === "") {
+    io.stderr('bravebot: -p needs a prompt, e.g. bravebot -p "explain src/main.ts"');
+    return EXIT.usage;
+  }
+  // Everything that can be wrong with the command line is found before anything is sent.
+  let resolved;
+  let approvals: ApprovalsFile | null = null;
+  let resume: string | undefined;
+  try {
+    resolved = await resolveGlobals(options);
+    if (options.approvals !== undefined) {
+      const loaded = await loadApprovals(options.approvals);
+      if (!loaded.ok) throw new UsageError(loaded.error);
+      approvals = loaded.value;
+    }
+    if (!resolved.settings.planner.model) {
+      throw new UsageError(
+        `no planner model: pass --model NAME or set "model" in the config (${resolved.configPath})`,
+      );
+    }
+    if (options.continue || options.resume !== undefined) {
+      if (options.continue && options.resume !== undefined) {
+        throw new UsageError("give --continue or --resume ID, not both");
+      }
+      const ws = await openWorkspace(resolved.workspaceDir, resolved.stateDir);
+      const dir = statePaths(resolved.stateDir, ws.root).sessionsDir;
+      if (options.resume !== undefined) {
+        if (!(await sessionExists(dir, options.resume))) {
+          throw new UsageError(
+            `--resume: no session '${options.resume}' in this workspace (bravebot sessions lists them)`,
+          );
+        }
+        resume = options.resume;
+      } else {
+        const ids = await sessionIds(dir);
+        const found = [];
+        for (const id of ids) if (await sessionExists(dir, id)) found.push(id);
+        if (found.length === 0) {
+          throw new UsageError("--continue: this workspace has no session yet");
+        }
+        resume = found[0];
+      }
+    }
+  } catch (e) {
+    io.stderr(`bravebot: ${e instanceof Error ? e.message : String(e)}`);
+    return EXIT.usage;
+  }
+
+  const out = new Output(format, io);
+  let runtime: Runtime | null = null;
+  try {
+    runtime = await startRuntime({
+      workspaceDir: resolved.workspaceDir,
+      stateDir: resolved.stateDir,
+      configPath: resolved.configPath,
+      settings: resolved.settings,
+      person: new PolicyFilePerson(approvals, (line) => io.stderr(escapeForScreen(line, true))),
+      approvals,
+      oneShot: true,
+      resume,
+      emit: (e) => out.event(e),
+      retry,
+    });
+    out.session = runtime.session.paths.id;
+    for (const p of runtime.problems) io.stderr(`bravebot: ${p}`);
+    const outcome = await runtime.driver.runTurn(prompt, {
+      maxReplies: resolved.settings.maxTurns,
+    });
+    out.finish(runtime, outcome.status, outcome.text);
+    return EXIT_FOR[outcome.status];
+  } catch (e) {
+    if (e instanceof RuntimeError || e instanceof UsageError) {
+      io.stderr(`bravebot: ${e.message}`);
+      return EXIT.usage;
+    }
+    const message = `internal error: ${e instanceof Error ? e.message : String(e)}`;
+    out.event({ type: "error", message });
+    if (format !== "stream-json") io.stderr(`bravebot: ${message}`);
+    return EXIT.failure;
+  } finally {
+    runtime?.close();
+  }
+}
+
+/** Writes events in the chosen format: stdout gets the answer (or JSON), stderr the rest. */
+class Output {
+  session = "";
+
+  constructor(private readonly format: OutputFormat, private readonly io: OneShotIO) {}
+
+  event(e: DriverEvent): void {
+    if (this.format === "stream-json") {
+      if (STREAM_JSON_TYPES.has(e.type)) {
+        this.io.stdout(JSON.stringify(e.type === "final" ? { ...e, session: this.session } : e));
+      } else if (e.type === "notice") this.io.stderr(`bravebot: ${escapeForScreen(e.text)}`);
+      return;
+    }
+    const line = describe(e);
+    if (line !== null) this.io.stderr(line);
+  }
+
+  finish(runtime: Runtime, status: TurnStatus, text: string): void {
+    if (this.format === "text") {
+      if (status === "finished") this.io.stdout(text);
+    } else if (this.format === "json") {
+      this.io.stdout(JSON.stringify({
+        result: text,
+        session: this.session,
+        turns: runtime.driver.replies,
+        decisions: runtime.session.policy.audit.entries.map((d) => ({
+          tool: d.tool,
+          decision: d.decision,
+          by: d.by,
+          ...(d.reason !== undefined ? { reason: d.reason } : {}),
+          routing: d.routing,
+          labels: d.labels,
+        })),
+        context_label: formatContext(runtime),
+      }));
+    }
+  }
+}
+
+function formatContext(runtime: Runtime): string {
+  const l = runtime.session.policy.contextLabel;
+  return `(${l.integrity},${l.confidentiality})`;
+}
+
+/** One stderr line for the person reading a text or json run, escaped for the terminal. */
+function describe(e: DriverEvent): string | null {
+  const s = (t: string) => escapeForScreen(t);
+  switch (e.type) {
+    case "tool_call":
+      return `→ ${s(e.name)} ${
+        s(clip(typeof e.arguments === "string" ? e.arguments : JSON.stringify(e.arguments)))
+      }${e.from_text ? " (written as text)" : ""}`;
+    case "tool_result":
+      return `  ${e.is_error ? "✗" : "←"} ${s(clip(e.content))}`;
+    case "decision":
+      return `  decision: ${s(e.decision)} (by ${e.by}${e.reason ? `: ${s(e.reason)}` : ""})`;
+    case "remark":
+      return `processor remark (untrusted, not shown to the planner):\n${
+        escapeForScreen(e.text, true)
+      }`;
+    case "notice":
+      return `bravebot: ${s(e.text)}`;
+    case "error":
+      return `bravebot: ${s(e.message)}`;
+    case "context_label":
+      return `  context is now ${e.label}`;
+    case "assistant_text":
+    case "text_delta":
+    case "model_request":
+    case "final":
+      return null;
+  }
+}
+
+function clip(text: string, max = 300): string {
+  const one = text.replace(/\s+/g, " ");
+  return one.length > max ? `${one.slice(0, max)}… (${one.length} characters)` : one;
+}

@@ -1,0 +1,129 @@
+/**
+ * Everything a session needs to talk to the planner, built once: the opened session (policy,
+ * worker, state), the model clients, the transcript (new, or loaded to resume), the system
+ * prompt of each turn (skills and trusted AGENTS.md found afresh), and the driver. One-shot
+ * mode and the interactive session both start here. Nothing is sent to a model.
+ */
+import { join } from "node:path";
+import { type OpenSession, openSession } from "../cli/open_session.ts";
+import type { ApprovalsFile } from "../policy/approvals_file.ts";
+import type { Person } from "../person/person.ts";
+import { join as joinLabels, TRUSTED_PUBLIC } from "../policy/label.ts";
+import type { Settings } from "../state/settings.ts";
+import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
+import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
+import { modelsFrom } from "../model/factory.ts";
+import type { RetryPolicy } from "../model/retry.ts";
+import type { ChatMessage } from "../model/types.ts";
+import { Driver, type SystemPromptPart } from "./driver.ts";
+import type { DriverEvent } from "./events.ts";
+import { buildSystemPrompt } from "./system_prompt.ts";
+
+export interface RuntimeOptions {
+  workspaceDir: string;
+  stateDir: string;
+  /** The user config file; its folder holds the user's skills. */
+  configPath: string | null;
+  settings: Settings;
+  person: Person;
+  approvals: ApprovalsFile | null;
+  oneShot: boolean;
+  /** A session id to go on with (its transcript is loaded). */
+  resume?: string;
+  emit: (event: DriverEvent) => void;
+  retry?: RetryPolicy;
+}
+
+export interface Runtime {
+  session: OpenSession;
+  driver: Driver;
+  transcript: TranscriptWriter;
+  /** Problems found while opening (corrupt state, a torn transcript line), to show the person. */
+  problems: string[];
+  close(): void;
+}
+
+export class RuntimeError extends Error {
+  override name = "RuntimeError";
+}
+
+/** Builds the runtime; throws RuntimeError (a configuration problem) before opening anything. */
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const models = modelsFrom(options.settings, options.retry);
+  if (!models.ok) throw new RuntimeError(models.error);
+  const session = await openSession({
+    workspaceDir: options.workspaceDir,
+    stateDir: options.stateDir,
+    settings: options.settings,
+    person: options.person,
+    approvals: options.approvals,
+    oneShot: options.oneShot,
+    resume: options.resume,
+  });
+  const problems = [...session.problems];
+  const transcript = new TranscriptWriter(session.paths.transcript);
+  let history: ChatMessage[] = [];
+  if (options.resume) {
+    const loaded = await loadTranscript(session.paths.transcript);
+    history = loaded.messages;
+    problems.push(...loaded.problems);
+    session.policy.placeInContext(loaded.contextLabel);
+  } else {
+    await transcript.start({
+      id: session.paths.id,
+      workspace: session.workspace.root,
+      started: new Date().toISOString(),
+    });
+  }
+  const userDir = options.configPath ? userSkillsDir(options.configPath) : null;
+  const systemPrompt = async (): Promise<SystemPromptPart> => {
+    const found = await discoverSkills(session.policy, userDir);
+    session.state.skills = found.skills;
+    for (const p of found.problems) options.emit({ type: "notice", text: p });
+    const memory = await projectMemory(session.policy);
+    if (memory?.note) options.emit({ type: "notice", text: memory.note });
+    return {
+      text: buildSystemPrompt({
+        skills: found.skills,
+        agents: memory?.text ?? null,
+        oneShot: options.oneShot,
+      }),
+      label: memory?.text ? joinLabels(TRUSTED_PUBLIC, memory.label) : TRUSTED_PUBLIC,
+    };
+  };
+  const driver = new Driver({
+    planner: models.value.planner,
+    processor: models.value.processor,
+    policy: session.policy,
+    settings: options.settings,
+    session: session.state,
+    transcript,
+    emit: options.emit,
+    systemPrompt,
+    history,
+  });
+  return { session, driver, transcript, problems, close: () => session.close() };
+}
+
+/** The session ids of a workspace's state folder, newest first (ids sort by time). */
+export async function sessionIds(sessionsDir: string): Promise<string[]> {
+  const ids: string[] = [];
+  try {
+    for await (const e of Deno.readDir(sessionsDir)) {
+      if (e.isDirectory) ids.push(e.name);
+    }
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return ids.sort().reverse();
+}
+
+/** Whether a session of that id has a transcript. */
+export async function sessionExists(sessionsDir: string, id: string): Promise<boolean> {
+  if (!/^[A-Za-z0-9._-]+$/.test(id)) return false;
+  try {
+    return (await Deno.stat(join(sessionsDir, id, "transcript.jsonl"))).isFile;
+  } catch {
+    return false;
+  }
+}
