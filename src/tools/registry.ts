@@ -8,6 +8,7 @@ import { listFilesTool } from "./list_files.ts";
 import { searchTool } from "./search.ts";
 import { writeFileTool } from "./write_file.ts";
 import { editFileTool } from "./edit_file.ts";
+import { spawnProcessorTool } from "./spawn_processor.ts";
 import { loadSkill } from "./load_skill.ts";
 import { askUser } from "./ask_user.ts";
 import { todoWrite } from "./todo_write.ts";
@@ -19,6 +20,7 @@ const TOOLS: readonly ToolDef<never>[] = [
   searchTool,
   writeFileTool,
   editFileTool,
+  spawnProcessorTool,
   loadSkill,
   askUser,
   todoWrite,
