@@ -70,7 +70,8 @@ export const directSpawner: Spawner = async (request) => {
   }
 };
 
-const probes = new Map<string, Promise<Result<void>>>();
+/** Probe answers, per spawner and bwrap path: the machine does not change under a session. */
+const probes = new WeakMap<Spawner, Map<string, Promise<Result<void>>>>();
 
 /**
  * Whether bwrap actually confines a program here: it runs `true` inside the same kind of box
@@ -81,7 +82,9 @@ export function probeBwrap(
   spawner: Spawner,
   where?: Confinement,
 ): Promise<Result<void>> {
-  let probe = probes.get(bwrap);
+  let known = probes.get(spawner);
+  if (!known) probes.set(spawner, known = new Map());
+  let probe = known.get(bwrap);
   if (!probe) {
     probe = (async (): Promise<Result<void>> => {
       const truePath = await lookupOnPath("true");
@@ -108,7 +111,7 @@ export function probeBwrap(
         if (tmp) await Deno.remove(tmp, { recursive: true }).catch(() => {});
       }
     })();
-    probes.set(bwrap, probe);
+    known.set(bwrap, probe);
   }
   return probe;
 }

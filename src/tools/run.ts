@@ -55,12 +55,19 @@ const content = z.strictObject({
 
 const schema = toolSchema(routing, content);
 
-/** The effect worker as the sandbox probe's spawner. */
+const spawners = new WeakMap<Policy, Spawner>();
+
+/** The effect worker as the sandbox probe's spawner: one per session, so the probe runs once. */
 function workerSpawner(policy: Policy): Spawner {
-  return async (request) => {
-    const r = await policy.worker.call({ op: "spawn", request });
-    return r.ok ? r : { ok: false, error: `${r.error.name}: ${r.error.message}` };
-  };
+  let spawner = spawners.get(policy);
+  if (!spawner) {
+    spawner = async (request) => {
+      const r = await policy.worker.call({ op: "spawn", request });
+      return r.ok ? r : { ok: false, error: `${r.error.name}: ${r.error.message}` };
+    };
+    spawners.set(policy, spawner);
+  }
+  return spawner;
 }
 
 async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {

@@ -47,7 +47,12 @@ export function escapeForScreen(text: string, keepNewlines = false): string {
   return out;
 }
 
-/** An argv stage as the person sees it: every argument escaped and quoted, so spaces show. */
+/**
+ * An argv stage as the person sees it: every argument escaped and quoted, so spaces show. A
+ * quote inside an argument is written `\'`, so `a' 'b` cannot pass for two arguments.
+ */
 export function formatArgv(argv: readonly string[]): string {
-  return argv.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : `'${escapeForScreen(a)}'`).join(" ");
+  return argv.map((a) =>
+    /^[\w@%+=:,./-]+$/.test(a) ? a : `'${escapeForScreen(a).replaceAll("'", "\\'")}'`
+  ).join(" ");
 }

@@ -1,0 +1,120 @@
+/**
+ * Optional confinement of run stages with bwrap (design.md §13): with `run.sandbox: "bwrap"`,
+ * a stage cannot write outside the workspace and scratch folder, cannot reach the network and
+ * cannot read Brave Bot's state. Where bwrap is missing or does not work (some containers),
+ * these tests are skipped and say why.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { withRunPolicy } from "./support/run_fixture.ts";
+import { runTool } from "../src/tools/run.ts";
+import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
+import { sandboxStatus } from "../src/policy/sandbox.ts";
+import { settingsFrom } from "../src/state/settings.ts";
+
+const run = runTool as unknown as ToolDef<never>;
+
+const status = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
+const skip = !status.inUse;
+if (skip) console.log(`bwrap confinement tests skipped: ${status.detail}`);
+
+function refOf(out: ToolOutput): number {
+  const m = /(?:output: |kept as )ref:(\d+)/.exec(out.content);
+  assert.ok(m, out.content);
+  return Number(m[1]);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const config = { run: { sandbox: "bwrap" as const } };
+
+Deno.test({
+  name: "bwrap: a confined stage writes in the workspace but not outside it",
+  ignore: skip,
+  fn: async () => {
+    await withRunPolicy({
+      config,
+      answers: [{ run: { answer: "once" } }],
+    }, async (fx) => {
+      const escaped = join(fx.outside, "escaped.txt");
+      const out = await fx.call(run, {
+        pipeline: [{
+          program: "sh",
+          args: [
+            "-c",
+            `echo in > inside.txt; echo out > "${escaped}" || echo REFUSED; echo y > /etc/bb-escaped || echo REFUSED-ETC`,
+          ],
+        }],
+      });
+      assert.equal(out.isError, false, out.content);
+      assert.match(out.content, /\[confined\]/);
+      assert.equal(await exists(join(fx.root, "inside.txt")), true);
+      assert.equal(await exists(escaped), false);
+      const found = fx.policy.refs.lookup(`ref:${refOf(out)}`);
+      assert.ok(found.ok);
+      const text = new TextDecoder().decode(await fx.policy.refs.bytes(found.value));
+      assert.match(text, /^REFUSED$/m);
+      assert.match(text, /^REFUSED-ETC$/m);
+      assert.equal(await exists("/etc/bb-escaped"), false);
+    });
+  },
+});
+
+Deno.test({
+  name: "bwrap: a confined stage cannot reach the network, an unconfined one can",
+  ignore: skip,
+  fn: async () => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    const accepting = (async () => {
+      for await (const conn of listener) conn.close();
+    })().catch(() => {});
+    const probe = [
+      "-e",
+      `require("net").connect(${port}, "127.0.0.1")` +
+      `.on("connect", () => { console.log("CONNECTED"); process.exit(0); })` +
+      `.on("error", (e) => { console.log("NO-NETWORK " + e.code); process.exit(0); });`,
+    ];
+    try {
+      for (const confined of [false, true]) {
+        await withRunPolicy({
+          config: confined ? config : {},
+          answers: [{ run: { answer: "vouch" } }],
+        }, async (fx) => {
+          const out = await fx.call(run, { pipeline: [{ program: "node", args: probe }] });
+          assert.equal(out.isError, false, out.content);
+          if (confined) {
+            assert.match(out.content, /NO-NETWORK/);
+            assert.ok(!out.content.includes("CONNECTED"));
+          } else assert.match(out.content, /CONNECTED/, "the control run reaches the listener");
+        });
+      }
+    } finally {
+      listener.close();
+      await accepting;
+    }
+  },
+});
+
+Deno.test({
+  name: "bwrap: a confined stage cannot read Brave Bot's state directory",
+  ignore: skip,
+  fn: async () => {
+    await withRunPolicy({ config, answers: [{ run: { answer: "vouch" } }] }, async (fx) => {
+      const secret = join(fx.stateDir, "trust.json");
+      await Deno.writeTextFile(secret, "CANARY-state");
+      const out = await fx.call(run, {
+        pipeline: [{ program: "sh", args: ["-c", `cat "${secret}" || echo HIDDEN`] }],
+      });
+      assert.match(out.content, /HIDDEN/);
+      assert.ok(!out.content.includes("CANARY-state"));
+    });
+  },
+});
