@@ -58,6 +58,7 @@ Deno.test("second wall: opening a network socket is refused by Deno", async () =
       });
       assert.equal(r.ok, true);
       if (r.ok) assert.equal(r.value.refused, true, r.value.error ?? "");
+      if (r.ok) assert.match(r.value.error ?? "", /^NotCapable/);
     });
   } finally {
     listener.close();
@@ -69,6 +70,8 @@ Deno.test("second wall: reading an environment variable is refused by Deno", asy
     const r = await w.call({ op: "probe", what: "env", target: "HOME" });
     assert.equal(r.ok, true);
     if (r.ok) assert.equal(r.value.refused, true, r.value.error ?? "");
+    // The tests run without --ignore-env, so Deno itself must say no, not just hide the value.
+    if (r.ok) assert.match(r.value.error ?? "", /^NotCapable/);
   });
 });
 
@@ -85,5 +88,41 @@ Deno.test("second wall: the workspace itself is readable and writable", async ()
     assert.equal(wrote.ok, true);
     const r = await w.call({ op: "read", path });
     assert.equal(r.ok && new TextDecoder().decode(r.value), "hi");
+  });
+});
+
+Deno.test("effect worker: an overwrite keeps permission bits but never setuid or setgid", async () => {
+  if (Deno.build.os === "windows") return;
+  await withWorker(async (w, ws) => {
+    const path = join(ws, "tool.sh");
+    await Deno.writeTextFile(path, "old");
+    await Deno.chmod(path, 0o6755);
+    const wrote = await w.call({
+      op: "write",
+      path,
+      bytes: new TextEncoder().encode("new"),
+      makeParents: false,
+    });
+    assert.equal(wrote.ok, true);
+    assert.equal((await Deno.stat(path)).mode! & 0o7777, 0o755);
+  });
+});
+
+Deno.test("effect worker: a write refuses when the file changed after approval", async () => {
+  await withWorker(async (w, ws) => {
+    const path = join(ws, "a.txt");
+    await Deno.writeTextFile(path, "changed");
+    const r = await w.call({
+      op: "write",
+      path,
+      bytes: new TextEncoder().encode("x"),
+      makeParents: false,
+      expectSha256: "0".repeat(64),
+    });
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.equal(r.error.name, "Changed");
+    assert.equal(await Deno.readTextFile(path), "changed");
+    const leftovers = [...Deno.readDirSync(ws)].map((e) => e.name);
+    assert.deepEqual(leftovers, ["a.txt"], "no temporary file is left");
   });
 });

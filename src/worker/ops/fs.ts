@@ -121,7 +121,8 @@ export async function write(
   const mode = existing === null ? 0o644 : (await Deno.stat(path)).mode ?? 0o644;
   const tmp = `${dir}/.bravebot-${crypto.randomUUID()}.tmp`;
   try {
-    await Deno.writeFile(tmp, bytes, { mode: mode & 0o7777, createNew: true });
+    // Permission bits only: a setuid or setgid bit never carries over to new content.
+    await Deno.writeFile(tmp, bytes, { mode: mode & 0o777, createNew: true });
     await Deno.rename(tmp, path);
   } catch (e) {
     await Deno.remove(tmp).catch(() => {});
