@@ -1,0 +1,316 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { z } from "zod";
+import { Driver } from "./driver.ts";
+import type { DriverEvent } from "./events.ts";
+import { withPolicy } from "../../test/support/policy_fixture.ts";
+import { type MockReply, startMockModel } from "../../scripts/mock-model.ts";
+import { OpenAIModelClient } from "../model/client.ts";
+import { ModelProcessor } from "../model/processor.ts";
+import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
+import { defineTool, failure, shown, type ToolDef, toolSchema } from "../tools/tool.ts";
+import { TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import type { Settings } from "../state/settings.ts";
+
+const routing = z.strictObject({ path: z.string().describe("workspace-relative path") });
+const content = z.strictObject({ offset: z.number().int().optional() });
+const echo = defineTool({
+  name: "read_file",
+  description: "echo",
+  routing,
+  content,
+  schema: toolSchema(routing, content),
+  handler: (args) => Promise.resolve(shown(`read ${args.path}`, TRUSTED_PUBLIC)),
+});
+const e2 = z.strictObject({});
+const boom = defineTool({
+  name: "todo_write",
+  description: "throws",
+  routing: e2,
+  content: e2,
+  schema: toolSchema(e2, e2),
+  handler: () => Promise.reject(new Error("kaboom")),
+});
+const taint = defineTool({
+  name: "search",
+  description: "shows untrusted text",
+  routing: e2,
+  content: e2,
+  schema: toolSchema(e2, e2),
+  handler: () => Promise.resolve(shown("untrusted words", UNTRUSTED_PUBLIC)),
+});
+const TOOLS = [echo, boom, taint] as ToolDef<unknown>[];
+
+interface Run {
+  events: DriverEvent[];
+  outcome: Awaited<ReturnType<Driver["runTurn"]>>;
+  requests: { kind: string; body: Record<string, unknown>; raw: string }[];
+  transcriptPath: string;
+  driver: Driver;
+}
+
+async function drive(
+  replies: MockReply[],
+  opts: { settings?: Partial<Settings>; maxReplies?: number; timeoutMs?: number } = {},
+): Promise<Run> {
+  let result: Run | null = null;
+  const mock = await startMockModel({ script: { replies } });
+  const dir = await Deno.makeTempDir({ prefix: "bb-driver-" });
+  try {
+    await withPolicy({ files: { "a.txt": "A" } }, async (fx) => {
+      const client = new OpenAIModelClient({
+        endpoint: mock.url,
+        model: "m",
+        timeoutMs: opts.timeoutMs ?? 10_000,
+        retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10, totalMs: 2000 },
+      });
+      const events: DriverEvent[] = [];
+      const transcriptPath = join(dir, "transcript.jsonl");
+      const driver = new Driver({
+        planner: client,
+        processor: new ModelProcessor(client),
+        policy: fx.policy,
+        settings: { ...fx.settings, ...opts.settings },
+        session: fx.ctx.session,
+        transcript: new TranscriptWriter(transcriptPath),
+        emit: (e) => events.push(e),
+        tools: TOOLS,
+      });
+      const outcome = await driver.runTurn("do it", { maxReplies: opts.maxReplies });
+      result = {
+        events,
+        outcome,
+        requests: mock.requests.map((r) => ({
+          kind: r.kind,
+          body: r.body as Record<string, unknown>,
+          raw: r.raw,
+        })),
+        transcriptPath,
+        driver,
+      };
+    });
+    // Read the transcript before the folder goes.
+    const r = result!;
+    const loaded = await loadTranscript(r.transcriptPath);
+    (r as Run & { loaded: typeof loaded }).loaded = loaded;
+    return r;
+  } finally {
+    await mock.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const results = (r: Run) =>
+  r.events.filter((e) => e.type === "tool_result") as Extract<
+    DriverEvent,
+    { type: "tool_result" }
+  >[];
+const lastToolMessage = (r: Run, i = -1) => {
+  const last = r.requests.at(i)!.body.messages as { role: string; content: string }[];
+  return last.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+};
+
+Deno.test("planner requests carry the tools as JSON schemas generated from zod", async () => {
+  const r = await drive([{ text: "hi" }]);
+  const tools = r.requests[0].body.tools as {
+    function: { name: string; parameters: Record<string, unknown> };
+  }[];
+  assert.deepEqual(tools.map((t) => t.function.name), ["read_file", "todo_write", "search"]);
+  const params = tools[0].function.parameters;
+  assert.equal(params.type, "object");
+  assert.equal(params.additionalProperties, false);
+  assert.deepEqual(params.required, ["path"]);
+  assert.ok(!("$schema" in params));
+  const messages = r.requests[0].body.messages as { role: string }[];
+  assert.equal(messages[0].role, "system");
+  assert.equal(r.outcome.status, "finished");
+  assert.equal(r.outcome.text, "hi");
+});
+
+Deno.test("an unknown tool is reported with the list of tools, and the loop goes on", async () => {
+  const r = await drive([{ tool_calls: [{ name: "shell", arguments: { cmd: "rm -rf /" } }] }, {
+    text: "ok",
+  }]);
+  assert.equal(r.outcome.status, "finished");
+  const res = results(r)[0];
+  assert.equal(res.is_error, true);
+  assert.equal(
+    res.content,
+    "error: there is no tool named 'shell'; the tools are: read_file, todo_write, search",
+  );
+  assert.equal(lastToolMessage(r), res.content);
+});
+
+Deno.test("malformed JSON arguments are reported with what was wrong, and the loop goes on", async () => {
+  const r = await drive([{ tool_calls: [{ name: "read_file", arguments: '{"path": "a.txt"' }] }, {
+    text: "ok",
+  }]);
+  assert.equal(r.outcome.status, "finished");
+  assert.match(
+    results(r)[0].content,
+    /^error: read_file: the arguments are not valid JSON \(.+\); send one JSON object/,
+  );
+  const r2 = await drive([{ tool_calls: [{ name: "read_file", arguments: "[1,2]" }] }, {
+    text: "ok",
+  }]);
+  assert.match(results(r2)[0].content, /must be a JSON object of named fields, not a list/);
+});
+
+Deno.test("a schema failure names the field and what is accepted", async () => {
+  const r = await drive([
+    { tool_calls: [{ name: "read_file", arguments: { pth: "a.txt" } }] },
+    { tool_calls: [{ name: "read_file", arguments: { path: 5 } }] },
+    { text: "ok" },
+  ]);
+  const [a, b] = results(r);
+  assert.match(a.content, /unknown field 'pth'/);
+  assert.match(a.content, /the accepted fields are: path, offset/);
+  assert.match(b.content, /^error: read_file: path: .*string/);
+  assert.equal(r.outcome.status, "finished");
+});
+
+Deno.test("tool calls written as text are recognised and handled as calls", async () => {
+  for (
+    const text of [
+      '{"name": "read_file", "arguments": {"path": "a.txt"}}',
+      'I will read it.\n```json\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n```',
+      '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>',
+      '[{"type": "function", "function": {"name": "read_file", "parameters": {"path": "a.txt"}}}]',
+    ]
+  ) {
+    const r = await drive([{ text }, { text: "finished reading" }]);
+    const call = r.events.find((e) => e.type === "tool_call") as Extract<
+      DriverEvent,
+      { type: "tool_call" }
+    >;
+    assert.ok(call, text);
+    assert.equal(call.from_text, true);
+    assert.deepEqual(call.arguments, { path: "a.txt" });
+    assert.equal(results(r)[0].content, "read a.txt");
+    assert.equal(r.outcome.text, "finished reading");
+    // The conversation sent back holds a proper call and its result.
+    const sent = r.requests[1].body.messages as { role: string; tool_calls?: unknown[] }[];
+    assert.ok(sent.some((m) => m.role === "assistant" && m.tool_calls?.length === 1));
+  }
+});
+
+Deno.test("prose that only mentions JSON is an answer, not a call", async () => {
+  const r = await drive([{ text: 'Use {"name": "x", "version": 2} in package.json.' }]);
+  assert.equal(r.outcome.status, "finished");
+  assert.equal(r.events.filter((e) => e.type === "tool_call").length, 0);
+});
+
+Deno.test("an exception inside a tool becomes an error result, never a crash", async () => {
+  const r = await drive([{ tool_calls: [{ name: "todo_write", arguments: {} }] }, { text: "ok" }]);
+  assert.equal(r.outcome.status, "finished");
+  assert.match(results(r)[0].content, /^error: todo_write failed inside Brave Bot \(kaboom\)/);
+});
+
+Deno.test("a tool call with no name is reported with the list of tools", async () => {
+  const r = await drive([{ tool_calls: [{ name: "", arguments: {} }] }, { text: "ok" }]);
+  assert.equal(r.outcome.status, "finished");
+  assert.match(results(r)[0].content, /the tool call has no name; the tools are: read_file/);
+});
+
+Deno.test("a thousand tool calls in one reply are capped, and the planner and person are told", async () => {
+  const calls = Array.from(
+    { length: 1000 },
+    (_, i) => ({ name: "read_file", arguments: { path: `f${i}` } }),
+  );
+  const r = await drive([{ tool_calls: calls }, { text: "ok" }], {});
+  assert.equal(r.outcome.status, "finished");
+  assert.equal(results(r).length, 16);
+  assert.match(
+    results(r)[15].content,
+    /asked for 1000 tool calls; only the first 16 were handled and the other 984 were dropped/,
+  );
+  assert.ok(r.events.some((e) => e.type === "notice" && /1000 tool calls/.test(e.text)));
+  const sent = r.requests[1].body.messages as { role: string; tool_calls?: unknown[] }[];
+  assert.equal(sent.find((m) => m.role === "assistant")!.tool_calls!.length, 16);
+});
+
+Deno.test("arguments of megabytes are refused with their size, and not sent back", async () => {
+  const big = "x".repeat(3 * 1024 * 1024);
+  const r = await drive([{ tool_calls: [{ name: "read_file", arguments: { path: big } }] }, {
+    text: "ok",
+  }]);
+  assert.equal(r.outcome.status, "finished");
+  assert.match(results(r)[0].content, /arguments are \d+ bytes, more than the 1048576 bytes/);
+  assert.ok(r.requests[1].raw.length < 1024 * 1024);
+});
+
+Deno.test("a model that returns nothing, or no choices, ends the turn with a clear error", async () => {
+  const r = await drive([{ text: "" }]);
+  assert.equal(r.outcome.status, "error");
+  assert.match(r.outcome.error!, /sent an empty reply: no text and no tool call/);
+  const r2 = await drive([{ fault: { empty_choices: true } }]);
+  assert.equal(r2.outcome.status, "error");
+  assert.match(r2.outcome.error!, /a reply with no choices/);
+});
+
+Deno.test("a reply that never ends times out with a clear error, and the turn ends", async () => {
+  const r = await drive([{ text: "slow", fault: { never_end: true } }], { timeoutMs: 1000 });
+  assert.equal(r.outcome.status, "error");
+  assert.match(r.outcome.error!, /no complete reply .* within 1 s/);
+  assert.ok(r.events.some((e) => e.type === "error"));
+  assert.equal(r.events.at(-1)!.type, "final");
+});
+
+Deno.test("--max-turns stops the loop after that many planner replies", async () => {
+  const loop = Array.from(
+    { length: 5 },
+    () => ({ tool_calls: [{ name: "read_file", arguments: { path: "a" } }] }),
+  );
+  const r = await drive(loop, { maxReplies: 3 });
+  assert.equal(r.outcome.status, "max_turns");
+  assert.equal(r.outcome.replies, 3);
+  assert.equal(r.requests.length, 3);
+  assert.match(r.outcome.error!, /--max-turns 3/);
+});
+
+Deno.test("the context label is tracked: untrusted text shown to the planner makes it U", async () => {
+  const r = await drive([{ tool_calls: [{ name: "search", arguments: {} }] }, { text: "ok" }]);
+  const labels = r.events.filter((e) => e.type === "context_label").map((e) =>
+    (e as { label: string }).label
+  );
+  assert.deepEqual(labels, ["(T,priv)", "(U,priv)"]);
+  const final = r.events.at(-1) as Extract<DriverEvent, { type: "final" }>;
+  assert.equal(final.context_label, "(U,priv)");
+});
+
+Deno.test("the transcript holds every message as it happens, and loads back with its label", async () => {
+  const r = await drive([{ tool_calls: [{ name: "search", arguments: {} }] }, { text: "ok" }]) as
+    & Run
+    & {
+      loaded: Awaited<ReturnType<typeof loadTranscript>>;
+    };
+  assert.deepEqual(r.loaded.messages.map((m) => m.role), [
+    "user",
+    "assistant",
+    "tool",
+    "assistant",
+  ]);
+  assert.equal(r.loaded.contextLabel.integrity, "U");
+  assert.deepEqual(r.loaded.problems, []);
+});
+
+Deno.test("a conversation that does not fit is compacted; one that never fits stops with a message", async () => {
+  const calls = Array.from(
+    { length: 6 },
+    () => ({ tool_calls: [{ name: "read_file", arguments: { path: "p".repeat(900) } }] }),
+  );
+  const r = await drive([...calls, { text: "ok" }], { settings: { contextWindow: 4000 } });
+  assert.equal(r.outcome.status, "finished");
+  assert.ok(
+    r.events.some((e) => e.type === "notice" && /old tool result\(s\) were shortened/.test(e.text)),
+    JSON.stringify(r.outcome),
+  );
+  const r2 = await drive([{ text: "never sent" }], { settings: { contextWindow: 100 } });
+  assert.equal(r2.outcome.status, "error");
+  assert.match(r2.outcome.error!, /no longer fits the model's context window/);
+  assert.equal(r2.requests.length, 0);
+});
+
+Deno.test("an error result keeps the failure helper's shape", () => {
+  assert.equal(failure("x").content, "error: x");
+});

@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { encode } from "gpt-tokenizer";
+import { buildSystemPrompt } from "./system_prompt.ts";
+import { toolSpecs } from "./driver.ts";
+import { allTools } from "../tools/registry.ts";
+import { TOOL_NAMES } from "../tools/tool.ts";
+
+Deno.test("the system prompt and the eleven tool schemas together are at most 2,500 tokens", () => {
+  const tools = allTools();
+  assert.deepEqual(tools.map((t) => t.name), [...TOOL_NAMES]);
+  const prompt = buildSystemPrompt({ oneShot: true });
+  const total = encode(prompt).length + encode(JSON.stringify(toolSpecs(tools))).length;
+  assert.ok(total <= 2500, `system prompt + tool schemas = ${total} tokens`);
+});
+
+Deno.test("the prompt explains references, labels and what the planner may not see", () => {
+  const p = buildSystemPrompt();
+  assert.match(p, /ref:N/);
+  assert.match(p, /untrusted/);
+  assert.match(p, /not shown/);
+  assert.match(p, /spawn_processor/);
+  assert.match(p, /carries no instruction/);
+});
+
+Deno.test("listed skills and trusted AGENTS.md are included; nothing when absent", () => {
+  const p = buildSystemPrompt({
+    skills: [{ name: "commit-style", description: "how we\nwrite commits" }],
+    agents: "Use tabs.",
+  });
+  assert.match(p, /- commit-style: how we write commits/);
+  assert.match(p, /AGENTS\.md\):\nUse tabs\./);
+  const bare = buildSystemPrompt();
+  assert.ok(!/Skills/.test(bare));
+  assert.ok(!/AGENTS/.test(bare));
+});

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  INTERRUPTED_RESULT,
+  loadTranscript,
+  repairToolRounds,
+  TranscriptWriter,
+} from "./transcript.ts";
+import { UNTRUSTED_PUBLIC } from "../policy/label.ts";
+
+async function withDir(fn: (dir: string) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "bb-transcript-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a torn last line (kill mid-write) is dropped and reported; the rest loads", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    const w = new TranscriptWriter(path);
+    await w.start({ id: "s1", workspace: "/w", started: "now" });
+    await w.message({ role: "user", content: "hi" });
+    await w.message({ role: "assistant", content: "hello" });
+    await Deno.writeTextFile(path, '{"type":"message","time":"x","message":{"role":"us', {
+      append: true,
+    });
+    const t = await loadTranscript(path);
+    assert.equal(t.meta?.id, "s1");
+    assert.deepEqual(t.messages, [{ role: "user", content: "hi" }, {
+      role: "assistant",
+      content: "hello",
+    }]);
+    assert.equal(t.problems.length, 1);
+    assert.match(t.problems[0], /cut off/);
+  });
+});
+
+Deno.test("a turn killed between a call and its result resumes with the call marked interrupted", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    const w = new TranscriptWriter(path);
+    await w.message({ role: "user", content: "go" });
+    await w.message({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "a", type: "function", function: { name: "read_file", arguments: "{}" } },
+        { id: "b", type: "function", function: { name: "read_file", arguments: "{}" } },
+      ],
+    });
+    await w.message({ role: "tool", tool_call_id: "a", content: "ok" }, UNTRUSTED_PUBLIC);
+    const t = await loadTranscript(path);
+    assert.deepEqual(t.messages.map((m) => m.role), ["user", "assistant", "tool", "tool"]);
+    assert.deepEqual(t.messages[3], {
+      role: "tool",
+      tool_call_id: "b",
+      content: INTERRUPTED_RESULT,
+    });
+    assert.equal(t.contextLabel.integrity, "U");
+    assert.match(t.problems.join("\n"), /marked as interrupted/);
+  });
+});
+
+Deno.test("/clear starts the conversation and the label again; history keeps everything", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    const w = new TranscriptWriter(path);
+    await w.message({ role: "user", content: "one" }, UNTRUSTED_PUBLIC);
+    await w.clear();
+    await w.message({ role: "user", content: "two" });
+    const t = await loadTranscript(path);
+    assert.deepEqual(t.messages, [{ role: "user", content: "two" }]);
+    assert.equal(t.contextLabel.integrity, "T");
+    assert.equal(t.history.length, 2);
+  });
+});
+
+Deno.test("records that do not fit are skipped and reported; a bad label counts as the worst", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    await Deno.writeTextFile(
+      path,
+      [
+        JSON.stringify({ type: "message", time: "t", message: { role: "wizard", content: "x" } }),
+        JSON.stringify({
+          type: "message",
+          time: "t",
+          message: { role: "user", content: "y" },
+          label: "(Q,pub)",
+        }),
+        "",
+      ].join("\n"),
+    );
+    const t = await loadTranscript(path);
+    assert.deepEqual(t.messages, [{ role: "user", content: "y" }]);
+    assert.deepEqual(t.contextLabel, { integrity: "U", confidentiality: "priv" });
+    assert.equal(t.problems.length, 2);
+  });
+});
+
+Deno.test("a missing transcript loads as empty", async () => {
+  await withDir(async (dir) => {
+    const t = await loadTranscript(join(dir, "none.jsonl"));
+    assert.deepEqual(t.messages, []);
+    assert.equal(t.meta, null);
+  });
+});
+
+Deno.test("results that answer no call are dropped", () => {
+  const { messages } = repairToolRounds([
+    { role: "user", content: "x" },
+    { role: "tool", tool_call_id: "zz", content: "stray" },
+  ]);
+  assert.deepEqual(messages, [{ role: "user", content: "x" }]);
+});
