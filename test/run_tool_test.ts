@@ -588,3 +588,28 @@ Deno.test("run: stderr is kept after stdout, behind a marker, and the exit statu
     assert.equal(await refText(fx, refOf(out)), "out\n[stderr]\nerr\n");
   });
 });
+
+Deno.test("run: an argument holding quotes and spaces cannot pass for two on the screen", async () => {
+  await withRunPolicy({ answers: [{ run: { answer: "refuse" } }] }, async (fx) => {
+    await fx.call(run, { pipeline: [{ program: "echo", args: ["a' 'b"] }] });
+    const [request] = runRequests(fx);
+    assert.ok(request.display[0].endsWith(" 'a\\' \\'b'"), request.display[0]);
+    assert.deepEqual(request.stages[0].args, ["a' 'b"]);
+  });
+});
+
+Deno.test("run: vouching a pipeline vouches each of its stages", async () => {
+  await withRunPolicy({ answers: [{ run: { answer: "vouch" } }] }, async (fx) => {
+    const pipeline = [{ program: "printf", args: ["b\\na\\n"] }, { program: "sort" }];
+    const first = await fx.call(run, { pipeline });
+    assert.ok(first.content.includes("a\nb"), first.content);
+    const again = await fx.call(run, { pipeline });
+    assert.ok(again.content.includes("a\nb"));
+    assert.equal(runRequests(fx).length, 1);
+    fx.scripted!.push({ run: { answer: "once" } });
+    const mixed = await fx.call(run, { pipeline: [pipeline[0], { program: "tac" }] });
+    assert.equal(runRequests(fx).length, 2, "an unvouched stage makes the pipeline ask");
+    assert.match(runRequests(fx)[1].why, /stage 2 not vouched/);
+    assert.ok(!mixed.content.includes("b\na"), "and its output is not trusted");
+  });
+});

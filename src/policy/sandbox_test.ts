@@ -1,0 +1,62 @@
+/** Run confinement's decisions, without depending on whether bwrap works on this machine. */
+import assert from "node:assert/strict";
+import { bwrapArgs, planConfinement, sandboxStatus, type Spawner } from "./sandbox.ts";
+import { settingsFrom } from "../state/settings.ts";
+
+const box = { workspace: "/ws", scratch: "/state/s/scratch", hide: ["/state"] };
+
+Deno.test("sandbox: the workspace and scratch are writable, the state hidden, no network", () => {
+  const a = bwrapArgs("/usr/bin/bwrap", box);
+  const at = (...xs: string[]) => a.findIndex((_, i) => xs.every((x, j) => a[i + j] === x));
+  assert.equal(a[0], "/usr/bin/bwrap");
+  assert.ok(at("--ro-bind", "/", "/") >= 0);
+  assert.ok(at("--unshare-net") > 0);
+  assert.ok(at("--die-with-parent") > 0);
+  assert.equal(a.at(-1), "--", "the stage's argv follows and is never read as bwrap options");
+  // Later mounts cover earlier ones: /tmp, then the workspace, then the hidden state, then
+  // scratch (which may lie inside the state directory).
+  const ro = at("--ro-bind", "/", "/");
+  const tmp = at("--tmpfs", "/tmp");
+  const ws = at("--bind", "/ws", "/ws");
+  const hide = at("--tmpfs", "/state");
+  const scratch = at("--bind", box.scratch, box.scratch);
+  assert.ok(ro < tmp && tmp < ws && ws < hide && hide < scratch, a.join(" "));
+});
+
+Deno.test("sandbox: off by default; configured but unusable refuses rather than runs bare", async () => {
+  const never: Spawner = () => Promise.reject(new Error("must not spawn"));
+  assert.deepEqual(await planConfinement(settingsFrom({}), box, never), { ok: true, value: null });
+  const failing: Spawner = () =>
+    Promise.resolve({
+      ok: true,
+      value: {
+        stdout: new Uint8Array(),
+        stderr: new TextEncoder().encode("bwrap: No permissions to create new namespace\n"),
+        code: 1,
+        signal: null,
+        stages: [{ code: 1, signal: null }],
+        durationMs: 1,
+        timedOut: false,
+        truncated: false,
+        stdoutBytes: 0,
+        stderrBytes: 40,
+      },
+    });
+  const planned = await planConfinement(settingsFrom({ run: { sandbox: "bwrap" } }), box, failing);
+  assert.equal(planned.ok, false);
+  const message = planned.ok ? "" : planned.error;
+  assert.match(message, /nothing was run/);
+  if (Deno.build.os === "linux") {
+    assert.match(message, /not on PATH|No permissions to create new namespace/);
+  }
+});
+
+Deno.test("sandbox: doctor's status names whether confinement is in use", async () => {
+  const off = await sandboxStatus(settingsFrom({}));
+  assert.equal(off.configured, "none");
+  assert.equal(off.inUse, false);
+  assert.match(off.detail, /not in use|not confined/);
+  const on = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
+  assert.equal(on.configured, "bwrap");
+  assert.match(on.detail, on.inUse ? /^in use/ : /run is refused/);
+});
