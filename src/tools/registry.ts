@@ -8,6 +8,8 @@ import { listFilesTool } from "./list_files.ts";
 import { searchTool } from "./search.ts";
 import { writeFileTool } from "./write_file.ts";
 import { editFileTool } from "./edit_file.ts";
+import { runTool } from "./run.ts";
+import { readOutputTool } from "./read_output.ts";
 import { spawnProcessorTool } from "./spawn_processor.ts";
 import { loadSkill } from "./load_skill.ts";
 import { askUser } from "./ask_user.ts";
@@ -20,6 +22,8 @@ const TOOLS: readonly ToolDef<never>[] = [
   searchTool,
   writeFileTool,
   editFileTool,
+  runTool,
+  readOutputTool,
   spawnProcessorTool,
   loadSkill,
   askUser,
