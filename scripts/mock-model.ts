@@ -15,7 +15,11 @@
 
 export interface MockToolCall {
   name: string;
-  /** An object is sent as its JSON; a string is sent exactly as written (to send bad JSON). */
+  /**
+   * An object is sent as its JSON; a string is sent exactly as written (to send bad JSON).
+   * `$FIRST_REF` and `$LAST_REF` stand for the first and last `ref:N` named in the newest tool
+   * result of the request, so a script need not know how many references earlier tools made.
+   */
   arguments?: unknown;
   /** Defaults to `call_<n>`; `null` sends none. */
   id?: string | null;
@@ -199,17 +203,23 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     const wantsStream = (body as { stream?: boolean })?.stream === true;
     const first = callCounter;
     callCounter += reply.tool_calls?.length ?? 0;
+    const sub = refSubstitution(body);
     if (!wantsStream || reply.stream === false) {
-      return completion(model, reply, first);
+      return completion(model, reply, first, sub);
     }
-    return streamed(model, reply, fault, first);
+    return streamed(model, reply, fault, first, sub);
   };
 
-  const completion = (model: string, reply: MockReply, first: number): Response => {
+  const completion = (
+    model: string,
+    reply: MockReply,
+    first: number,
+    sub: (s: string) => string = (s) => s,
+  ): Response => {
     const calls = (reply.tool_calls ?? []).map((c, i) => ({
       ...(c.id === null ? {} : { id: c.id ?? `call_${first + i}` }),
       type: "function",
-      function: { name: c.name, arguments: argText(c.arguments) },
+      function: { name: c.name, arguments: sub(argText(c.arguments)) },
     }));
     return Response.json({
       id: "mock",
@@ -228,7 +238,13 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     });
   };
 
-  const streamed = (model: string, reply: MockReply, fault: MockFault, first: number): Response => {
+  const streamed = (
+    model: string,
+    reply: MockReply,
+    fault: MockFault,
+    first: number,
+    sub: (s: string) => string,
+  ): Response => {
     const events: string[] = [];
     const chunk = (delta: unknown, finish: string | null = null) =>
       JSON.stringify({
@@ -245,7 +261,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       events.push(chunk({ content: text.slice(i, i + size) }));
     }
     (reply.tool_calls ?? []).forEach((c, i) => {
-      const args = argText(c.arguments);
+      const args = sub(argText(c.arguments));
       events.push(chunk({
         tool_calls: [{
           index: i,
@@ -319,6 +335,22 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       },
     });
   });
+}
+
+/** Replaces `$FIRST_REF` / `$LAST_REF` with the refs named in the request's newest tool result. */
+function refSubstitution(body: unknown): (s: string) => string {
+  const messages = (body as { messages?: { role?: string; content?: unknown }[] })?.messages;
+  const lastTool = Array.isArray(messages)
+    ? [...messages].reverse().find((m) => m?.role === "tool")
+    : undefined;
+  const refs = typeof lastTool?.content === "string"
+    ? [...lastTool.content.matchAll(/ref:\d+/g)].map((m) => m[0])
+    : [];
+  return (s) =>
+    s.replaceAll("$FIRST_REF", refs[0] ?? "ref:none").replaceAll(
+      "$LAST_REF",
+      refs.at(-1) ?? "ref:none",
+    );
 }
 
 function argText(args: unknown): string {
