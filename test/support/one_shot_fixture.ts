@@ -35,7 +35,7 @@ export interface OneShotRun extends MainResult {
 
 export async function oneShotRun(
   c: OneShotCase,
-  fn: (run: OneShotRun) => Promise<void>,
+  fn: (run: OneShotRun) => Promise<void> | void,
 ): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-1shot-ws-" }));
   const stateDir = await Deno.makeTempDir({ prefix: "bb-1shot-state-" });

@@ -1,0 +1,96 @@
+/**
+ * Faults at the model endpoint, through the real program: each either recovers (a retry) or
+ * ends with a clear error and exit 1 — never a hang, never a stack trace — and the session's
+ * transcript holds everything up to the fault.
+ */
+import assert from "node:assert/strict";
+import { hasStackTrace, oneShotRun } from "./support/one_shot_fixture.ts";
+import type { MockFault, MockReply } from "../scripts/mock-model.ts";
+
+const files = { "a.txt": "A\n" };
+const first: MockReply = {
+  tool_calls: [{
+    name: "todo_write",
+    arguments: { todos: [{ content: "step", status: "pending" }] },
+  }],
+};
+
+function messagesOf(transcripts: unknown[][]): { role: string; content: string | null }[] {
+  assert.equal(transcripts.length, 1);
+  return (transcripts[0] as { type: string; message?: { role: string; content: string | null } }[])
+    .filter((r) => r.type === "message").map((r) => r.message!);
+}
+
+const recovers: [string, MockFault][] = [
+  ["a delay", { delay_ms: 300 }],
+  ["a 429 with Retry-After", { status: 429, retry_after: 0 }],
+  ["a 500", { status: 500 }],
+  ["a stream cut mid-way", { cut_after: 1 }],
+];
+
+for (const [what, fault] of recovers) {
+  Deno.test(`${what} is retried and the run finishes`, async () => {
+    const replies: MockReply[] = [first, { text: "partial", fault }, { text: "done" }];
+    if (fault.delay_ms) replies.splice(2, 1);
+    await oneShotRun({ files, replies, args: ["--output-format", "json"] }, (run) => {
+      assert.equal(run.code, 0, run.stderr);
+      const expected = fault.delay_ms ? "partial" : "done";
+      assert.equal(JSON.parse(run.stdout).result, expected);
+      if (!fault.delay_ms) assert.match(run.stderr, /trying again/);
+      assert.ok(!hasStackTrace(run.stderr));
+    });
+  });
+}
+
+const fatal: [string, MockReply, RegExp, Record<string, unknown>?][] = [
+  [
+    "an endpoint that keeps failing with 500",
+    { fault: { status: 500 }, times: 50 },
+    /did not answer after 5 tries .*HTTP 500/,
+  ],
+  [
+    "a stream cut every time",
+    { text: "xxxxxxxx", chunk: 2, fault: { cut_after: 2 }, times: 50 },
+    /cut off/,
+  ],
+  [
+    "invalid JSON in the stream",
+    { text: "x", fault: { invalid_json: true } },
+    /cannot read: a streamed chunk is not valid JSON/,
+  ],
+  [
+    "a body that is not JSON",
+    { fault: { raw_body: "<html>Bad gateway</html>" } },
+    /cannot read: the reply is not valid JSON/,
+  ],
+  [
+    "a reply that never ends",
+    { text: "forever", fault: { never_end: true } },
+    /no complete reply .* within 1 s/,
+    {
+      timeouts: { requestMs: 1000 },
+    },
+  ],
+  ["a model that returns nothing", { text: "" }, /empty reply: no text and no tool call/],
+  ["an empty choice list", { fault: { empty_choices: true } }, /a reply with no choices/],
+  ["a 400 (not retried)", { fault: { status: 400 } }, /refused the request \(HTTP 400/],
+];
+
+for (const [what, reply, message, config] of fatal) {
+  Deno.test(`${what}: exit 1, a clear message, the transcript kept up to the fault`, async () => {
+    await oneShotRun(
+      { files, replies: [first, reply], config, timeoutMs: 120_000 },
+      (run) => {
+        assert.equal(run.code, 1, run.stderr);
+        assert.match(run.stderr, message);
+        assert.ok(!hasStackTrace(run.stderr), run.stderr);
+        assert.equal(run.stdout, "");
+        // Everything before the fault is in the transcript: the prompt, the call and its result.
+        const messages = messagesOf(run.transcripts);
+        assert.deepEqual(messages.slice(0, 3).map((m) => m.role), ["user", "assistant", "tool"]);
+        assert.equal(messages[0].content, "do the task");
+        assert.match(messages[2].content!, /todo list recorded/);
+      },
+    );
+  });
+}
