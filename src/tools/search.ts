@@ -5,7 +5,6 @@
  * file it touches (and every name in it) is trusted; otherwise the whole result becomes one
  * reference and the planner is shown counts.
  */
-import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { resolvePath } from "../policy/paths.ts";
@@ -13,6 +12,7 @@ import { isGitPath } from "../policy/git_dir.ts";
 import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
 import { decodeText, hasNul, labelOfBytes } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
+import { compileNeedle, type Finder } from "../util/bytes_search.ts";
 import { bracesHint, globField, pathField, plural, regexHint } from "./fs_common.ts";
 import { walk, type WalkEntry } from "./walk.ts";
 
@@ -41,13 +41,13 @@ interface Match {
 /** Matching lines of one file: each line once, however many times it matches. */
 function matchLines(
   bytes: Uint8Array,
-  needle: Buffer,
+  find: Finder,
   room: number,
   lineChars: number,
 ): { lines: { line: number; text: string }[]; more: boolean } {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = bytes;
   const lines: { line: number; text: string }[] = [];
-  let at = buf.indexOf(needle);
+  let at = find(buf, 0);
   let start = 0; // start of the line numbered lineNo
   let lineNo = 1;
   while (at !== -1) {
@@ -66,7 +66,7 @@ function matchLines(
     if (nl === -1) break;
     start = nl + 1;
     lineNo++;
-    at = buf.indexOf(needle, start);
+    at = find(buf, start);
   }
   return { lines, more: false };
 }
@@ -99,7 +99,7 @@ export const searchTool = defineTool({
       limit: Number.MAX_SAFE_INTEGER,
     });
     const files = listed.entries;
-    const needle = Buffer.from(args.pattern, "utf8");
+    const find = compileNeedle(new TextEncoder().encode(args.pattern));
 
     const matches: Match[] = [];
     const labels: Label[] = [];
@@ -141,15 +141,14 @@ export const searchTool = defineTool({
           binary++;
           continue;
         }
-        const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        if (buf.indexOf(needle) === -1) continue;
+        if (find(bytes, 0) === -1) continue;
         if (decodeText(bytes) === null) {
           binary++;
           continue;
         }
         const found = matchLines(
           bytes,
-          needle,
+          find,
           limits.searchLines - matches.length,
           limits.searchLineChars,
         );
