@@ -20,10 +20,15 @@ async function handle(
       return { value: await stat(request.path, false), transfer: [] };
     case "read": {
       const bytes = await read(request.path, request.offset, request.length);
-      return { value: bytes, transfer: [] };
+      return { value: bytes, transfer: [bytes.buffer as ArrayBuffer] };
     }
-    case "readMany":
-      return { value: await readMany(request.paths, request.maxBytes), transfer: [] };
+    case "readMany": {
+      // The bytes move to the main thread rather than being copied (a search reads many MB).
+      const items = readMany(request.paths, request.maxBytes);
+      const buffers = new Set<ArrayBuffer>();
+      for (const item of items) if (item.bytes) buffers.add(item.bytes.buffer as ArrayBuffer);
+      return { value: items, transfer: [...buffers] };
+    }
     case "readDirs":
       return { value: await readDirs(request.paths), transfer: [] };
     case "hash":
@@ -47,12 +52,14 @@ async function handle(
 self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest }>) => {
   const { id, request } = event.data;
   let reply: WorkerReply;
+  let transfer: Transferable[] = [];
   try {
-    const { value } = await handle(request);
-    reply = { id, ok: true, value };
+    const handled = await handle(request);
+    reply = { id, ok: true, value: handled.value };
+    transfer = handled.transfer;
   } catch (e) {
     const error = e instanceof Error ? e : new Error(String(e));
     reply = { id, ok: false, error: { name: error.name, message: error.message } };
   }
-  self.postMessage(reply);
+  self.postMessage(reply, transfer);
 };
