@@ -1,0 +1,3 @@
+export function leftPad(text: string, width: number, fill = " "): string {
+  return text.length >= width ? text : fill.repeat(width - text.length) + text;
+}
