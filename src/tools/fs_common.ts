@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { Policy, Routed } from "../policy/core.ts";
 import { refName } from "../policy/refs.ts";
 import { hasBraces } from "../util/glob.ts";
+import { escapeForScreen, hasHiddenCharacters } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export const pathField = z.string({ error: "path must be a string" }).max(4096).describe(
@@ -81,4 +82,14 @@ export function bracesHint(glob: string | undefined): string | null {
 
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * A trusted name is shown as it is, unless it holds characters no path the planner sends may
+ * hold (a newline could forge a listing line): then escaped, and marked so.
+ */
+export function shownPath(rel: string, suffix = ""): string {
+  return hasHiddenCharacters(rel)
+    ? `${escapeForScreen(rel)}${suffix} (escaped: not addressable)`
+    : rel + suffix;
 }

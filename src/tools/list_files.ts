@@ -12,7 +12,7 @@ import { type Label, sameLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
 import { pathNameLabel } from "../policy/reads.ts";
 import type { RefRecord } from "../policy/refs.ts";
 import { compileGlob } from "../util/glob.ts";
-import { bracesHint, globField, pathField, plural } from "./fs_common.ts";
+import { bracesHint, globField, pathField, plural, shownPath } from "./fs_common.ts";
 import { walk, type WalkEntry } from "./walk.ts";
 
 const routing = z.strictObject({
@@ -80,7 +80,7 @@ export const listFilesTool = defineTool({
       const label: Label = e.nameShown ? TRUSTED_PUBLIC : pathNameLabel(policy, e.rel, dir.rel);
       if (e.nameShown) {
         named++;
-        lines.push(e.rel + suffix(e.kind));
+        lines.push(shownPath(e.rel, suffix(e.kind)));
         continue;
       }
       const entryType = e.kind === "directory" ? "directory" : "file";

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.ts";
 import type { Policy } from "../policy/core.ts";
-import { formatLabel, type Label, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, type Label, sameLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
 import { askQuarantinedRead, decodeText, labelOfBytes, vouchBytes } from "../policy/reads.ts";
 import type { Limits } from "../state/settings.ts";
 import { exactlyOneTarget, pathField, refField, routeFile } from "./fs_common.ts";
@@ -176,13 +176,17 @@ export const readFileTool = defineTool({
       viaRef: viaRef !== null,
     });
     if (answer === "keep") {
-      const ref = await policy.refs.add({
-        kind: "file",
-        label: fileLabel,
-        path: path.rel,
-        size: bytes?.length ?? size,
-        tool: "read_file",
-      });
+      // Reading a kept file again through its own reference hands back the same reference.
+      const ref = viaRef?.kind === "file" && viaRef.path === path.rel &&
+          sameLabel(viaRef.label, fileLabel)
+        ? viaRef
+        : await policy.refs.add({
+          kind: "file",
+          label: fileLabel,
+          path: path.rel,
+          size: bytes?.length ?? size,
+          tool: "read_file",
+        });
       return shown(
         `${shownAs} is kept quarantined as ref:${ref.id} (file, ${
           bytes?.length ?? size

@@ -292,3 +292,16 @@ Deno.test("read_file: every decision is appended to the audit log", async () => 
     assert.equal(fx.policy.audit.entries[2].sha256, sha256("b\n"));
   });
 });
+
+Deno.test("read_file: keeping a kept file again through its reference hands back the same reference", async () => {
+  await withPolicy({
+    files: { "vendor/x.txt": "x\n" },
+    trust: trustedSrc,
+    answers: [{ read: "keep" }, { read: "keep" }],
+  }, async (fx) => {
+    await fx.call(readFileTool, { path: "vendor/x.txt" });
+    const again = await fx.call(readFileTool, { path_ref: "ref:0" });
+    assert.match(again.content, /^ref:0 is kept quarantined as ref:0 /);
+    assert.equal(fx.policy.refs.size, 1);
+  });
+});

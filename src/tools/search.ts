@@ -13,7 +13,7 @@ import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/la
 import { decodeText, hasNul, labelOfBytes } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
 import { compileNeedle, type Finder } from "../util/bytes_search.ts";
-import { bracesHint, globField, pathField, plural, regexHint } from "./fs_common.ts";
+import { bracesHint, globField, pathField, plural, regexHint, shownPath } from "./fs_common.ts";
 import { walk, type WalkEntry } from "./walk.ts";
 
 const routing = z.strictObject({
@@ -189,7 +189,7 @@ export const searchTool = defineTool({
         if (braces) notes.push(braces);
       }
     }
-    const body = matches.map((m) => `${m.rel}:${m.line}: ${m.text}`);
+    const body = matches.map((m) => `${shownPath(m.rel)}:${m.line}: ${m.text}`);
 
     if (resultLabel.integrity === "U") {
       const bytes = new TextEncoder().encode([...body, ...notes.map((n) => `[${n}]`)].join("\n"));
