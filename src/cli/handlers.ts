@@ -3,20 +3,14 @@
  * session, vouch, skills, sessions and doctor commands plug into the command line.
  */
 import type { GlobalOptions } from "./global_options.ts";
-import { EXIT } from "./exit_codes.ts";
 import { oneShot } from "./one_shot.ts";
 import { skillsCommand } from "./commands/skills.ts";
 import { doctorCommand } from "./commands/doctor.ts";
 import { vouchCommand } from "./commands/vouch.ts";
+import { interactiveSession } from "./interactive.ts";
+import { sessionsCommand } from "./sessions.ts";
 
 type Handler<A extends unknown[]> = (options: GlobalOptions, ...args: A) => Promise<number>;
-
-function notYet(what: string): Handler<unknown[]> {
-  return () => {
-    console.error(`bravebot: ${what} is not available in this build yet`);
-    return Promise.resolve(EXIT.failure);
-  };
-}
 
 export const commandHandlers: {
   /** `-p` runs one-shot; otherwise the interactive session. */
@@ -31,9 +25,9 @@ export const commandHandlers: {
     options.print !== undefined
       ? oneShot(options, [options.print, prompt].filter((p) => p !== "").join(" "))
       : commandHandlers.interactive(options, prompt),
-  interactive: notYet("the interactive session"),
+  interactive: interactiveSession,
   vouch: (options, action, id) => vouchCommand(options, action, id),
   skills: skillsCommand,
-  sessions: notYet("sessions"),
+  sessions: (options) => sessionsCommand(options),
   doctor: doctorCommand,
 };

@@ -1,0 +1,82 @@
+"""Drives a program through a real pseudo-terminal for the interactive-session tests.
+
+Usage: python3 pty_drive.py STEPS_JSON -- COMMAND ARGS...
+STEPS_JSON is a file holding [{"expect": "regex", "send": "keys", "timeout": seconds}, ...];
+"send" may be omitted (only wait), "signal": "INT" sends SIGINT to the child's process group
+instead of keys, and {"kill": true} ends with SIGKILL. Every wait is bounded by its timeout.
+Prints the whole screen (ANSI sequences removed) and exits 0, or 3 when an expectation failed.
+"""
+import fcntl, json, os, pty, re, select, signal, struct, sys, termios, time
+
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+def main():
+    steps = json.load(open(sys.argv[1]))
+    cmd = sys.argv[sys.argv.index("--") + 1:]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(cmd[0], cmd)
+    # A real terminal has a size; some screens divide by it.
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    screen = b""
+    seen = 0
+    status = 0
+
+    def pump(deadline):
+        nonlocal screen
+        while time.time() < deadline:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if not r:
+                return True
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return False
+            if not data:
+                return False
+            screen += data
+        return True
+
+    for step in steps:
+        timeout = step.get("timeout", 30)
+        deadline = time.time() + timeout
+        if "expect" in step:
+            pattern = re.compile(step["expect"].encode(), re.S)
+            while True:
+                alive = pump(min(deadline, time.time() + 0.2))
+                clean = ANSI.sub(b"", screen)
+                m = pattern.search(clean, seen)
+                if m:
+                    seen = m.end()
+                    break
+                if time.time() >= deadline or not alive:
+                    sys.stdout.write("EXPECT FAILED: %s\n" % step["expect"])
+                    status = 3
+                    break
+            if status:
+                break
+        time.sleep(step.get("pause", 0.15))
+        if step.get("kill"):
+            os.kill(pid, signal.SIGKILL)
+            break
+        if "signal" in step:
+            os.killpg(os.getpgid(pid), getattr(signal, "SIG" + step["signal"]))
+        if "send" in step:
+            os.write(fd, step["send"].encode())
+    end = time.time() + 20
+    code = None
+    while time.time() < end:
+        pump(time.time() + 0.1)
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done != 0:
+            code = os.waitstatus_to_exitcode(st)
+            break
+    if code is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        code = "killed"
+    sys.stdout.write(ANSI.sub(b"", screen).decode("utf-8", "replace"))
+    sys.stdout.write("\nEXIT: %s\n" % code)
+    sys.exit(status)
+
+main()
