@@ -3,14 +3,17 @@
  * (design.md §14: nothing is sent at start-up); the first request is the planner's first turn.
  */
 import type { Settings } from "../state/settings.ts";
-import { apiKeyFromEnv, OpenAIModelClient } from "./client.ts";
+import { apiKeyFromEnv, type ClientOptions } from "./client.ts";
 import { ModelProcessor } from "./processor.ts";
 import type { RetryPolicy } from "./retry.ts";
 import type { ModelClient } from "./types.ts";
+import { ModelWorker, WorkerModelClient } from "./worker_client.ts";
 
 export interface Models {
   planner: ModelClient;
   processor: ModelProcessor;
+  /** Stops the model worker (design.md §13: its network is only the endpoints' hosts). */
+  close(): void;
 }
 
 /** Null with a message when no model is named anywhere (cli.md: `--model` required if none). */
@@ -27,22 +30,29 @@ export function modelsFrom(
     };
   }
   const apiKey = apiKeyFromEnv();
-  const planner = new OpenAIModelClient({
-    endpoint: settings.planner.url,
-    model: plannerModel,
+  // The worker starts on the first request: nothing happens at start-up.
+  const worker = new ModelWorker([settings.planner.url, settings.processor.url]);
+  const options = (endpoint: string, model: string): ClientOptions => ({
+    endpoint,
+    model,
     timeoutMs: settings.requestTimeoutMs,
     apiKey,
     retry,
   });
+  const planner = new WorkerModelClient(worker, options(settings.planner.url, plannerModel));
   const processorClient = settings.processor.url === settings.planner.url &&
       (settings.processor.model ?? plannerModel) === plannerModel
     ? planner
-    : new OpenAIModelClient({
-      endpoint: settings.processor.url,
-      model: settings.processor.model ?? plannerModel,
-      timeoutMs: settings.requestTimeoutMs,
-      apiKey,
-      retry,
-    });
-  return { ok: true, value: { planner, processor: new ModelProcessor(processorClient) } };
+    : new WorkerModelClient(
+      worker,
+      options(settings.processor.url, settings.processor.model ?? plannerModel),
+    );
+  return {
+    ok: true,
+    value: {
+      planner,
+      processor: new ModelProcessor(processorClient),
+      close: () => worker.terminate(),
+    },
+  };
 }

@@ -1,0 +1,125 @@
+/**
+ * A ModelClient whose HTTP runs in the model worker, whose only permission is network access
+ * to the configured endpoints' `host:port`s (design.md §13). Same behaviour as
+ * OpenAIModelClient — the worker runs one — with the callbacks carried over messages.
+ */
+import type { ClientOptions } from "./client.ts";
+import { type CompleteRequest, type ModelClient, ModelError, type ModelReply } from "./types.ts";
+import type { FromWorker, ToWorker } from "./worker_protocol.ts";
+
+/** `host:port` of an endpoint URL, as Deno's `net` permission names it. */
+export function netTarget(url: string): string {
+  const u = new URL(url);
+  const port = u.port || (u.protocol === "https:" ? "443" : "80");
+  return `${u.hostname}:${port}`;
+}
+
+/** One worker for all the clients of a session; started on the first request, not before. */
+export class ModelWorker {
+  #worker: Worker | null = null;
+  #next = 0;
+  #handlers = new Map<number, (m: FromWorker) => void>();
+  #dead: string | null = null;
+
+  constructor(private readonly endpoints: readonly string[]) {}
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const net = [...new Set(this.endpoints.map(netTarget))];
+    const worker = new Worker(new URL("./model_worker.ts", import.meta.url), {
+      type: "module",
+      name: "bravebot-model-worker",
+      deno: {
+        permissions: {
+          net,
+          read: false,
+          write: false,
+          run: false,
+          env: false,
+          ffi: false,
+          sys: false,
+          import: false,
+        },
+      },
+    });
+    worker.onmessage = (e: MessageEvent<FromWorker>) => this.#handlers.get(e.data.id)?.(e.data);
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.#dead = e.message;
+      for (const [id, h] of this.#handlers) {
+        h({
+          id,
+          type: "error",
+          error: {
+            kind: "malformed",
+            message: `the model worker stopped: ${e.message}`,
+            endpoint: "",
+          },
+        });
+      }
+    };
+    this.#worker = worker;
+    return worker;
+  }
+
+  complete(client: ClientOptions, request: CompleteRequest): Promise<ModelReply> {
+    if (this.#dead) {
+      return Promise.reject(
+        new ModelError("malformed", `the model worker stopped: ${this.#dead}`, client.endpoint),
+      );
+    }
+    const worker = this.#start();
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => worker.postMessage({ op: "abort", id } satisfies ToWorker);
+      request.signal?.addEventListener("abort", onAbort);
+      const finish = () => {
+        this.#handlers.delete(id);
+        request.signal?.removeEventListener("abort", onAbort);
+      };
+      this.#handlers.set(id, (m) => {
+        if (m.type === "text") request.onText?.(m.text);
+        else if (m.type === "retry") request.onRetry?.(m.why, m.delayMs, m.attempt);
+        else if (m.type === "done") {
+          finish();
+          resolve(m.reply);
+        } else {
+          finish();
+          reject(
+            new ModelError(m.error.kind, m.error.message, m.error.endpoint || client.endpoint),
+          );
+        }
+      });
+      worker.postMessage(
+        {
+          op: "complete",
+          id,
+          client,
+          messages: request.messages,
+          tools: request.tools,
+          wantText: request.onText !== undefined,
+        } satisfies ToWorker,
+      );
+      if (request.signal?.aborted) onAbort();
+    });
+  }
+
+  terminate(): void {
+    this.#worker?.terminate();
+    this.#worker = null;
+  }
+}
+
+export class WorkerModelClient implements ModelClient {
+  readonly endpoint: string;
+  readonly model: string;
+
+  constructor(private readonly worker: ModelWorker, private readonly options: ClientOptions) {
+    this.endpoint = options.endpoint.replace(/\/+$/, "");
+    this.model = options.model;
+  }
+
+  complete(request: CompleteRequest): Promise<ModelReply> {
+    return this.worker.complete(this.options, request);
+  }
+}

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { ModelWorker, netTarget, WorkerModelClient } from "./worker_client.ts";
+import { ModelError } from "./types.ts";
+import { startMockModel } from "../../scripts/mock-model.ts";
+
+const FAST = { attempts: 2, baseDelayMs: 5, maxDelayMs: 10, totalMs: 2000 };
+const USER = [{ role: "user" as const, content: "hi" }];
+
+Deno.test("netTarget names host:port, with the scheme's default port", () => {
+  assert.equal(netTarget("http://127.0.0.1:11434/v1"), "127.0.0.1:11434");
+  assert.equal(netTarget("https://models.example/v1"), "models.example:443");
+  assert.equal(netTarget("http://[::1]:8080/v1"), "[::1]:8080");
+});
+
+Deno.test("the model worker streams text, retries and answers like the client it runs", async () => {
+  const mock = await startMockModel({
+    script: { replies: [{ fault: { status: 503 } }, { text: "hello there", chunk: 3 }] },
+  });
+  const worker = new ModelWorker([mock.url]);
+  try {
+    const client = new WorkerModelClient(worker, {
+      endpoint: mock.url,
+      model: "m",
+      timeoutMs: 5000,
+      retry: FAST,
+    });
+    const pieces: string[] = [];
+    const retries: string[] = [];
+    const reply = await client.complete({
+      messages: USER,
+      onText: (t) => pieces.push(t),
+      onRetry: (why) => retries.push(why),
+    });
+    assert.equal(reply.text, "hello there");
+    assert.equal(pieces.join(""), "hello there");
+    assert.deepEqual(retries, ["HTTP 503"]);
+  } finally {
+    worker.terminate();
+    await mock.stop();
+  }
+});
+
+Deno.test("the model worker cannot reach a host that is not a configured endpoint", async () => {
+  const allowed = await startMockModel({ script: { replies: [] } });
+  const other = await startMockModel({ script: { replies: [{ text: "should never be asked" }] } });
+  const worker = new ModelWorker([allowed.url]);
+  try {
+    const client = new WorkerModelClient(worker, {
+      endpoint: other.url,
+      model: "m",
+      timeoutMs: 5000,
+      retry: FAST,
+    });
+    await assert.rejects(() => client.complete({ messages: USER }), (e) => {
+      assert.ok(e instanceof ModelError);
+      assert.match(e.message, /net access/i);
+      return true;
+    });
+    assert.equal(other.requests.length, 0);
+  } finally {
+    worker.terminate();
+    await allowed.stop();
+    await other.stop();
+  }
+});
+
+Deno.test("a stopped request ends as aborted, and the worker goes on serving", async () => {
+  const mock = await startMockModel({
+    script: { replies: [{ text: "x", fault: { never_end: true } }, { text: "next" }] },
+  });
+  const worker = new ModelWorker([mock.url]);
+  try {
+    const client = new WorkerModelClient(worker, {
+      endpoint: mock.url,
+      model: "m",
+      timeoutMs: 10_000,
+      retry: FAST,
+    });
+    const controller = new AbortController();
+    const pending = client.complete({ messages: USER, signal: controller.signal });
+    for (let i = 0; i < 100 && mock.requests.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    controller.abort();
+    await assert.rejects(() => pending, (e) => e instanceof ModelError && e.kind === "aborted");
+    assert.equal((await client.complete({ messages: USER })).text, "next");
+  } finally {
+    worker.terminate();
+    await mock.stop();
+  }
+});

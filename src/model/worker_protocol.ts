@@ -1,0 +1,24 @@
+/** Messages between the main thread and the model worker. */
+import type { ClientOptions } from "./client.ts";
+import type { ChatMessage, ModelErrorKind, ModelReply, ToolSpec } from "./types.ts";
+
+export type ToWorker =
+  | {
+    op: "complete";
+    id: number;
+    client: ClientOptions;
+    messages: ChatMessage[];
+    tools?: ToolSpec[];
+    wantText: boolean;
+  }
+  | { op: "abort"; id: number };
+
+export type FromWorker =
+  | { id: number; type: "text"; text: string }
+  | { id: number; type: "retry"; why: string; delayMs: number; attempt: number }
+  | { id: number; type: "done"; reply: ModelReply }
+  | {
+    id: number;
+    type: "error";
+    error: { kind: ModelErrorKind; message: string; endpoint: string };
+  };
