@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { withPolicy } from "../../test/support/policy_fixture.ts";
+import { walk } from "./walk.ts";
+
+const all = { accept: () => true, limit: 10_000 };
+
+Deno.test("walk: an ignored directory is not entered at all", async () => {
+  await withPolicy({
+    files: { ".gitignore": "big/\n", "big/a/b/c": "", "x": "" },
+    trust: { ".": true },
+  }, async (fx) => {
+    const r = await walk(fx.policy, ".", all);
+    assert.deepEqual(r.entries.map((e) => e.rel), [".gitignore", "x"]);
+    const listed = fx.workerCalls.flatMap((c) => c.op === "readDirs" ? c.paths : []);
+    assert.ok(!listed.some((p) => p.includes("big")), listed.join(","));
+  });
+});
+
+Deno.test("walk: a deeper .gitignore overrides a shallower one, as in git", async () => {
+  await withPolicy({
+    files: {
+      ".gitignore": "*.gen\n",
+      "a/.gitignore": "!keep.gen\n",
+      "a/keep.gen": "",
+      "a/drop.gen": "",
+      "b/keep.gen": "",
+    },
+    trust: { ".": true },
+  }, async (fx) => {
+    const r = await walk(fx.policy, ".", { accept: (e) => e.kind === "file", limit: 100 });
+    assert.deepEqual(r.entries.map((e) => e.rel).sort(), [
+      ".gitignore",
+      "a/.gitignore",
+      "a/keep.gen",
+    ]);
+  });
+});
+
+Deno.test("walk: an untrusted .gitignore still hides entries whose names are references anyway", async () => {
+  await withPolicy({
+    files: { "vendor/.gitignore": "junk/\n", "vendor/junk/x": "", "vendor/y": "" },
+    trust: { ".": true, vendor: false },
+  }, async (fx) => {
+    const r = await walk(fx.policy, ".", all);
+    assert.deepEqual(r.entries.map((e) => [e.rel, e.nameShown]), [
+      ["vendor", true],
+      ["vendor/.gitignore", false],
+      ["vendor/y", false],
+    ]);
+  });
+});
+
+Deno.test("walk: entries point at the directory entry holding them", async () => {
+  await withPolicy({ files: { "a/b/c": "" }, trust: { ".": true } }, async (fx) => {
+    const r = await walk(fx.policy, ".", all);
+    assert.deepEqual(r.entries.map((e) => [e.rel, e.parentIndex, e.sub]), [
+      ["a", -1, "a"],
+      ["a/b", 0, "a/b"],
+      ["a/b/c", 1, "a/b/c"],
+    ]);
+    const sub = await walk(fx.policy, "a", all);
+    assert.deepEqual(sub.entries.map((e) => e.sub), ["b", "b/c"]);
+  });
+});
+
+Deno.test("walk: stops at the limit and says it was truncated", async () => {
+  await withPolicy({ files: { "a": "", "b": "", "c": "" }, trust: { ".": true } }, async (fx) => {
+    const r = await walk(fx.policy, ".", { accept: () => true, limit: 2 });
+    assert.equal(r.entries.length, 2);
+    assert.equal(r.truncated, true);
+    const exact = await walk(fx.policy, ".", { accept: () => true, limit: 3 });
+    assert.equal(exact.truncated, false);
+  });
+});
