@@ -10,7 +10,14 @@ import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { join, TRUSTED_PUBLIC } from "../policy/label.ts";
 import { checkDestination } from "../policy/writes.ts";
 import { decodeText, labelOfBytes } from "../policy/reads.ts";
-import { exactlyOneTarget, pathField, plural, refField, routeFile } from "./fs_common.ts";
+import {
+  exactlyOneTarget,
+  pathField,
+  plural,
+  refField,
+  routeFile,
+  typeError,
+} from "./fs_common.ts";
 import { approveAndWrite } from "./write_file.ts";
 
 const routing = z.strictObject({
@@ -18,9 +25,11 @@ const routing = z.strictObject({
   path_ref: refField.optional(),
 });
 const content = z.strictObject({
-  old_text: z.string({ error: "old_text must be a string" }).min(1, "old_text is empty")
+  old_text: z.string({ error: typeError("old_text", "a string") }).min(1, "old_text is empty")
     .describe("the exact text to replace"),
-  new_text: z.string({ error: "new_text must be a string" }).describe("what goes in its place"),
+  new_text: z.string({ error: typeError("new_text", "a string") }).describe(
+    "what goes in its place",
+  ),
   replace_all: z.boolean({ error: "replace_all must be true or false" }).optional().describe(
     "replace every occurrence instead of requiring exactly one",
   ),

@@ -150,7 +150,7 @@ Deno.test("edit_file: bad input is a clear error (missing file, a directory, emp
       [{ path: "d", old_text: "a", new_text: "b" }, /d is a directory/],
       [{ path: "a.txt", old_text: "", new_text: "b" }, /old_text is empty/],
       [{ path: "a.txt", old_text: "a", new_text: "a" }, /new_text is the same as old_text/],
-      [{ path: "a.txt", old_text: "a" }, /new_text must be a string/],
+      [{ path: "a.txt", old_text: "a" }, /new_text is required/],
       [
         { path: "a.txt", old_text: "a", new_text: "b", replace_all: "yes" },
         /replace_all must be true or false/,

@@ -10,6 +10,12 @@ import { hasBraces } from "../util/glob.ts";
 import { escapeForScreen, hasHiddenCharacters } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
+/** A type error that says "required" when the field is missing and "must be …" otherwise. */
+export function typeError(field: string, what: string) {
+  return (issue: { input?: unknown }) =>
+    issue.input === undefined ? `${field} is required (${what})` : `${field} must be ${what}`;
+}
+
 export const pathField = z.string({ error: "path must be a string" }).max(4096).describe(
   "workspace-relative path",
 );

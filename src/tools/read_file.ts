@@ -21,10 +21,10 @@ const routing = z.strictObject({
 });
 const content = z.strictObject({
   offset: z.number({ error: "offset must be a number" }).int("offset must be a whole number")
-    .min(1, "offset is 1-based: the first line is 1").max(Number.MAX_SAFE_INTEGER).optional()
+    .min(1, "offset is 1-based: the first line is 1").optional()
     .describe("1-based line to start at"),
   limit: z.number({ error: "limit must be a number" }).int("limit must be a whole number")
-    .min(1, "limit must be at least 1").max(Number.MAX_SAFE_INTEGER).optional()
+    .min(1, "limit must be at least 1").optional()
     .describe("maximum lines (capped at 2000)"),
 });
 

@@ -13,7 +13,15 @@ import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/la
 import { decodeText, hasNul, labelOfBytes } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
 import { compileNeedle, type Finder } from "../util/bytes_search.ts";
-import { bracesHint, globField, pathField, plural, regexHint, shownPath } from "./fs_common.ts";
+import {
+  bracesHint,
+  globField,
+  pathField,
+  plural,
+  regexHint,
+  shownPath,
+  typeError,
+} from "./fs_common.ts";
 import { walk, type WalkEntry } from "./walk.ts";
 
 const routing = z.strictObject({
@@ -21,7 +29,10 @@ const routing = z.strictObject({
   include: globField.optional().describe("optional glob limiting which files are searched"),
 });
 const content = z.strictObject({
-  pattern: z.string({ error: "pattern must be a string" }).min(1, "pattern is empty")
+  pattern: z.string({ error: typeError("pattern", "a string of literal text") }).min(
+    1,
+    "pattern is empty",
+  )
     .max(1024, "pattern is longer than 1024 characters")
     .describe("literal text; not a regular expression"),
 });

@@ -199,7 +199,7 @@ Deno.test("search: bad input is a clear error (empty pattern, a file as director
   await withPolicy({ files: { "a.txt": "" }, trust: { ".": true } }, async (fx) => {
     const cases: [unknown, RegExp][] = [
       [{ pattern: "" }, /pattern is empty/],
-      [{}, /pattern must be a string/],
+      [{}, /pattern is required/],
       [{ pattern: 5 }, /pattern must be a string/],
       [{ pattern: "x", directory: "a.txt" }, /a\.txt is a file; search takes a directory/],
       [{ pattern: "x", directory: "../x" }, /'\.\.' segments/],
