@@ -197,7 +197,7 @@ export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<Wr
 export type WriteOutcome =
   | { status: "written"; sha256: string; created: boolean }
   | { status: "changed"; message: string }
-  | { status: "failed"; message: string };
+  | { status: "failed"; name: string; message: string };
 
 /**
  * Writes atomically through the worker, only if the file still has the hash the person
@@ -223,7 +223,7 @@ export async function commitWrite(
     if (result.error.name === "Changed") {
       return { status: "changed", message: result.error.message };
     }
-    return { status: "failed", message: `${result.error.name}: ${result.error.message}` };
+    return { status: "failed", name: result.error.name, message: result.error.message };
   }
   await policy.recordWrite(rel, written, result.value.sha256);
   await policy.record({

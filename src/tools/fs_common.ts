@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { Policy, Routed } from "../policy/core.ts";
 import { refName } from "../policy/refs.ts";
 import { hasBraces } from "../util/glob.ts";
+import { checkPathSyntax } from "../policy/paths.ts";
 import { escapeForScreen, hasHiddenCharacters } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -48,7 +49,10 @@ export async function routeFile(
     }
     return routed;
   }
-  const shownAs = routed.value.viaRef ? refName(routed.value.viaRef) : routed.value.path.rel;
+  // The planner is told its own spelling, never where a symbolic link led.
+  const shownAs = routed.value.viaRef
+    ? refName(routed.value.viaRef)
+    : displayBase(path ?? ".") || ".";
   return ok({ routed: routed.value, shownAs });
 }
 
@@ -98,4 +102,18 @@ export function shownPath(rel: string, suffix = ""): string {
   return hasHiddenCharacters(rel)
     ? `${escapeForScreen(rel)}${suffix} (escaped: not addressable)`
     : rel + suffix;
+}
+
+/**
+ * The planner's own path, tidied (`./a//b` → `a/b`, the root → ""): what results are shown
+ * under, so a symbolic link's target — chosen by whoever made the link — is never revealed.
+ */
+export function displayBase(given: string): string {
+  const syntax = checkPathSyntax(given);
+  return syntax.ok ? syntax.value.join("/") : given;
+}
+
+/** `sub` (relative to the walked directory) as the planner should see it. */
+export function displayPath(base: string, sub: string): string {
+  return base === "" ? sub : sub === "" ? base : `${base}/${sub}`;
 }

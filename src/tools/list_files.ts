@@ -12,7 +12,15 @@ import { type Label, sameLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
 import { pathNameLabel } from "../policy/reads.ts";
 import type { RefRecord } from "../policy/refs.ts";
 import { compileGlob } from "../util/glob.ts";
-import { bracesHint, globField, pathField, plural, shownPath } from "./fs_common.ts";
+import {
+  bracesHint,
+  displayBase,
+  displayPath,
+  globField,
+  pathField,
+  plural,
+  shownPath,
+} from "./fs_common.ts";
 import { walk, type WalkEntry } from "./walk.ts";
 
 const routing = z.strictObject({
@@ -23,6 +31,10 @@ const routing = z.strictObject({
 });
 const content = z.strictObject({});
 const schema = toolSchema(routing, content);
+
+function relativeSub(dir: string, rel: string): string {
+  return dir === "." ? rel : rel.slice(dir.length + 1);
+}
 
 function suffix(kind: WalkEntry["kind"]): string {
   return kind === "directory" ? "/" : kind === "symlink" ? "@" : "";
@@ -59,6 +71,7 @@ export const listFilesTool = defineTool({
       return failure(`${given} is a file, not a directory; use read_file to read a file`);
     }
     if (isGitPath(dir.rel)) return failure(".git is never listed");
+    const base = displayBase(given);
     const glob = args.pattern !== undefined ? compileGlob(args.pattern) : null;
     const result = await walk(policy, dir.rel, {
       accept: (e) => glob === null || glob.matches(e.sub),
@@ -80,7 +93,7 @@ export const listFilesTool = defineTool({
       const label: Label = e.nameShown ? TRUSTED_PUBLIC : pathNameLabel(policy, e.rel, dir.rel);
       if (e.nameShown) {
         named++;
-        lines.push(shownPath(e.rel, suffix(e.kind)));
+        lines.push(shownPath(displayPath(base, e.sub), suffix(e.kind)));
         continue;
       }
       const entryType = e.kind === "directory" ? "directory" : "file";
@@ -97,12 +110,13 @@ export const listFilesTool = defineTool({
       }
       refOf.set(i, ref);
       const parent = e.parentIndex >= 0 ? result.entries[e.parentIndex] : null;
+      const parentSub = e.parent === dir.rel ? "" : relativeSub(dir.rel, e.parent);
       const where = parent === null
         ? pathNameLabel(policy, e.parent, dir.rel).integrity === "T"
-          ? `${e.parent === "." ? "." : e.parent}/`
+          ? `${shownPath(displayPath(base, parentSub) || ".")}/`
           : "a directory below"
         : parent.nameShown
-        ? parent.rel + "/"
+        ? `${shownPath(displayPath(base, parent.sub))}/`
         : `ref:${refOf.get(e.parentIndex)?.id}`;
       lines.push(`ref:${ref.id} (${entryType} in ${where})`);
     }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { listFilesTool } from "./list_files.ts";
 import { readFileTool } from "./read_file.ts";
+import { searchTool } from "./search.ts";
 import { formatLabel } from "../policy/label.ts";
 
 Deno.test("list_files: lists recursively; entries in trusted directories come back as names", async () => {
@@ -296,5 +297,23 @@ Deno.test("list_files: a trusted name holding a newline is escaped, so it cannot
         "[3 entries]",
       ].join("\n"),
     );
+  });
+});
+
+Deno.test("list_files, search, read_file: a path through a symbolic link is shown as the planner wrote it, never the link's target", async () => {
+  await withPolicy({
+    files: { "vendor/SECRET/x.txt": "hit\n" },
+    symlinks: { "vendor/link": "SECRET" },
+    trust: { ".": true, vendor: false, "vendor/SECRET": true },
+  }, async (fx) => {
+    const listed = await fx.call(listFilesTool, { directory: "vendor/link" });
+    assert.equal(listed.content, "vendor/link/x.txt\n[1 entry]");
+    const found = await fx.call(searchTool, { pattern: "hit", directory: "./vendor//link" });
+    assert.equal(
+      found.content,
+      "vendor/link/x.txt:1: hit\n[1 matching line in 1 file; searched 1 file]",
+    );
+    const read = await fx.call(readFileTool, { path: "vendor/link/x.txt" });
+    assert.equal(read.content, "vendor/link/x.txt: lines 1-1 of 1\n1\thit");
   });
 });

@@ -15,6 +15,8 @@ import { compileGlob } from "../util/glob.ts";
 import { compileNeedle, type Finder } from "../util/bytes_search.ts";
 import {
   bracesHint,
+  displayBase,
+  displayPath,
   globField,
   pathField,
   plural,
@@ -44,7 +46,7 @@ const NEWLINE = 0x0a;
 const utf8 = new TextDecoder();
 
 interface Match {
-  rel: string;
+  sub: string;
   line: number;
   text: string;
 }
@@ -166,7 +168,7 @@ export const searchTool = defineTool({
         matchedFiles++;
         labels.push(await labelOfBytes(policy, entry.rel, bytes));
         if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
-        for (const m of found.lines) matches.push({ rel: entry.rel, ...m });
+        for (const m of found.lines) matches.push({ sub: entry.sub, ...m });
         if (found.more) truncated = true;
         else if (matches.length >= limits.searchLines && base + i + 1 < files.length) {
           truncated = true;
@@ -200,7 +202,10 @@ export const searchTool = defineTool({
         if (braces) notes.push(braces);
       }
     }
-    const body = matches.map((m) => `${shownPath(m.rel)}:${m.line}: ${m.text}`);
+    const shownBase = displayBase(given);
+    const body = matches.map((m) =>
+      `${shownPath(displayPath(shownBase, m.sub))}:${m.line}: ${m.text}`
+    );
 
     if (resultLabel.integrity === "U") {
       const bytes = new TextEncoder().encode([...body, ...notes.map((n) => `[${n}]`)].join("\n"));

@@ -118,7 +118,8 @@ export async function approveAndWrite(
       return { bytes: produced.bytes.length, created: outcome.created };
     }
     if (outcome.status === "failed") {
-      return failure(`${plan.shownAs} could not be written (${outcome.message}); nothing changed`);
+      // Only the error's name: its message may hold the real path behind a path_ref.
+      return failure(`${plan.shownAs} could not be written (${outcome.name}); nothing changed`);
     }
     policy.person.notice(
       `${plan.tool} ${plan.rel}: ${outcome.message}; ${attempt === 0 ? "asking again" : "refused"}`,
