@@ -4,7 +4,8 @@ Usage: python3 pty_drive.py STEPS_JSON -- COMMAND ARGS...
 STEPS_JSON is a file holding [{"expect": "regex", "send": "keys", "timeout": seconds}, ...];
 "send" may be omitted (only wait), "signal": "INT" sends SIGINT to the child's process group
 instead of keys, and {"kill": true} ends with SIGKILL. Every wait is bounded by its timeout.
-Prints the whole screen (ANSI sequences removed) and exits 0, or 3 when an expectation failed.
+Prints the whole screen (ANSI sequences removed) and exits 0, or 3 when an expectation failed;
+with PTY_RAW=FILE set, the raw bytes of the screen are also written there.
 """
 import fcntl, json, os, pty, re, select, signal, struct, sys, termios, time
 
@@ -75,6 +76,9 @@ def main():
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         code = "killed"
+    raw = os.environ.get("PTY_RAW")
+    if raw:
+        open(raw, "wb").write(screen)
     sys.stdout.write(ANSI.sub(b"", screen).decode("utf-8", "replace"))
     sys.stdout.write("\nEXIT: %s\n" % code)
     sys.exit(status)
