@@ -275,7 +275,17 @@ export class Driver {
           is_error: output.isError,
           label: formatLabel(output.label),
         });
-        if (options.signal?.aborted) break;
+        if (options.signal?.aborted) {
+          // Every call needs a result, or the endpoint refuses the next request.
+          for (const rest of kept.slice(i + 1)) {
+            const stopped = failure("stopped by the person before this call ran; nothing was done");
+            await this.#append(
+              { role: "tool", tool_call_id: rest.id, content: stopped.content },
+              stopped.label,
+            );
+          }
+          break;
+        }
       }
     }
   }

@@ -39,7 +39,19 @@ const taint = defineTool({
   schema: toolSchema(e2, e2),
   handler: () => Promise.resolve(shown("untrusted words", UNTRUSTED_PUBLIC)),
 });
-const TOOLS = [echo, boom, taint] as ToolDef<unknown>[];
+const stopper = new AbortController();
+const ctrlC = defineTool({
+  name: "ask_user",
+  description: "the person presses Ctrl-C while it runs",
+  routing: e2,
+  content: e2,
+  schema: toolSchema(e2, e2),
+  handler: () => {
+    stopper.abort();
+    return Promise.resolve(shown("interrupted", TRUSTED_PUBLIC));
+  },
+});
+const TOOLS = [echo, boom, taint, ctrlC] as ToolDef<unknown>[];
 
 interface Run {
   events: DriverEvent[];
@@ -51,7 +63,12 @@ interface Run {
 
 async function drive(
   replies: MockReply[],
-  opts: { settings?: Partial<Settings>; maxReplies?: number; timeoutMs?: number } = {},
+  opts: {
+    settings?: Partial<Settings>;
+    maxReplies?: number;
+    timeoutMs?: number;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<Run> {
   let result: Run | null = null;
   const mock = await startMockModel({ script: { replies } });
@@ -76,7 +93,10 @@ async function drive(
         emit: (e) => events.push(e),
         tools: TOOLS,
       });
-      const outcome = await driver.runTurn("do it", { maxReplies: opts.maxReplies });
+      const outcome = await driver.runTurn("do it", {
+        maxReplies: opts.maxReplies,
+        signal: opts.signal,
+      });
       result = {
         events,
         outcome,
@@ -115,7 +135,12 @@ Deno.test("planner requests carry the tools as JSON schemas generated from zod",
   const tools = r.requests[0].body.tools as {
     function: { name: string; parameters: Record<string, unknown> };
   }[];
-  assert.deepEqual(tools.map((t) => t.function.name), ["read_file", "todo_write", "search"]);
+  assert.deepEqual(tools.map((t) => t.function.name), [
+    "read_file",
+    "todo_write",
+    "search",
+    "ask_user",
+  ]);
   const params = tools[0].function.parameters;
   assert.equal(params.type, "object");
   assert.equal(params.additionalProperties, false);
@@ -136,7 +161,7 @@ Deno.test("an unknown tool is reported with the list of tools, and the loop goes
   assert.equal(res.is_error, true);
   assert.equal(
     res.content,
-    "error: there is no tool named 'shell'; the tools are: read_file, todo_write, search",
+    "error: there is no tool named 'shell'; the tools are: read_file, todo_write, search, ask_user",
   );
   assert.equal(lastToolMessage(r), res.content);
 });
@@ -313,4 +338,21 @@ Deno.test("a conversation that does not fit is compacted; one that never fits st
 
 Deno.test("an error result keeps the failure helper's shape", () => {
   assert.equal(failure("x").content, "error: x");
+});
+
+Deno.test("stopped in the middle of a reply's calls: every call still gets a result, the turn ends", async () => {
+  const r = await drive([
+    {
+      tool_calls: [
+        { name: "ask_user", arguments: {} },
+        { name: "read_file", arguments: { path: "a.txt" } },
+      ],
+    },
+    { text: "never asked" },
+  ], { signal: stopper.signal }) as Run & { loaded: Awaited<ReturnType<typeof loadTranscript>> };
+  assert.equal(r.outcome.status, "aborted");
+  assert.equal(r.requests.length, 1);
+  assert.deepEqual(r.loaded.messages.map((m) => m.role), ["user", "assistant", "tool", "tool"]);
+  assert.match(r.loaded.messages[3].content!, /stopped by the person before this call ran/);
+  assert.deepEqual(r.loaded.problems, []);
 });
