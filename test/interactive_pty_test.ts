@@ -56,6 +56,9 @@ async function findTranscript(state: string): Promise<string> {
   throw new Error("no transcript");
 }
 
+/** An SGR sequence setting a foreground colour. */
+const COLOUR = new RegExp(String.fromCharCode(27) + "\\[3[0-9]m");
+
 const call = (name: string, args: unknown) => ({ name, arguments: args });
 
 Deno.test({
@@ -160,7 +163,7 @@ Deno.test({
       assert.match(s, /the planner will be told of ref:\d+/);
       assert.match(s, /session kept: bravebot --resume/);
       // NO_COLOR: no colour sequences at all.
-      assert.doesNotMatch(r.raw, /\x1b\[3[0-9]m/);
+      assert.ok(!COLOUR.test(r.raw), "NO_COLOR was not respected");
 
       const transcript = (await Deno.readTextFile(await findTranscript(state))).trim().split("\n")
         .map((l) => JSON.parse(l));
@@ -179,6 +182,46 @@ Deno.test({
       assert.equal(transcript.filter((t) => t.type === "clear").length, 2);
     } finally {
       await mock.stop();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "interactive (pty): colour is used without NO_COLOR; not a TTY is a clear refusal",
+  sanitizeResources: false,
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "bb-pty-colour-" });
+    const config = join(root, "config.json");
+    try {
+      await Deno.writeTextFile(config, "{}");
+      const args = ["-w", root, "--state-dir", join(root, ".state"), "--config", config];
+      const r = await drive(
+        [{ expect: "Trust:", send: ENTER }, { expect: "›", send: "/exit" + ENTER }],
+        [...args, "--model", "m"],
+        { TERM: "xterm-256color", NO_COLOR: "" },
+      );
+      assert.ok(r.ok, r.screen.slice(-2000));
+      assert.ok(
+        COLOUR.test(r.raw),
+        "no colour at all: the NO_COLOR test above would prove nothing",
+      );
+      // Nothing was sent anywhere: no request at start-up (the endpoint does not even exist).
+      assert.match(r.screen, /EXIT: 0/);
+
+      const piped = await new Deno.Command(Deno.execPath(), {
+        args: ["run", ...mainFlags(), MAIN_TS, ...args, "--model", "m"],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      await piped.stdin.close();
+      const out = await piped.output();
+      assert.equal(out.code, 2);
+      const err = new TextDecoder().decode(out.stderr);
+      assert.match(err, /needs a terminal, and standard input is not one/);
+      assert.match(err, /bravebot -p/);
+    } finally {
       await Deno.remove(root, { recursive: true });
     }
   },
