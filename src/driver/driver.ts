@@ -231,8 +231,11 @@ export class Driver {
 
       const cap = o.settings.limits.toolCallsPerReply;
       const dropped = Math.max(0, calls.length - cap);
-      const kept = calls.slice(0, cap).map((c) => ({
+      const seen = new Set<string>();
+      const kept = calls.slice(0, cap).map((c, i) => ({
         ...c,
+        // Each result answers one call: a server that repeats an id gets it made unique.
+        id: seen.has(c.id) ? `${c.id}_${i}` : (seen.add(c.id), c.id),
         function: {
           name: c.function.name === "" ? "(no name)" : c.function.name,
           // Oversized arguments are not kept in the conversation; the result says why.
@@ -253,7 +256,7 @@ export class Driver {
         tool_calls: kept.map(({ id, type, function: f }) => ({ id, type, function: f })),
       });
       for (let i = 0; i < kept.length; i++) {
-        const call = kept[i].original;
+        const call = { ...kept[i].original, id: kept[i].id };
         let output = await this.#dispatch(call, options.signal);
         if (dropped && i === kept.length - 1) {
           output = {

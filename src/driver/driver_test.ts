@@ -356,3 +356,25 @@ Deno.test("stopped in the middle of a reply's calls: every call still gets a res
   assert.match(r.loaded.messages[3].content!, /stopped by the person before this call ran/);
   assert.deepEqual(r.loaded.problems, []);
 });
+
+Deno.test("calls with no id, or the same id twice, each get a result of their own", async () => {
+  const r = await drive([
+    {
+      tool_calls: [
+        { name: "read_file", arguments: { path: "a" }, id: null },
+        { name: "read_file", arguments: { path: "b" }, id: "same" },
+        { name: "read_file", arguments: { path: "c" }, id: "same" },
+      ],
+    },
+    { text: "ok" },
+  ]);
+  assert.equal(r.outcome.status, "finished");
+  const sent = r.requests[1].body.messages as {
+    role: string;
+    tool_call_id?: string;
+    tool_calls?: { id: string }[];
+  }[];
+  const ids = sent.find((m) => m.role === "assistant")!.tool_calls!.map((c) => c.id);
+  assert.equal(new Set(ids).size, 3);
+  assert.deepEqual(sent.filter((m) => m.role === "tool").map((m) => m.tool_call_id), ids);
+});
