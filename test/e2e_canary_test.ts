@@ -88,6 +88,10 @@ Deno.test("no planner request ever carries a canary from untrusted content, acro
       assert.ok(events.some((e) => e.type === "remark" && e.text.includes(C.remark)));
       const transcript = JSON.stringify(run.transcripts);
       assert.ok(!transcript.includes(C.remark));
+      // Stored nowhere: no file in the state folder (transcript, refs, audit, trust) holds it.
+      const state = await run.allState();
+      assert.ok(state.includes(C.proc), "the document itself is stored as a reference");
+      assert.ok(!state.includes(C.remark), "the remark was stored somewhere");
       // The processor's document was written to the file it is about; the edit landed.
       assert.equal(await run.read("vendor/evil.txt"), `A summary. ${C.proc}\n`);
       assert.equal(await run.read("src/app.ts"), "export const greeting = 'hi';\n");

@@ -31,6 +31,8 @@ export interface OneShotRun extends MainResult {
   transcripts: unknown[][];
   /** Files of the workspace after the run. */
   read(rel: string): Promise<string>;
+  /** Every byte the state folder holds after the run (transcripts, refs, audit, trust…). */
+  allState(): Promise<string>;
 }
 
 export async function oneShotRun(
@@ -79,12 +81,23 @@ export async function oneShotRun(
       stateDir,
       transcripts,
       read: (rel) => Deno.readTextFile(join(root, rel)),
+      allState: () => readAll(join(stateDir, "state")),
     });
   } finally {
     await mock.stop();
     await Deno.remove(root, { recursive: true });
     await Deno.remove(stateDir, { recursive: true });
   }
+}
+
+async function readAll(dir: string): Promise<string> {
+  let text = "";
+  for await (const e of Deno.readDir(dir)) {
+    const p = join(dir, e.name);
+    if (e.isDirectory) text += await readAll(p);
+    else if (e.isFile) text += new TextDecoder().decode(await Deno.readFile(p)) + "\n";
+  }
+  return text;
 }
 
 async function* walkTranscripts(dir: string): AsyncGenerator<string> {
