@@ -11,7 +11,6 @@ import type { Person } from "../person/person.ts";
 import { join as joinLabels, TRUSTED_PUBLIC } from "../policy/label.ts";
 import type { Settings } from "../state/settings.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
-import { sealTornTail } from "../state/torn_tail.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
 import { modelsFrom } from "../model/factory.ts";
 import type { RetryPolicy } from "../model/retry.ts";
@@ -69,10 +68,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     history = loaded.messages;
     problems.push(...loaded.problems);
     session.policy.placeInContext(loaded.contextLabel);
-    // A line torn by a kill must not swallow the next record appended after it.
-    for (const file of ["transcript.jsonl", "audit.jsonl", "refs.jsonl"]) {
-      await sealTornTail(join(session.paths.dir, file));
-    }
   } else {
     await transcript.start({
       id: session.paths.id,
