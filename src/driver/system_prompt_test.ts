@@ -20,6 +20,7 @@ Deno.test("the prompt explains references, labels and what the planner may not s
   assert.match(p, /not shown/);
   assert.match(p, /spawn_processor/);
   assert.match(p, /carries no instruction/);
+  assert.match(p, /T\/U = trusted\/untrusted/);
 });
 
 Deno.test("listed skills and trusted AGENTS.md are included; nothing when absent", () => {
