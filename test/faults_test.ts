@@ -94,3 +94,40 @@ for (const [what, reply, message, config] of fatal) {
     );
   });
 }
+
+Deno.test("bad input from the planner, through the real program: each a clear result, and the loop goes on", async () => {
+  const todo = { name: "todo_write", arguments: { todos: [] } };
+  const replies: MockReply[] = [
+    { tool_calls: [{ name: "shell", arguments: { cmd: "ls" } }] },
+    { tool_calls: [{ name: "read_file", arguments: '{"path": ' }] },
+    { text: '{"name": "todo_write", "arguments": {"todos": []}}' },
+    { tool_calls: [{ name: "", arguments: {} }] },
+    { tool_calls: Array.from({ length: 1000 }, () => todo) },
+    {
+      tool_calls: [{
+        name: "todo_write",
+        arguments: { todos: [{ content: "x".repeat(2_000_000), status: "pending" }] },
+      }],
+    },
+    { text: "survived" },
+  ];
+  await oneShotRun({ files, replies, args: ["--output-format", "stream-json"] }, (run) => {
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(!hasStackTrace(run.stderr));
+    const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const results = events.filter((e) => e.type === "tool_result").map((e) => e.content as string);
+    assert.match(
+      results[0],
+      /there is no tool named 'shell'; the tools are: read_file, list_files/,
+    );
+    assert.match(results[1], /not valid JSON/);
+    assert.match(results[2], /todo list recorded/);
+    assert.ok(events.some((e) => e.type === "tool_call" && e.from_text === true));
+    assert.match(results[3], /the tool call has no name/);
+    assert.equal(results.length, 4 + 16 + 1);
+    assert.match(results[19], /only the first 16 were handled/);
+    assert.match(results[20], /more than the 1048576 bytes a call may carry/);
+    assert.match(run.stderr, /asked for 1000 tool calls in one reply/);
+    assert.equal(events.at(-1).result, "survived");
+  });
+});
