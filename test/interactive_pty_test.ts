@@ -180,6 +180,12 @@ Deno.test({
       );
       assert.ok(users.some((u) => /Its output is ref:\d+/.test(u) && /slow please/.test(u)));
       assert.equal(transcript.filter((t) => t.type === "clear").length, 2);
+      // The answers are kept question by question for a resumed session.
+      const answers = await Deno.readTextFile(
+        join(await findTranscript(state), "..", "answers.jsonl"),
+      );
+      assert.match(answers, /"question":"Which one\?","answer":"chose \\"rebase\\""/);
+      assert.match(answers, /"question":"What name\?","answer":"skipped/);
     } finally {
       await mock.stop();
       await Deno.remove(root, { recursive: true });

@@ -23,6 +23,7 @@ import { formatLabel, join, type Label, TRUSTED_PRIVATE } from "../policy/label.
 import { renderTodos } from "../tools/todo_write.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { messageOf } from "../util/result.ts";
+import { AnswerStore } from "../state/answers.ts";
 
 /**
  * Writes to the terminal through the same stream the prompts use: the prompt library puts the
@@ -126,6 +127,7 @@ export async function interactiveSession(
   const waiting = new Waiting();
   const screen: ScreenState = { streamed: false, midLine: false, lastTodos: "[]" };
   let runtime: Runtime;
+  let answers: AnswerStore | null = null;
   const endLine = () => {
     if (screen.midLine) writeOut("\n");
     screen.midLine = false;
@@ -162,6 +164,11 @@ export async function interactiveSession(
         );
         return;
       case "tool_result": {
+        if (e.name === "ask_user") {
+          answers?.save(runtime.session.state.answers).catch((err) =>
+            person.notice(`the answers could not be saved: ${messageOf(err)}`)
+          );
+        }
         writeOut(pc.dim(`  ${e.is_error ? "✗" : "←"} ${escapeForScreen(clip(e.content))}\n`));
         const todos = JSON.stringify(runtime.session.state.todos);
         if (e.name === "todo_write" && todos !== screen.lastTodos) {
@@ -227,6 +234,9 @@ export async function interactiveSession(
     throw e;
   }
   const policy = runtime.session.policy;
+  // The person's answers outlive a restart of the session (--resume, --continue).
+  answers = new AnswerStore(runtime.session.paths.dir);
+  runtime.problems.push(...await answers.load(runtime.session.state.answers));
   const sessionId = runtime.session.paths.id;
   // Ctrl-C outside a prompt arrives as a signal: stop the turn, keep the session.
   const onSigint = () => {
