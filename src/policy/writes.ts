@@ -68,11 +68,10 @@ export async function contentFromRef(
           `${name} is a processor answer about another file; it may be written only to the file it is about`,
         );
       }
-      return ok({ bytes: await policy.refs.bytes(ref), label: ref.label });
+      return await storedBytes(policy, ref);
     case "file_content":
     case "command_output":
-      if (!ref.hasBytes) return err(`${name} holds no content`);
-      return ok({ bytes: await policy.refs.bytes(ref), label: ref.label });
+      return await storedBytes(policy, ref);
     case "file":
     case "file_name": {
       if (ref.entryType === "directory" || ref.path === undefined) {
@@ -86,6 +85,15 @@ export async function contentFromRef(
       const now = await labelOfBytes(policy, ref.path, read.value);
       return ok({ bytes: read.value, label: join(ref.label, now) });
     }
+  }
+}
+
+async function storedBytes(policy: Policy, ref: RefRecord): Promise<Result<WriteSource>> {
+  if (!ref.hasBytes) return err(`ref:${ref.id} holds no content`);
+  try {
+    return ok({ bytes: await policy.refs.bytes(ref), label: ref.label });
+  } catch {
+    return err(`the content of ref:${ref.id} is no longer stored; nothing was written`);
   }
 }
 

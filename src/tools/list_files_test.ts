@@ -317,3 +317,17 @@ Deno.test("list_files, search, read_file: a path through a symbolic link is show
     assert.equal(read.content, "vendor/link/x.txt: lines 1-1 of 1\n1\thit");
   });
 });
+
+Deno.test("list_files: the decision (names or references) is appended to the audit log", async () => {
+  await withPolicy(
+    { files: { "a": "", "vendor/b": "" }, trust: { ".": true, vendor: false } },
+    async (fx) => {
+      await fx.call(listFilesTool, { directory: "vendor" });
+      await fx.call(listFilesTool, { pattern: "a" });
+      assert.deepEqual(fx.policy.audit.entries.map((e) => [e.decision, e.routing.directory]), [
+        ["1 entries as references", "vendor"],
+        ["shown (trusted names)", "."],
+      ]);
+    },
+  );
+});

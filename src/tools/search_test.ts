@@ -226,3 +226,17 @@ Deno.test("search: line numbers are right across many lines and matches on the l
     );
   });
 });
+
+Deno.test("search: the decision (shown or quarantined) is appended to the audit log", async () => {
+  await withPolicy({
+    files: { "src/a.ts": "t\n", "vendor/b.js": "t\n" },
+    trust: { ".": true, vendor: false },
+  }, async (fx) => {
+    await fx.call(searchTool, { pattern: "t", directory: "src" });
+    await fx.call(searchTool, { pattern: "t" });
+    assert.deepEqual(fx.policy.audit.entries.map((e) => [e.tool, e.decision, e.labels.result]), [
+      ["search", "shown (trusted)", "(T,pub)"],
+      ["search", "quarantined as ref:0", "(U,pub)"],
+    ]);
+  });
+});

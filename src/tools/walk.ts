@@ -100,11 +100,13 @@ async function loadFrames(policy: Policy, dirs: string[]): Promise<Map<string, F
     if (!bytes) continue;
     const rel = joinRel(dirs[i], ".gitignore");
     const label = await labelOfBytes(policy, rel, bytes);
-    frames.set(dirs[i], {
-      dir: dirs[i],
-      rules: ignore().add(new TextDecoder().decode(bytes)),
-      trusted: label.integrity === "T",
-    });
+    let rules: Ignore;
+    try {
+      rules = ignore().add(new TextDecoder().decode(bytes));
+    } catch {
+      continue; // a .gitignore the library cannot read hides nothing
+    }
+    frames.set(dirs[i], { dir: dirs[i], rules, trusted: label.integrity === "T" });
   }
   return frames;
 }
