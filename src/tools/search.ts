@@ -45,6 +45,10 @@ const IN_FLIGHT = 3;
 const NEWLINE = 0x0a;
 const utf8 = new TextDecoder();
 
+function sizeText(bytes: number): string {
+  return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
+}
+
 interface Match {
   sub: string;
   line: number;
@@ -185,7 +189,7 @@ export const searchTool = defineTool({
       `searched ${plural(searched, "file")}`,
     ];
     if (binary > 0) counts.push(`skipped ${binary} binary`);
-    if (oversized > 0) counts.push(`skipped ${oversized} over ${limits.searchFileBytes} bytes`);
+    if (oversized > 0) counts.push(`skipped ${oversized} over ${sizeText(limits.searchFileBytes)}`);
     if (unreadable > 0) counts.push(`${unreadable} unreadable`);
     const notes: string[] = [counts.join("; ")];
     if (truncated) {

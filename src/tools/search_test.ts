@@ -103,7 +103,7 @@ Deno.test("search: binary files and files over 10 MiB are skipped and counted", 
     const out = await fx.call(searchTool, { pattern: "hi" });
     assert.equal(
       out.content,
-      "ok.txt:1: hi\n[1 matching line in 1 file; searched 3 files; skipped 2 binary; skipped 1 over 10485760 bytes]",
+      "ok.txt:1: hi\n[1 matching line in 1 file; searched 3 files; skipped 2 binary; skipped 1 over 10 MiB]",
     );
   });
 });
