@@ -199,3 +199,38 @@ Deno.test("skills: lists user and trusted workspace skills with where each was f
     await d.cleanup();
   }
 });
+
+Deno.test("policy file: invalid JSON or a wrong type is exit 2 naming it, before anything is sent", async () => {
+  const mock = mockEndpoint(["m"], "text");
+  const d = await dirs();
+  try {
+    const file = join(d.root, "approvals.json");
+    const cases: [string, RegExp][] = [
+      ["{ writes: [", /approvals\.json is not valid JSON/],
+      ['{"writes": "src/**"}', /writes: /],
+      ['{"readOutput": "yes"}', /readOutput: /],
+      ['{"quarantinedRead": "vouch"}', /quarantinedRead: /],
+    ];
+    for (const [text, why] of cases) {
+      await Deno.writeTextFile(file, text);
+      const r = await runMain([
+        "-p",
+        "hello",
+        "--approvals",
+        file,
+        "--endpoint",
+        mock.url,
+        "--model",
+        "m",
+        ...d.args,
+      ]);
+      assert.equal(r.code, 2, text);
+      assert.match(r.stderr, why, text);
+      assert.equal(await Deno.readTextFile(file), text, "the file is left as it was");
+    }
+    assert.equal(mock.requests.length, 0);
+  } finally {
+    await mock.close();
+    await d.cleanup();
+  }
+});

@@ -128,6 +128,7 @@ export async function interactiveSession(
   const screen: ScreenState = { streamed: false, midLine: false, lastTodos: "[]" };
   let runtime: Runtime;
   let answers: AnswerStore | null = null;
+  const shownNotices = new Set<string>();
   const endLine = () => {
     if (screen.midLine) writeOut("\n");
     screen.midLine = false;
@@ -196,6 +197,10 @@ export async function interactiveSession(
         person.remark(e.text);
         return;
       case "notice":
+        // Skill and AGENTS.md notes come again at every turn's start: say each once. Retries
+        // and other happenings are said every time.
+        if (!e.text.startsWith("the model endpoint") && shownNotices.has(e.text)) return;
+        shownNotices.add(e.text);
         endLine();
         person.notice(e.text);
         return;
