@@ -1,0 +1,173 @@
+/**
+ * search against `rg -F` and `grep -rF`, and list_files against `fdfind` and `find`, over one
+ * corpus. Brave Bot is measured in-process through a real session (policy layer, audit log,
+ * effect worker), the others as programs whose output is read through a pipe. Ignore rules are
+ * off everywhere: the corpora hold no `.gitignore`, and rg and fd are told not to look.
+ *
+ * The tools cap what the planner is shown (200 matching lines, 1,000 entries) and stop early
+ * once the cap is reached, which rg and fd do not; so a capped case is measured as the planner
+ * meets it, and again with the cap lifted, which does the same work as the other programs and
+ * is the row the target is judged on.
+ */
+import { searchTool } from "../../src/tools/search.ts";
+import { listFilesTool } from "../../src/tools/list_files.ts";
+import type { Limits } from "../../src/state/settings.ts";
+import type { ToolDef } from "../../src/tools/tool.ts";
+import type { Corpus } from "./corpus.ts";
+import { alternate, commandContender, type Contender, formatMs, have } from "./measure.ts";
+import { formatRatio, ratio, type Row } from "./report.ts";
+import { openBenchSession } from "./session.ts";
+
+const UNCAPPED: Partial<Limits> = {
+  searchLines: Number.MAX_SAFE_INTEGER,
+  listEntries: Number.MAX_SAFE_INTEGER,
+};
+
+/** The last bracketed note of a tool result: its counts ("7 matching lines in 7 files; …"). */
+function counts(content: string): string {
+  const notes = content.split("\n").filter((l) => l.startsWith("["));
+  return notes.join(" ");
+}
+
+interface ToolContender extends Contender {
+  lastContent: string;
+}
+
+function toolContender(
+  name: string,
+  call: () => Promise<{ content: string }>,
+): ToolContender {
+  const c: ToolContender = {
+    name,
+    lastContent: "",
+    async run() {
+      c.lastContent = (await call()).content;
+    },
+  };
+  return c;
+}
+
+export interface FsBenchOptions {
+  rounds: number;
+  log(line: string): void;
+}
+
+export async function searchBench(corpus: Corpus, options: FsBenchOptions): Promise<Row[]> {
+  const rows: Row[] = [];
+  const session = await openBenchSession(corpus.root);
+  const hasRg = await have("rg");
+  try {
+    const cases: [string, string, boolean][] = [
+      ["rare", corpus.needles.rare, false],
+      ["common (first 200 lines)", corpus.needles.common, false],
+      ["common (all lines)", corpus.needles.common, true],
+      ["none", corpus.needles.none, false],
+    ];
+    for (const [label, pattern, uncapped] of cases) {
+      const ours = toolContender(
+        "bravebot",
+        () =>
+          session.call(
+            searchTool as ToolDef<never>,
+            { pattern },
+            uncapped ? UNCAPPED : undefined,
+          ),
+      );
+      const rg = commandContender(
+        "rg",
+        "rg",
+        ["-F", "-n", "--no-ignore", "--hidden", "--no-messages", "--", pattern, "."],
+        [0, 1],
+        corpus.root,
+      );
+      const grep = commandContender(
+        "grep",
+        "grep",
+        ["-r", "-F", "-n", "-I", "--", pattern, "."],
+        [0, 1],
+        corpus.root,
+      );
+      const contenders: Contender[] = hasRg ? [ours, rg, grep] : [ours, grep];
+      const t = await alternate(contenders, options.rounds);
+      const [o, r, g] = hasRg ? t : [t[0], null, t[1]];
+      const capped = !uncapped && label.startsWith("common");
+      options.log(
+        `search ${corpus.name} ${label}: bravebot ${formatMs(o.median)} (${
+          counts(ours.lastContent)
+        }) · rg ${r ? formatMs(r.median) : "—"} (${rg.last?.stdoutLines ?? "?"} lines) · grep ${
+          formatMs(g.median)
+        } (${grep.last?.stdoutLines ?? "?"} lines)`,
+      );
+      const vsRg = r ? ratio(o.median, r.median) : NaN;
+      const vsGrep = ratio(o.median, g.median);
+      rows.push({
+        bench: `search ${corpus.name}`,
+        case: label,
+        ours: formatMs(o.median),
+        others: `${r ? `rg ${formatMs(r.median)} · ` : ""}grep ${formatMs(g.median)}`,
+        ratio: `${formatRatio(vsRg, "rg")}, ${formatRatio(vsGrep, "grep")}`,
+        target: capped ? "(stops early)" : "≤ 1.5× rg, < grep",
+        met: capped ? null : (Number.isFinite(vsRg) ? vsRg <= 1.5 : true) && vsGrep < 1,
+      });
+    }
+  } finally {
+    await session.close();
+  }
+  return rows;
+}
+
+export async function listBench(corpus: Corpus, options: FsBenchOptions): Promise<Row[]> {
+  const rows: Row[] = [];
+  const session = await openBenchSession(corpus.root);
+  const fd = (await have("fdfind")) ? "fdfind" : (await have("fd")) ? "fd" : null;
+  try {
+    const cases: [string, string | undefined, boolean][] = [
+      ["no pattern (first 1,000)", undefined, false],
+      ["no pattern (all)", undefined, true],
+      ["**/*.ts (first 1,000)", "**/*.ts", false],
+      ["**/*.ts (all)", "**/*.ts", true],
+    ];
+    for (const [label, pattern, uncapped] of cases) {
+      const ours = toolContender(
+        "bravebot",
+        () =>
+          session.call(
+            listFilesTool as ToolDef<never>,
+            pattern ? { pattern } : {},
+            uncapped ? UNCAPPED : undefined,
+          ),
+      );
+      // Every entry (files and directories, hidden ones too), or every name ending in .ts.
+      const fdArgs = pattern
+        ? ["--hidden", "--no-ignore", "--glob", "*.ts", "."]
+        : ["--hidden", "--no-ignore", ".", "."];
+      const findArgs = pattern ? [".", "-name", "*.ts"] : [".", "-mindepth", "1"];
+      const fdC = fd ? commandContender("fd", fd, fdArgs, [0], corpus.root) : null;
+      const findC = commandContender("find", "find", findArgs, [0], corpus.root);
+      const contenders: Contender[] = fdC ? [ours, fdC, findC] : [ours, findC];
+      const t = await alternate(contenders, options.rounds);
+      const [o, f, fi] = fdC ? t : [t[0], null, t[1]];
+      const capped = !uncapped;
+      options.log(
+        `list_files ${corpus.name} ${label}: bravebot ${formatMs(o.median)} (${
+          counts(ours.lastContent)
+        }) · fd ${f ? formatMs(f.median) : "—"} (${fdC?.last?.stdoutLines ?? "?"} lines) · find ${
+          formatMs(fi.median)
+        } (${findC.last?.stdoutLines ?? "?"} lines)`,
+      );
+      const vsFd = f ? ratio(o.median, f.median) : NaN;
+      rows.push({
+        bench: `list_files ${corpus.name}`,
+        case: label,
+        ours: formatMs(o.median),
+        others: `${f ? `fd ${formatMs(f.median)} · ` : ""}find ${formatMs(fi.median)}`,
+        ratio: `${formatRatio(vsFd, "fd")}, ${formatRatio(ratio(o.median, fi.median), "find")}`,
+        target: capped ? "(stops early)" : "≤ 1.5× fd",
+        met: capped ? null : Number.isFinite(vsFd) ? vsFd <= 1.5 : null,
+      });
+    }
+  } finally {
+    await session.close();
+  }
+  return rows;
+}

@@ -1,0 +1,65 @@
+/**
+ * Peak resident memory of a search over the largest corpus, each in a fresh process (see
+ * mem_child.ts). A search that finds nothing reads every file, so it is the largest search a
+ * planner can ask for; the uncapped common search (every matching line kept) is shown beside
+ * it for context, since no planner call keeps more than 200 lines.
+ */
+import type { Corpus } from "./corpus.ts";
+import { formatBytes, formatMs } from "./measure.ts";
+import type { Row } from "./report.ts";
+
+interface ChildResult {
+  peakKb: number;
+  startKb: number;
+  ms: number;
+  note: string;
+}
+
+async function child(root: string, pattern: string, uncapped: boolean): Promise<ChildResult> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--unstable-worker-options",
+      new URL("./mem_child.ts", import.meta.url).pathname,
+      root,
+      pattern,
+      ...(uncapped ? ["uncapped"] : []),
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`mem_child failed: ${new TextDecoder().decode(out.stderr).slice(0, 400)}`);
+  }
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+}
+
+export async function memoryBench(corpus: Corpus, log: (s: string) => void): Promise<Row[]> {
+  const cases: [string, string, boolean, boolean][] = [
+    ["search, nothing matches (reads every file)", corpus.needles.none, false, true],
+    ["search, common literal (first 200 lines)", corpus.needles.common, false, false],
+    ["search, common literal, cap lifted", corpus.needles.common, true, false],
+  ];
+  const rows: Row[] = [];
+  for (const [label, pattern, uncapped, judged] of cases) {
+    const r = await child(corpus.root, pattern, uncapped);
+    const peak = r.peakKb * 1024;
+    log(
+      `memory ${corpus.name} ${label}: peak ${formatBytes(peak)} (at start ${
+        formatBytes(r.startKb * 1024)
+      }), ${formatMs(r.ms)} ${r.note}`,
+    );
+    rows.push({
+      bench: `memory ${corpus.name}`,
+      case: label,
+      ours: formatBytes(peak),
+      others: `deno at start ${formatBytes(r.startKb * 1024)}`,
+      ratio: "",
+      target: judged ? "≤ 250 MB" : "",
+      met: judged ? peak <= 250 * 1000 * 1000 : null,
+    });
+  }
+  return rows;
+}

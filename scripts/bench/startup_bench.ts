@@ -1,0 +1,158 @@
+/**
+ * Start-up: `bravebot --version` run as the program is run (`deno run` with the flags of
+ * permissions/main.flags, and the compiled binary when dist/ has one for this machine), beside
+ * `deno run` of an empty module, the floor no Deno program can go below; and the time from
+ * starting a one-shot run to its first request reaching the scripted model.
+ */
+import { join } from "node:path";
+import { startMockModel } from "../mock-model.ts";
+import { alternate, commandContender, type Contender, formatMs, median } from "./measure.ts";
+import { formatRatio, ratio, type Row } from "./report.ts";
+
+async function mainFlags(repo: string): Promise<string[]> {
+  const text = await Deno.readTextFile(join(repo, "permissions", "main.flags"));
+  return text.split(/\s+/).filter((f) => f !== "" && !f.startsWith("#"));
+}
+
+/** A compiled binary for this machine in dist/, if `deno task compile` made one. */
+async function compiledBinary(repo: string): Promise<string | null> {
+  const names = [
+    "bravebot",
+    `bravebot-${Deno.build.os === "darwin" ? "macos" : Deno.build.os}-${
+      Deno.build.arch === "x86_64" ? "x64" : "arm64"
+    }`,
+  ];
+  for (const name of names) {
+    try {
+      const path = join(repo, "dist", name);
+      if ((await Deno.stat(path)).isFile) return path;
+    } catch { /* not built */ }
+  }
+  return null;
+}
+
+export async function startupBench(
+  repo: string,
+  dataDir: string,
+  rounds: number,
+  log: (s: string) => void,
+): Promise<Row[]> {
+  const deno = Deno.execPath();
+  const flags = await mainFlags(repo);
+  const entry = join(repo, "main.ts");
+  const empty = join(dataDir, "empty.ts");
+  await Deno.writeTextFile(empty, "");
+  const version = commandContender("deno run main.ts --version", deno, [
+    "run",
+    ...flags,
+    entry,
+    "--version",
+  ], [0]);
+  const floor = commandContender("deno run empty.ts", deno, ["run", "--no-prompt", empty], [0]);
+  const binary = await compiledBinary(repo);
+  const contenders: Contender[] = [version, floor];
+  const compiled = binary
+    ? commandContender("compiled --version", binary, ["--version"], [0])
+    : null;
+  if (compiled) contenders.push(compiled);
+  // Warm the module cache first: a fresh clone's first run downloads npm packages.
+  await version.run();
+  const t = await alternate(contenders, rounds, 1);
+  const [v, f] = t;
+  const c = compiled ? t[2] : null;
+  log(
+    `startup: --version ${formatMs(v.median)} · empty deno run ${formatMs(f.median)}${
+      c ? ` · compiled ${formatMs(c.median)}` : " · no compiled binary in dist/"
+    }`,
+  );
+  const rows: Row[] = [{
+    bench: "start-up",
+    case: "bravebot --version (deno run)",
+    ours: formatMs(v.median),
+    others: `empty deno run ${formatMs(f.median)}${c ? ` · compiled ${formatMs(c.median)}` : ""}`,
+    ratio: formatRatio(ratio(v.median, f.median), "empty"),
+    target: "≤ 150 ms",
+    met: v.median <= 150,
+  }];
+  if (c) {
+    rows.push({
+      bench: "start-up",
+      case: "bravebot --version (compiled)",
+      ours: formatMs(c.median),
+      others: "",
+      ratio: "",
+      target: "≤ 150 ms",
+      met: c.median <= 150,
+    });
+  }
+  rows.push(await firstRequest(deno, flags, entry, rounds, log));
+  return rows;
+}
+
+/** From spawning `bravebot -p` to the scripted model receiving the planner's first request. */
+async function firstRequest(
+  deno: string,
+  flags: string[],
+  entry: string,
+  rounds: number,
+  log: (s: string) => void,
+): Promise<Row> {
+  const samples: number[] = [];
+  for (let r = 0; r <= rounds; r++) {
+    const ws = await Deno.makeTempDir({ prefix: "bb-bench-ws-" });
+    const state = await Deno.makeTempDir({ prefix: "bb-bench-state-" });
+    const mock = await startMockModel({
+      script: { replies: [{ for: "planner", text: "hello", stream: false }] },
+    });
+    try {
+      const spawned = Date.now();
+      const out = await new Deno.Command(deno, {
+        args: [
+          "run",
+          ...flags,
+          entry,
+          "-p",
+          "say hello",
+          "--endpoint",
+          mock.url,
+          "--model",
+          "mock",
+          "--workspace",
+          ws,
+          "--state-dir",
+          state,
+          "--output-format",
+          "json",
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        env: { HOME: state, XDG_CONFIG_HOME: state, XDG_STATE_HOME: state },
+      }).output();
+      const first = mock.requests.find((q) => q.kind === "planner");
+      if (!out.success || !first) {
+        throw new Error(
+          `bravebot -p failed (exit ${out.code}): ${
+            new TextDecoder().decode(out.stderr).slice(0, 400)
+          }`,
+        );
+      }
+      if (r > 0) samples.push(Date.parse(first.time) - spawned); // round 0 warms the cache
+    } finally {
+      await mock.stop();
+      await Deno.remove(ws, { recursive: true }).catch(() => {});
+      await Deno.remove(state, { recursive: true }).catch(() => {});
+    }
+  }
+  const m = median(samples);
+  log(`startup: first request after ${formatMs(m)} (median of ${samples.length})`);
+  return {
+    bench: "start-up",
+    case: "bravebot -p → first request at the endpoint",
+    ours: formatMs(m),
+    others: "",
+    ratio: "",
+    target: "",
+    met: null,
+  };
+}
