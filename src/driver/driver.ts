@@ -28,6 +28,8 @@ import {
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
 import { fitToWindow } from "./context_window.ts";
+import { carriesMachineBytes, mayLeave } from "../policy/egress.ts";
+import { sha256 } from "../util/hash.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 
@@ -355,6 +357,22 @@ export class Driver {
       output = failure(
         `${tool.name} failed inside Brave Bot (${message.slice(0, 300)}); nothing more is known`,
       );
+    }
+    // Private bytes to a planner endpoint not marked local: the person decides, once per value.
+    if (
+      !output.isError && output.label.confidentiality === "priv" && carriesMachineBytes(tool.name)
+    ) {
+      const allowed = await mayLeave(o.policy, o.settings.planner, "planner", tool.name, {
+        what: `The result of ${tool.name}`,
+        label: output.label,
+        sha256: sha256(output.content),
+      });
+      if (!allowed) {
+        output = failure(
+          `${tool.name}: the result is private and the planner endpoint is not marked local; ` +
+            "the person did not allow sending it, so nothing of it was sent",
+        );
+      }
     }
     for (const entry of o.policy.audit.entries.slice(auditBefore)) {
       o.emit({

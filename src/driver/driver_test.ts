@@ -9,7 +9,8 @@ import { OpenAIModelClient } from "../model/client.ts";
 import { ModelProcessor } from "../model/processor.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { defineTool, failure, shown, type ToolDef, toolSchema } from "../tools/tool.ts";
-import { TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import type { ScriptedAnswer, ScriptedPerson } from "../person/scripted.ts";
 import type { Settings } from "../state/settings.ts";
 
 const routing = z.strictObject({ path: z.string().describe("workspace-relative path") });
@@ -51,7 +52,15 @@ const ctrlC = defineTool({
     return Promise.resolve(shown("interrupted", TRUSTED_PUBLIC));
   },
 });
-const TOOLS = [echo, boom, taint, ctrlC] as ToolDef<unknown>[];
+const secret = defineTool({
+  name: "read_output",
+  description: "shows private text",
+  routing: e2,
+  content: e2,
+  schema: toolSchema(e2, e2),
+  handler: () => Promise.resolve(shown("TOKEN=abc", TRUSTED_PRIVATE)),
+});
+const TOOLS = [echo, boom, taint, ctrlC, secret] as ToolDef<unknown>[];
 
 interface Run {
   events: DriverEvent[];
@@ -68,13 +77,15 @@ async function drive(
     maxReplies?: number;
     timeoutMs?: number;
     signal?: AbortSignal;
+    answers?: ScriptedAnswer[];
+    asked?: (person: ScriptedPerson) => void;
   } = {},
 ): Promise<Run> {
   let result: Run | null = null;
   const mock = await startMockModel({ script: { replies } });
   const dir = await Deno.makeTempDir({ prefix: "bb-driver-" });
   try {
-    await withPolicy({ files: { "a.txt": "A" } }, async (fx) => {
+    await withPolicy({ files: { "a.txt": "A" }, answers: opts.answers }, async (fx) => {
       const client = new OpenAIModelClient({
         endpoint: mock.url,
         model: "m",
@@ -97,6 +108,7 @@ async function drive(
         maxReplies: opts.maxReplies,
         signal: opts.signal,
       });
+      opts.asked?.(fx.scripted!);
       result = {
         events,
         outcome,
@@ -140,6 +152,7 @@ Deno.test("planner requests carry the tools as JSON schemas generated from zod",
     "todo_write",
     "search",
     "ask_user",
+    "read_output",
   ]);
   const params = tools[0].function.parameters;
   assert.equal(params.type, "object");
@@ -161,7 +174,7 @@ Deno.test("an unknown tool is reported with the list of tools, and the loop goes
   assert.equal(res.is_error, true);
   assert.equal(
     res.content,
-    "error: there is no tool named 'shell'; the tools are: read_file, todo_write, search, ask_user",
+    "error: there is no tool named 'shell'; the tools are: read_file, todo_write, search, ask_user, read_output",
   );
   assert.equal(lastToolMessage(r), res.content);
 });
@@ -377,4 +390,23 @@ Deno.test("calls with no id, or the same id twice, each get a result of their ow
   const ids = sent.find((m) => m.role === "assistant")!.tool_calls!.map((c) => c.id);
   assert.equal(new Set(ids).size, 3);
   assert.deepEqual(sent.filter((m) => m.role === "tool").map((m) => m.tool_call_id), ids);
+});
+
+Deno.test("a private result to a planner endpoint not marked local asks once per value", async () => {
+  const call = { tool_calls: [{ name: "read_output", arguments: {} }] };
+  let asked = 0;
+  const remote = { url: "https://models.example/v1", model: "m", local: false };
+  const r = await drive([call, call, { text: "ok" }], {
+    settings: { planner: remote },
+    answers: [{ ask: { kind: "options", chosen: ["do not send"] } }],
+    asked: (p) => asked = p.asked.length,
+  });
+  assert.equal(asked, 1, "the same value is asked about once");
+  for (const res of results(r)) {
+    assert.match(res.content, /private and the planner endpoint is not marked local/);
+  }
+  for (const req of r.requests) assert.ok(!req.raw.includes("TOKEN=abc"));
+  // A local endpoint receives it without asking.
+  const local = await drive([call, { text: "ok" }]);
+  assert.equal(results(local)[0].content, "TOKEN=abc");
 });

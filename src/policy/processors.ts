@@ -5,7 +5,8 @@
  */
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
-import { formatLabel, join, type Label, label } from "./label.ts";
+import { join, type Label, label } from "./label.ts";
+import { mayLeave } from "./egress.ts";
 import { refName, type RefRecord } from "./refs.ts";
 import { decodeText, labelOfBytes } from "./reads.ts";
 import type { EndpointSettings } from "../state/settings.ts";
@@ -119,47 +120,21 @@ export async function processorInputs(
   });
 }
 
-/** Private values already answered, per policy (session): hash → allowed. */
-const egressAnswers = new WeakMap<Policy, Map<string, boolean>>();
-
 /**
- * `priv` content to an endpoint not marked local asks the person once per value (design.md §3);
- * a local endpoint may receive it. Returns the refs refused, empty when all may go.
+ * `priv` inputs to a processor endpoint not marked local ask the person once per value
+ * (egress.ts); an error names the first input that may not go.
  */
 export async function approvePrivateEgress(
   policy: Policy,
   endpoint: EndpointSettings,
   documents: ProcessorInputs["documents"],
 ): Promise<Result<void>> {
-  if (endpoint.local) return ok(undefined);
-  let answers = egressAnswers.get(policy);
-  if (!answers) egressAnswers.set(policy, answers = new Map());
   for (const d of documents) {
-    if (d.label.confidentiality !== "priv") continue;
-    let allowed = answers.get(d.sha256);
-    if (allowed === undefined) {
-      const answer = await policy.person.ask({
-        header: "Private content to a remote model",
-        question: `A processor wants ${refName(d.ref)}${d.ref.path ? ` (${d.ref.path})` : ""}, ` +
-          `labelled ${
-            formatLabel(d.label)
-          }, sent to ${endpoint.url}, which is not marked local. Send it?`,
-        options: [{ label: "send" }, { label: "do not send" }],
-      });
-      allowed = answer.kind === "options" && answer.chosen.length === 1 &&
-        answer.chosen[0] === "send";
-      answers.set(d.sha256, allowed);
-      await policy.record({
-        tool: "spawn_processor",
-        routing: { ref: refName(d.ref), endpoint: endpoint.url },
-        labels: { input: d.label },
-        decision: allowed
-          ? "private content sent to a non-local endpoint"
-          : "private content kept back",
-        by: policy.asker,
-        sha256: d.sha256,
-      });
-    }
+    const allowed = await mayLeave(policy, endpoint, "processor", "spawn_processor", {
+      what: `${refName(d.ref)}${d.ref.path ? ` (${d.ref.path})` : ""}`,
+      label: d.label,
+      sha256: d.sha256,
+    });
     if (!allowed) {
       return err(
         `${refName(d.ref)} is private and the processor endpoint is not marked local; ` +
