@@ -1,14 +1,11 @@
 /**
  * The commands other than `trust`, each in its own module. This table is the seam where the
  * session, vouch, skills, sessions and doctor commands plug into the command line.
+ *
+ * Each command's module is imported when the command runs, not before: `bravebot --version`
+ * and `--help` then load no model client, prompt library or tool (issue 7, start-up).
  */
 import type { GlobalOptions } from "./global_options.ts";
-import { oneShot } from "./one_shot.ts";
-import { skillsCommand } from "./commands/skills.ts";
-import { doctorCommand } from "./commands/doctor.ts";
-import { vouchCommand } from "./commands/vouch.ts";
-import { interactiveSession } from "./interactive.ts";
-import { sessionsCommand } from "./sessions.ts";
 
 type Handler<A extends unknown[]> = (options: GlobalOptions, ...args: A) => Promise<number>;
 
@@ -21,13 +18,18 @@ export const commandHandlers: {
   sessions: Handler<[]>;
   doctor: Handler<[]>;
 } = {
-  session: (options, prompt) =>
+  session: async (options, prompt) =>
     options.print !== undefined
-      ? oneShot(options, [options.print, prompt].filter((p) => p !== "").join(" "))
+      ? (await import("./one_shot.ts")).oneShot(
+        options,
+        [options.print, prompt].filter((p) => p !== "").join(" "),
+      )
       : commandHandlers.interactive(options, prompt),
-  interactive: interactiveSession,
-  vouch: (options, action, id) => vouchCommand(options, action, id),
-  skills: skillsCommand,
-  sessions: (options) => sessionsCommand(options),
-  doctor: doctorCommand,
+  interactive: async (options, prompt) =>
+    (await import("./interactive.ts")).interactiveSession(options, prompt),
+  vouch: async (options, action, id) =>
+    (await import("./commands/vouch.ts")).vouchCommand(options, action, id),
+  skills: async (options) => (await import("./commands/skills.ts")).skillsCommand(options),
+  sessions: async (options) => (await import("./sessions.ts")).sessionsCommand(options),
+  doctor: async (options) => (await import("./commands/doctor.ts")).doctorCommand(options),
 };

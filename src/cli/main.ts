@@ -1,18 +1,26 @@
 /**
  * The command line of cli.md, with commander. Usage and configuration errors are exit 2 with
  * one clear message, before anything runs; nothing reaches the person as a stack trace.
+ *
+ * Modules are imported when a command needs them: `bravebot --version` alone prints the
+ * version before commander (or anything else from npm) is loaded, which is most of its
+ * start-up time (issue 7, docs/benchmarks.md).
  */
-import { Command, CommanderError, Option } from "commander";
+import type { Command } from "commander";
 import { VERSION } from "../version.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
-import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
-import { trustCommand } from "./commands/trust.ts";
+import type { GlobalOptions } from "./global_options.ts";
 import { commandHandlers } from "./handlers.ts";
+
+type Commander = typeof import("commander");
 
 const out = (line: string) => console.log(line);
 const errLine = (line: string) => console.error(line);
 
-function build(setExit: (code: number) => void): Command {
+function build(
+  { Command, Option }: Commander,
+  setExit: (code: number) => void,
+): Command {
   const program = new Command("bravebot")
     .description("a coding agent for repositories full of text written by strangers")
     .version(VERSION, "--version", "print the version")
@@ -54,6 +62,8 @@ function build(setExit: (code: number) => void): Command {
     .argument("[action]", "list | add | untrust | remove", "list")
     .argument("[dir]", "a workspace-relative directory")
     .action(async (action: string, dir: string | undefined, _o: unknown, cmd: Command) => {
+      const { resolveGlobals } = await import("./global_options.ts");
+      const { trustCommand } = await import("./commands/trust.ts");
       const g = await resolveGlobals(cmd.optsWithGlobals() as GlobalOptions);
       await trustCommand(g.workspaceDir, g.stateDir, action, dir, out);
       setExit(EXIT.ok);
@@ -89,8 +99,14 @@ function build(setExit: (code: number) => void): Command {
 
 /** Runs the command line and returns the exit status; never throws. */
 export async function main(args: string[]): Promise<number> {
+  if (args.length === 1 && args[0] === "--version") {
+    out(VERSION); // what commander prints for --version, without loading it
+    return EXIT.ok;
+  }
   let code: number = EXIT.ok;
-  const program = build((c) => code = c);
+  const commander = await import("commander");
+  const { CommanderError } = commander;
+  const program = build(commander, (c) => code = c);
   try {
     await program.parseAsync(args, { from: "user" });
     return code;
