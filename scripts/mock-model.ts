@@ -70,6 +70,8 @@ export interface RecordedRequest {
   /** The raw body, for exact substring checks. */
   raw: string;
   authorization: string | null;
+  /** Every request header, lower-cased names. */
+  headers: Record<string, string>;
   /** Which script entry answered (index), or null when none was left. */
   entry: number | null;
 }
@@ -160,6 +162,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       body,
       raw,
       authorization: req.headers.get("authorization"),
+      headers: Object.fromEntries(req.headers.entries()),
       entry,
     };
     requests.push(record);

@@ -36,6 +36,22 @@ export function apiKeyFromEnv(): string | undefined {
   }
 }
 
+/**
+ * The SDK describes the machine in every request (OS, architecture, runtime and versions).
+ * Brave Bot sends the endpoint the conversation and nothing about the machine it runs on.
+ */
+const QUIET_HEADERS: Record<string, string | null> = {
+  "User-Agent": "bravebot",
+  "X-Stainless-Arch": null,
+  "X-Stainless-Lang": null,
+  "X-Stainless-OS": null,
+  "X-Stainless-Package-Version": null,
+  "X-Stainless-Retry-Count": null,
+  "X-Stainless-Runtime": null,
+  "X-Stainless-Runtime-Version": null,
+  "X-Stainless-Timeout": null,
+};
+
 interface Failure {
   retry: boolean;
   why: string;
@@ -59,7 +75,10 @@ export class OpenAIModelClient implements ModelClient {
       baseURL: this.endpoint,
       // The SDK insists on a key; without one, no Authorization header is sent at all.
       apiKey: options.apiKey ?? "unused",
-      defaultHeaders: options.apiKey ? {} : { Authorization: null },
+      defaultHeaders: {
+        ...QUIET_HEADERS,
+        ...(options.apiKey ? {} : { Authorization: null }),
+      },
       maxRetries: 0,
       timeout: options.timeoutMs,
       organization: null,

@@ -204,3 +204,12 @@ Deno.test("processor requests carry no tools; planner requests carry them", asyn
     assert.ok(!("tools" in (mock.requests[1].body as object)));
   });
 });
+
+Deno.test("requests say nothing about the machine: no SDK platform headers", async () => {
+  await withMock([{ text: "a" }], async (c, mock) => {
+    await c.complete({ messages: USER });
+    const names = Object.keys(mock.requests[0].headers);
+    assert.deepEqual(names.filter((n) => n.startsWith("x-stainless")), []);
+    assert.equal(mock.requests[0].headers["user-agent"], "bravebot");
+  });
+});
