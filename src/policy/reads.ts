@@ -25,8 +25,28 @@ export async function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Arra
 }
 
 /**
+ * Whether the person spelled this path in a trust-map rule (the rule's directory or one of its
+ * parents). A name the person wrote is their own words, so it may be shown whatever the
+ * directory around it: trusting only `src/` still lets the planner see `src`.
+ */
+export function personNamed(policy: Policy, rel: string): boolean {
+  for (const rule of policy.trust.rules) {
+    if (rule.dir === "." || rule.dir.startsWith("**/")) continue;
+    if (rule.dir === rel || rule.dir.startsWith(rel + "/")) return true;
+  }
+  return false;
+}
+
+/** The label of one entry's name: the person's words, or its directory's integrity (§3). */
+export function entryNameLabel(policy: Policy, rel: string): Label {
+  if (personNamed(policy, rel)) return TRUSTED_PUBLIC;
+  const slash = rel.lastIndexOf("/");
+  return policy.nameLabel(slash === -1 ? "." : rel.slice(0, slash));
+}
+
+/**
  * The label of a path shown as text, counted from the directory `from` the planner named:
- * each name below it carries the integrity of the directory that holds it.
+ * every name below it is labeled as {@link entryNameLabel} says.
  */
 export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
   if (rel === from || rel === ".") return TRUSTED_PUBLIC;
@@ -34,7 +54,7 @@ export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
   const start = from === "." ? 0 : from.split("/").length;
   const labels: Label[] = [];
   for (let i = start; i < segments.length; i++) {
-    labels.push(policy.nameLabel(i === 0 ? "." : segments.slice(0, i).join("/")));
+    labels.push(entryNameLabel(policy, segments.slice(0, i + 1).join("/")));
   }
   return join(...labels);
 }

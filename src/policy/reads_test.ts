@@ -32,13 +32,15 @@ Deno.test("reads: a hash-bound trust entry labels only the exact bytes it was bo
   });
 });
 
-Deno.test("reads: a path's name label joins the directories holding each name below the given one", async () => {
+Deno.test("reads: a path's name label joins the directories holding each name below the given one; names in rules are the person's", async () => {
   await withPolicy({ trust: { ".": true, a: false, "a/b": true } }, (fx) => {
     const l = (rel: string, from?: string) => formatLabel(pathNameLabel(fx.policy, rel, from));
     assert.equal(l("x/y.txt"), "(T,pub)");
-    assert.equal(l("a/b/c.txt"), "(U,pub)", "b is a name inside untrusted a");
-    assert.equal(l("a/b/c.txt", "a/b"), "(T,pub)", "the planner named a/b itself");
-    assert.equal(l("a/b/c.txt", "a"), "(U,pub)");
+    assert.equal(l("a/z/c.txt"), "(U,pub)", "z is a name inside untrusted a");
+    assert.equal(l("a/z/c.txt", "a/z"), "(U,pub)", "c.txt is a name inside untrusted a/z");
+    assert.equal(l("a/b/c.txt", "a/b"), "(T,pub)");
+    assert.equal(l("a/z/c.txt", "a"), "(U,pub)");
+    assert.equal(l("a/b/c.txt"), "(T,pub)", "the person wrote a/b in a rule");
     assert.equal(l("a", "a"), "(T,pub)");
     return Promise.resolve();
   });

@@ -70,15 +70,47 @@ Deno.test("list_files: a trusted directory's name is shown, the names inside an 
   });
 });
 
-Deno.test("list_files: a trusted directory inside an untrusted one still does not reveal its name or its path", async () => {
+Deno.test("list_files: a trusted directory inside an untrusted one does not reveal its path, unless the person named it in a rule", async () => {
+  // Trusted by a per-file entry (a write), not by a rule: its directory's name stays hidden.
   await withPolicy({
     files: { "outer/SECRETDIR/inner.txt": "" },
-    trust: { ".": true, outer: false, "outer/SECRETDIR": true },
+    trust: { ".": true, outer: false },
   }, async (fx) => {
+    fx.policy.storedTrust.setFile("outer/SECRETDIR/inner.txt", { integrity: "T", why: "write" });
     const out = await fx.call(listFilesTool, {});
     assert.doesNotMatch(out.content, /SECRETDIR|inner/);
     assert.equal(out.content.split("\n").filter((l) => l.startsWith("ref:")).length, 2);
   });
+  // The person wrote outer/SECRETDIR in a trust rule: those names are the person's own words.
+  await withPolicy({
+    files: { "outer/SECRETDIR/inner.txt": "", "outer/OTHER.txt": "" },
+    trust: { ".": true, outer: false, "outer/SECRETDIR": true },
+  }, async (fx) => {
+    const out = await fx.call(listFilesTool, {});
+    assert.equal(
+      out.content,
+      [
+        "outer/",
+        "ref:0 (file in outer/)",
+        "outer/SECRETDIR/",
+        "outer/SECRETDIR/inner.txt",
+        "[4 entries; 1 as references (names nobody vouched for)]",
+      ].join("\n"),
+    );
+  });
+});
+
+Deno.test("list_files: with only src/ trusted, src is shown (the person named it) and the rest of the root is not", async () => {
+  await withPolicy(
+    { files: { "src/a.ts": "", "ROOTNAME.md": "" }, trust: { src: true } },
+    async (fx) => {
+      const out = await fx.call(listFilesTool, {});
+      assert.equal(
+        out.content,
+        "ref:0 (file in ./)\nsrc/\nsrc/a.ts\n[3 entries; 1 as references (names nobody vouched for)]",
+      );
+    },
+  );
 });
 
 Deno.test("list_files: listing the same untrusted entries twice reuses their references", async () => {

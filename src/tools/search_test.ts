@@ -160,20 +160,27 @@ Deno.test("search: untrusted files that do not match leave a trusted result trus
 Deno.test("search: a trusted file whose name lies in an untrusted directory makes the result a reference", async () => {
   await withPolicy({
     files: { "outer/NAME/in.txt": "token\n" },
-    trust: { outer: false, "outer/NAME": true },
+    trust: { outer: false },
   }, async (fx) => {
+    fx.policy.storedTrust.setFile("outer/NAME/in.txt", { integrity: "T", why: "write" });
     const out = await fx.call(searchTool, { pattern: "token" });
     assert.doesNotMatch(out.content, /NAME/);
     assert.match(out.content, /quarantined as ref:0/);
   });
 });
 
-Deno.test("search: names from an untrusted directory are content: searching from it gives a reference", async () => {
-  await withPolicy({ files: { "src/a.ts": "token\n" }, trust: { src: true } }, async (fx) => {
+Deno.test("search: names from an untrusted directory are content, but names the person wrote in a rule are not", async () => {
+  await withPolicy({
+    files: { "lib/a.ts": "token\n", "src/b.ts": "token\n" },
+    trust: { src: true },
+  }, async (fx) => {
+    fx.policy.storedTrust.setFile("lib/a.ts", { integrity: "T", why: "write" });
     const root = await fx.call(searchTool, { pattern: "token" });
-    assert.match(root.content, /quarantined as ref:0/, "'src' is a name in the untrusted root");
-    const src = await fx.call(searchTool, { pattern: "token", directory: "src" });
-    assert.match(src.content, /^src\/a\.ts:1: token/, "the planner named src itself");
+    assert.match(root.content, /quarantined as ref:0/, "'lib' is a name in the untrusted root");
+    const lib = await fx.call(searchTool, { pattern: "token", directory: "lib" });
+    assert.match(lib.content, /quarantined as ref:1/, "'a.ts' is a name in untrusted lib");
+    const src = await fx.call(searchTool, { pattern: "token", include: "src/*" });
+    assert.match(src.content, /^src\/b\.ts:1: token/, "the person named src in a rule");
   });
 });
 

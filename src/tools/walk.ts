@@ -17,7 +17,7 @@
 import ignore, { type Ignore } from "ignore";
 import type { Policy } from "../policy/core.ts";
 import { isGitName } from "../policy/git_dir.ts";
-import { labelOfBytes } from "../policy/reads.ts";
+import { labelOfBytes, personNamed } from "../policy/reads.ts";
 
 export type EntryKind = "file" | "directory" | "symlink" | "other";
 
@@ -199,7 +199,7 @@ export async function walk(
           sub: relativeTo(base, rel),
           kind: e.kind,
           parent: dir.rel,
-          nameShown: dir.nameShown && dirTrusted,
+          nameShown: (dir.nameShown && dirTrusted) || personNamed(policy, rel),
           parentIndex: dir.index === -1 ? -1 : accepted.get(dir.index) ?? -1,
         };
         const index = seen++;
