@@ -128,3 +128,62 @@ Deno.test("kill -9 while the planner is answering; --resume goes on with everyth
     await Deno.remove(tmp, { recursive: true });
   }
 });
+
+Deno.test("Ctrl-C in a one-shot run stops the model call: exit 1, a message, the transcript intact", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-int-ws-" }));
+  const tmp = await Deno.makeTempDir({ prefix: "bb-int-state-" });
+  const config = join(tmp, "config.json");
+  await Deno.writeTextFile(config, "{}");
+  const mock = await startMockModel({
+    script: {
+      replies: [
+        { tool_calls: [{ name: "todo_write", arguments: { todos: [] } }] },
+        { text: "slow", fault: { never_end: true } },
+      ],
+    },
+  });
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...mainFlags(),
+        MAIN_TS,
+        "-p",
+        "start",
+        "-w",
+        root,
+        "--state-dir",
+        join(tmp, "state"),
+        "--config",
+        config,
+        "--endpoint",
+        mock.url,
+        "--model",
+        "m",
+      ],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    for (let i = 0; i < 300 && mock.requests.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(mock.requests.length, 2);
+    child.kill("SIGINT");
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(stderr, /stopping/);
+    assert.match(stderr, /the model call was stopped/);
+    assert.ok(!/^\s+at /m.test(stderr));
+    const path = await findTranscript(join(tmp, "state"));
+    const loaded = await loadTranscript(path!);
+    assert.deepEqual(loaded.messages.map((m) => m.role), ["user", "assistant", "tool"]);
+    assert.deepEqual(loaded.problems, []);
+  } finally {
+    await mock.stop();
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(tmp, { recursive: true });
+  }
+});

@@ -120,9 +120,23 @@ export async function oneShot(
     });
     out.session = runtime.session.paths.id;
     for (const p of runtime.problems) io.stderr(`bravebot: ${p}`);
-    const outcome = await runtime.driver.runTurn(prompt, {
-      maxReplies: resolved.settings.maxTurns,
-    });
+    // Ctrl-C stops the model call or the tool in progress; the session stays consistent.
+    const stop = new AbortController();
+    const onInterrupt = () => {
+      if (stop.signal.aborted) Deno.exit(EXIT.failure);
+      io.stderr("bravebot: stopping (Ctrl-C again to quit at once)");
+      stop.abort();
+    };
+    const listening = listen("SIGINT", onInterrupt);
+    let outcome;
+    try {
+      outcome = await runtime.driver.runTurn(prompt, {
+        maxReplies: resolved.settings.maxTurns,
+        signal: stop.signal,
+      });
+    } finally {
+      if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
+    }
     out.finish(runtime, outcome.status, outcome.text);
     return EXIT_FOR[outcome.status];
   } catch (e) {
@@ -175,6 +189,15 @@ class Output {
         context_label: formatContext(runtime),
       }));
     }
+  }
+}
+
+function listen(signal: Deno.Signal, handler: () => void): boolean {
+  try {
+    Deno.addSignalListener(signal, handler);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -146,7 +146,7 @@ export class Driver {
     await this.#append({ role: "user", content: userText }, options.label ?? TRUSTED_PRIVATE);
     const system = await this.#system();
     while (true) {
-      if (options.signal?.aborted) return end("aborted");
+      if (options.signal?.aborted) return end("aborted", "stopped by the person");
       if (replies >= maxReplies) {
         return end(
           "max_turns",
