@@ -189,6 +189,12 @@ export class Driver {
       }
       replies++;
       this.replies++;
+      if (reply.finishReason === "length") {
+        o.emit({
+          type: "notice",
+          text: "the planner's reply was cut off at the model's output limit",
+        });
+      }
       for (const p of reply.problems) {
         if (p !== "the reply had no choices") {
           o.emit({ type: "notice", text: `the planner's reply: ${p}` });
@@ -362,11 +368,17 @@ export class Driver {
     if (
       !output.isError && output.label.confidentiality === "priv" && carriesMachineBytes(tool.name)
     ) {
-      const allowed = await mayLeave(o.policy, o.settings.planner, "planner", tool.name, {
-        what: `The result of ${tool.name}`,
-        label: output.label,
-        sha256: sha256(output.content),
-      });
+      let allowed = false;
+      try {
+        allowed = await mayLeave(o.policy, o.settings.planner, "planner", tool.name, {
+          what: `The result of ${tool.name}`,
+          label: output.label,
+          sha256: sha256(output.content),
+        });
+      } catch (e) {
+        // A question that could not be put is a refusal, never a send.
+        o.emit({ type: "notice", text: `could not ask about a private result: ${String(e)}` });
+      }
       if (!allowed) {
         output = failure(
           `${tool.name}: the result is private and the planner endpoint is not marked local; ` +
