@@ -47,14 +47,16 @@ export function readMany(paths: string[], maxBytes: number): ReadManyItem[] {
   });
 }
 
-/** Lists many directories in one round trip; symlinks are reported as such, never followed. */
-export async function readDirs(
-  paths: string[],
-): Promise<({ entries: EntryInfo[] } | { error: string })[]> {
-  return await Promise.all(paths.map(async (path) => {
+/**
+ * Lists many directories in one round trip; symlinks are reported as such, never followed.
+ * Synchronous for the same reason as readMany: one async op per directory entry was most of
+ * a large listing's cost (issue 7: 2× faster over 800-1,800 directories).
+ */
+export function readDirs(paths: string[]): ({ entries: EntryInfo[] } | { error: string })[] {
+  return paths.map((path) => {
     try {
       const entries: EntryInfo[] = [];
-      for await (const e of Deno.readDir(path)) {
+      for (const e of Deno.readDirSync(path)) {
         entries.push({
           name: e.name,
           kind: e.isSymlink ? "symlink" : e.isFile ? "file" : e.isDirectory ? "directory" : "other",
@@ -64,7 +66,7 @@ export async function readDirs(
     } catch (e) {
       return { error: `${(e as Error).name}: ${(e as Error).message}` };
     }
-  }));
+  });
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
