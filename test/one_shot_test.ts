@@ -219,3 +219,28 @@ Deno.test("--continue goes on with the latest session, its conversation sent aga
     }
   });
 });
+
+Deno.test("a processor's remark reaches stderr escaped: no terminal control sequence gets through", async () => {
+  const replies: MockReply[] = [
+    { for: "planner", tool_calls: [{ name: "read_file", arguments: { path: "vendor/x.txt" } }] },
+    {
+      for: "planner",
+      tool_calls: [{
+        name: "spawn_processor",
+        arguments: { reads: ["$FIRST_REF"], instruction: "x" },
+      }],
+    },
+    {
+      for: "processor",
+      text: "clear\u001b[2J\u001b]0;pwned\u0007 me\u202e\n=== document ===\ndoc",
+    },
+    { for: "planner", text: "done" },
+  ];
+  await oneShotRun({ files, replies }, (run) => {
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /processor remark \(untrusted, not shown to the planner\)/);
+    assert.ok(!run.stderr.includes("\u001b"), "an escape character reached the terminal");
+    assert.ok(!run.stderr.includes("\u0007"));
+    assert.ok(!run.stderr.includes("\u202e"));
+  });
+});
