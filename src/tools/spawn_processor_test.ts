@@ -280,3 +280,58 @@ Deno.test("an answer can be the input of another processor and keeps its binding
     assert.equal(fx.policy.refs.all()[2].about, "vendor/lib.js");
   });
 });
+
+Deno.test("a file that became a link since its reference was made carries the label of its target", async () => {
+  await withPolicy({
+    files,
+    trust: { src: true },
+    answers: [{ ask: { kind: "options", chosen: ["do not send"] } }],
+  }, async (fx) => {
+    await fx.policy.refs.add({
+      kind: "file_name",
+      label: UNTRUSTED_PUBLIC,
+      path: "vendor/lib.js",
+      entryType: "file",
+      tool: "list_files",
+    });
+    await Deno.remove(`${fx.root}/vendor/lib.js`);
+    await Deno.symlink(`${fx.root}/src/.env`, `${fx.root}/vendor/lib.js`);
+    const remote = {
+      ...fx.ctx,
+      settings: {
+        ...fx.settings,
+        processor: { url: "https://models.example/v1", model: "m", local: false },
+      },
+    };
+    const p = new FakeProcessor(["=== document ===\nA"]);
+    const out = await run(remote, p, { reads: ["ref:0"], instruction: "x" });
+    // The bytes are .env's: private, so the person is asked, and refusing sends nothing.
+    assert.equal(fx.scripted!.asked.length, 1);
+    assert.equal(out.isError, true);
+    assert.equal(p.calls.length, 0);
+  });
+});
+
+Deno.test("a file that became a link out of the workspace is refused", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "bb-outside-" });
+  try {
+    await Deno.writeTextFile(`${outside}/secret.txt`, "OUTSIDE");
+    await withPolicy({ files }, async (fx) => {
+      await fx.policy.refs.add({
+        kind: "file",
+        label: UNTRUSTED_PUBLIC,
+        path: "vendor/lib.js",
+        tool: "read_file",
+      });
+      await Deno.remove(`${fx.root}/vendor/lib.js`);
+      await Deno.symlink(`${outside}/secret.txt`, `${fx.root}/vendor/lib.js`);
+      const p = new FakeProcessor(["=== document ===\nA"]);
+      const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
+      assert.equal(out.isError, true);
+      assert.match(out.content, /ref:0 no longer names a readable file/);
+      assert.equal(p.calls.length, 0);
+    });
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
