@@ -201,3 +201,24 @@ Deno.test("sessions: --resume of an unknown id and --continue with no session ar
     await d.cleanup();
   }
 });
+
+Deno.test({
+  name: "sessions: listed newest first, each with its first message",
+  sanitizeResources: false,
+  async fn() {
+    const d = await setup();
+    const mock = await startMockModel({ script: { replies: [{ text: "a", times: 2 }] } });
+    try {
+      assert.equal((await runMain([...d.args(mock.url), "-p", "the OLDER one"])).code, 0);
+      assert.equal((await runMain([...d.args(mock.url), "-p", "the NEWER one"])).code, 0);
+      const s = await runMain(["sessions", ...d.args(mock.url)]);
+      assert.equal(s.code, 0);
+      const newer = s.stdout.indexOf("the NEWER one");
+      const older = s.stdout.indexOf("the OLDER one");
+      assert.ok(newer > 0 && older > newer, s.stdout);
+    } finally {
+      await mock.stop();
+      await d.cleanup();
+    }
+  },
+});
