@@ -124,7 +124,14 @@ Deno.test("a policy file with an unknown field is exit 2 before any request reac
     assert.match(run.stderr, /unknown field 'wirtes'/);
     assert.equal(run.mock.requests.length, 0);
   });
-  for (const bad of ["{not json", JSON.stringify({ readOutput: "yes" })]) {
+  for (
+    const bad of [
+      "{not json",
+      JSON.stringify({ readOutput: "yes" }),
+      JSON.stringify({ trust: ["../outside"] }),
+      JSON.stringify({ untrust: ["**/a/b"] }),
+    ]
+  ) {
     await oneShotRun({ files, replies: readThenAnswer, approvals: bad }, (run) => {
       assert.equal(run.code, 2, run.stderr);
       assert.equal(run.mock.requests.length, 0);

@@ -10,6 +10,7 @@ import { type ApprovalsFile, loadApprovals } from "../policy/approvals_file.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { statePaths } from "../state/session_paths.ts";
 import { openWorkspace } from "../policy/workspace.ts";
+import { normaliseRuleDir } from "../policy/trust_map.ts";
 import {
   type Runtime,
   RuntimeError,
@@ -69,6 +70,15 @@ export async function oneShot(
       const loaded = await loadApprovals(options.approvals);
       if (!loaded.ok) throw new UsageError(loaded.error);
       approvals = loaded.value;
+      // A rule that names no directory would be dropped silently; it is an error instead.
+      for (const field of ["trust", "untrust"] as const) {
+        for (const [i, dir] of (approvals[field] ?? []).entries()) {
+          const normal = normaliseRuleDir(dir);
+          if (!normal.ok) {
+            throw new UsageError(`${options.approvals}: ${field}.${i}: ${normal.error}`);
+          }
+        }
+      }
     }
     if (!resolved.settings.planner.model) {
       throw new UsageError(
