@@ -23,6 +23,8 @@ export type WriteTool = "write_file" | "edit_file";
 /** Past this size a diff is summarised rather than computed (it is for a person to read). */
 const DIFF_MAX_BYTES = 512 * 1024;
 const PREVIEW_MAX_LINES = 400;
+const DIFF_MAX_EDITS = 5_000;
+const DIFF_TIMEOUT_MS = 1_000;
 
 /**
  * Whether a routed destination can receive a write. A reference must name a file (not a
@@ -116,12 +118,17 @@ function lines(text: string): string[] {
 export function renderDiff(rel: string, before: string, after: string, colour = colourWanted()) {
   const c = pc.createColors(colour);
   const name = escapeForScreen(rel);
-  if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) {
-    return `(diff of ${name} omitted: ${before.length} characters become ${after.length})`;
-  }
+  const tooMany = () =>
+    `(the changes to ${name} are too many to show as a diff: ${lines(before).length} lines ` +
+    `become ${lines(after).length}; the new contents follow)\n${renderNewFile(rel, after, colour)}`;
+  if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) return tooMany();
+  // Bounded, so a large rewrite cannot stall the approval (an unbounded diff can take minutes).
   const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, after, "", "", {
     context: 3,
-  });
+    maxEditLength: DIFF_MAX_EDITS,
+    timeout: DIFF_TIMEOUT_MS,
+  }) as string | undefined;
+  if (patch === undefined) return tooMany();
   const out: string[] = [];
   for (const line of lines(patch)) {
     if (line.startsWith("===")) continue;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
-import { approveWrite, commitWrite, renderNewFile } from "./writes.ts";
+import { approveWrite, commitWrite, renderDiff, renderNewFile } from "./writes.ts";
 import { isGitPath } from "./git_dir.ts";
 import { TRUSTED_PUBLIC } from "./label.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
@@ -85,4 +85,16 @@ Deno.test("writes: any path segment spelled .git, in any case, is inside .git", 
     assert.ok(isGitPath(p), p);
   }
   for (const p of [".gitignore", "a/.github/x", "git/x", "x.git"]) assert.ok(!isGitPath(p), p);
+});
+
+Deno.test("writes: a rewrite too large to diff quickly shows the new contents instead of stalling", () => {
+  const a = Array.from({ length: 12_000 }, (_, i) => `old line ${i} ${i * 7919 % 10007}`).join(
+    "\n",
+  );
+  const b = Array.from({ length: 12_000 }, (_, i) => `new line ${i} ${i * 104729 % 10007}`).join(
+    "\n",
+  );
+  const preview = renderDiff("big.txt", a, b, false);
+  assert.match(preview, /too many to show as a diff: 12000 lines become 12000/);
+  assert.match(preview, /^new file big\.txt \(12000 lines\)$/m);
 });
