@@ -1,7 +1,8 @@
 /**
  * The directory walk shared by list_files and search (design.md §14): breadth first, one
  * worker round trip per directory level (readDirs for every directory of the level, readMany
- * for the level's `.gitignore` files), `.git` never entered, symbolic links never followed.
+ * for the level's `.gitignore` files), `.git` and Brave Bot's own state folder never entered,
+ * symbolic links never followed.
  *
  * `.gitignore` rules apply below the listed directory, including those of its ancestors,
  * unless the listed directory is itself ignored (listing `node_modules/x` explicitly works);
@@ -18,6 +19,7 @@ import ignore, { type Ignore } from "ignore";
 import type { Policy } from "../policy/core.ts";
 import { isGitName } from "../policy/git_dir.ts";
 import { labelOfBytes, personNamed } from "../policy/reads.ts";
+import { isWithin } from "../policy/workspace.ts";
 
 export type EntryKind = "file" | "directory" | "symlink" | "other";
 
@@ -156,6 +158,8 @@ export async function walk(
   options: WalkOptions,
 ): Promise<WalkResult> {
   const root = policy.workspace.root;
+  // Brave Bot's own state (references' bytes, trust) may lie inside the workspace: never walked.
+  const guarded = policy.workspace.protectedDirs;
   const entries: WalkEntry[] = [];
   let unreadable = 0;
   let level: Pending[] = [{
@@ -193,6 +197,7 @@ export async function walk(
       for (const e of names) {
         const rel = joinRel(dir.rel, e.name);
         const isDir = e.kind === "directory";
+        if (isDir && guarded.some((g) => isWithin(g, `${root}/${rel}`))) continue;
         if (ignoredBy(frames, rel, isDir, dirTrusted)) continue;
         const entry: WalkEntry = {
           rel,

@@ -38,6 +38,8 @@ export interface FixtureOptions {
   answers?: ScriptedAnswer[];
   approvals?: ApprovalsFile | null;
   privatePatterns?: string[];
+  /** Workspace-relative folders to treat as Brave Bot's state (never reachable, never listed). */
+  protect?: string[];
   /** Symbolic links to make: workspace-relative link → target (as written in the link). */
   symlinks?: Record<string, string>;
 }
@@ -119,7 +121,14 @@ export async function withPolicy(
       await Deno.mkdir(dirname(join(root, link)), { recursive: true });
       await Deno.symlink(target, join(root, link));
     }
-    const workspace = await openWorkspace(root, stateDir, { caseInsensitive: false });
+    const opened = await openWorkspace(root, stateDir, { caseInsensitive: false });
+    const workspace: Workspace = {
+      ...opened,
+      protectedDirs: [
+        ...opened.protectedDirs,
+        ...(options.protect ?? []).map((d) => join(root, d)),
+      ],
+    };
     const trust = new TrustMap(root);
     if (options.trust === "workspace") trust.applyFirstUse("workspace");
     else {
