@@ -423,3 +423,17 @@ Deno.test("write_file: writes are atomic (no temporary file is left behind)", as
     },
   );
 });
+
+Deno.test("write_file: overwriting a binary file says so to the person instead of diffing bytes", async () => {
+  await withPolicy({
+    files: { "img.bin": new Uint8Array([0x89, 0x50, 0x00, 0xff]) },
+    trust: { ".": true },
+    answers: [yes],
+  }, async (fx) => {
+    const out = await fx.call(writeFileTool, { path: "img.bin", contents: "text now\n" });
+    assert.equal(out.content, "overwrote img.bin: 9 bytes, 1 line");
+    const asked = fx.scripted!.asked[0];
+    assert.ok(asked.kind === "write");
+    assert.match(asked.request.preview, /^replaces a binary file of 4 bytes with:/);
+  });
+});
