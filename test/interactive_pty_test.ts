@@ -121,14 +121,20 @@ Deno.test({
         { expect: "What should it get\\?", send: ENTER },
         { expect: "All done\\.[\\s\\S]*myrepo \\(T,priv\\) ›", send: "/todos" + ENTER },
         { expect: "\\[>\\] write hello[\\s\\S]*›", send: "/vouch list" + ENTER },
-        { expect: "exactly", send: "/clear" + ENTER },
+        { expect: "exactly", send: "/trust add docs" + ENTER },
+        { expect: "docs/ is now trusted", send: "/help" + ENTER },
+        { expect: "/exit\\s+leave", send: "/nonsense" + ENTER },
+        { expect: "unknown command /nonsense", send: "/clear" + ENTER },
         { expect: "myrepo \\(T,pub\\) ›", send: "again" + ENTER },
         { expect: "What should it get\\?", send: DOWN + ENTER },
         { expect: "Second done\\.[\\s\\S]*myrepo \\(U,priv\\) ›", send: "/clear" + ENTER },
         { expect: "myrepo \\(T,pub\\) ›", send: "third" + ENTER },
         { expect: "What should it get\\?", send: UP + ENTER },
         { expect: "Third done\\.[\\s\\S]*›", send: "!echo shellout" + ENTER },
-        { expect: "shellout[\\s\\S]*ref:[\\s\\S]*›", send: "slow please" + ENTER },
+        { expect: "shellout[\\s\\S]*ref:[\\s\\S]*›", send: "!sleep 60; echo SLEPT" + ENTER },
+        // Ctrl-C stops the command (the wait below is far shorter than the sleep).
+        { expect: "sleep 60", send: "\u0003", timeout: 10 },
+        { expect: "›", send: "slow please" + ENTER, timeout: 20 },
         { expect: "waiting for the model", send: "\u0003" },
         { expect: "stopped[\\s\\S]*›", send: "/exit" + ENTER },
       ];
@@ -162,6 +168,12 @@ Deno.test({
       // Shell mode output shown to the person, planner told only of a reference.
       assert.match(s, /the planner will be told of ref:\d+/);
       assert.match(s, /session kept: bravebot --resume/);
+      assert.doesNotMatch(s, /^SLEPT$/m);
+      assert.match(s, /SIGKILL/);
+      const trust = await Deno.readTextFile(
+        join(await findTranscript(state), "..", "..", "..", "trust.json"),
+      );
+      assert.match(trust, /"dir": "docs"/);
       // NO_COLOR: no colour sequences at all.
       assert.ok(!COLOUR.test(r.raw), "NO_COLOR was not respected");
 

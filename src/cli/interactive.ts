@@ -249,6 +249,8 @@ export async function interactiveSession(
     if (turn && !turn.signal.aborted) {
       writeOut(pc.yellow("\n(stopping…)\n"));
       turn.abort();
+      // Commands lead their own process groups, out of the terminal's reach: stop them here.
+      void policy.worker.call({ op: "stopSpawns" });
     }
   };
   process.on("SIGINT", onSigint);

@@ -8,7 +8,7 @@
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { hash, read, readDirs, readMany, stat, write } from "./ops/fs.ts";
 import { probe } from "./ops/probe.ts";
-import { spawnPipeline } from "./ops/spawn.ts";
+import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
 
 async function handle(
   request: WorkerRequest,
@@ -42,6 +42,8 @@ async function handle(
       return { value: await spawnPipeline(request.request), transfer: [] };
     case "probe":
       return { value: await probe(request.what, request.target), transfer: [] };
+    case "stopSpawns":
+      return { value: { stopped: stopAllSpawns() }, transfer: [] };
     default: {
       const unknown = (request as { op?: unknown }).op;
       throw new TypeError(`unknown effect worker operation ${String(unknown)}`);

@@ -74,7 +74,9 @@ export type WorkerRequest =
     makeParents: boolean;
   }
   | { op: "spawn"; request: SpawnRequest }
-  | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string };
+  | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string }
+  /** Kill every running pipeline (Ctrl-C in a session); answers how many were running. */
+  | { op: "stopSpawns" };
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
   : R extends { op: "read" } ? Uint8Array
@@ -84,6 +86,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "write" } ? { sha256: string; created: boolean }
   : R extends { op: "spawn" } ? SpawnResult
   : R extends { op: "probe" } ? { refused: boolean; error: string | null }
+  : R extends { op: "stopSpawns" } ? { stopped: number }
   : never;
 
 /** An error crossing the wall keeps its name (`NotCapable`, `NotFound`, …) and message. */

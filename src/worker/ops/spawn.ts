@@ -75,6 +75,19 @@ function check(request: SpawnRequest): void {
   if (!(request.maxOutputBytes >= 0)) throw new TypeError("the output cap must not be negative");
 }
 
+/** The stop switches of the pipelines running now, for {@link stopAllSpawns}. */
+const running = new Set<() => void>();
+
+/**
+ * Kills every pipeline running in this worker (the person pressed Ctrl-C: stages lead their own
+ * process groups, so the terminal's signal does not reach them). Returns how many were running.
+ */
+export function stopAllSpawns(): number {
+  const count = running.size;
+  for (const stop of [...running]) stop();
+  return count;
+}
+
 export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult> {
   check(request);
   const started = performance.now();
@@ -147,6 +160,11 @@ export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult>
     killAll();
     closeStreams();
   }, request.timeoutMs);
+  const stop = () => {
+    killAll();
+    closeStreams();
+  };
+  running.add(stop);
 
   const overflow = () => {
     if (truncated) return;
@@ -180,6 +198,7 @@ export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult>
   );
 
   const statuses = await Promise.all(children.map((c) => c.status));
+  running.delete(stop);
   // Every stage has exited: sweep what they left behind in their groups, then give anything
   // that escaped its group a moment before the streams are closed on it.
   killAll();
