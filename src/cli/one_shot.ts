@@ -8,16 +8,8 @@ import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { type ApprovalsFile, loadApprovals } from "../policy/approvals_file.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
-import { statePaths } from "../state/session_paths.ts";
-import { openWorkspace } from "../policy/workspace.ts";
-import { normaliseRuleDir } from "../policy/trust_map.ts";
-import {
-  type Runtime,
-  RuntimeError,
-  sessionExists,
-  sessionIds,
-  startRuntime,
-} from "../driver/runtime.ts";
+import { chooseSession } from "./sessions.ts";
+import { type Runtime, RuntimeError, startRuntime } from "../driver/runtime.ts";
 import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import type { RetryPolicy } from "../model/retry.ts";
@@ -70,44 +62,13 @@ export async function oneShot(
       const loaded = await loadApprovals(options.approvals);
       if (!loaded.ok) throw new UsageError(loaded.error);
       approvals = loaded.value;
-      // A rule that names no directory would be dropped silently; it is an error instead.
-      for (const field of ["trust", "untrust"] as const) {
-        for (const [i, dir] of (approvals[field] ?? []).entries()) {
-          const normal = normaliseRuleDir(dir);
-          if (!normal.ok) {
-            throw new UsageError(`${options.approvals}: ${field}.${i}: ${normal.error}`);
-          }
-        }
-      }
     }
     if (!resolved.settings.planner.model) {
       throw new UsageError(
         `no planner model: pass --model NAME or set "model" in the config (${resolved.configPath})`,
       );
     }
-    if (options.continue || options.resume !== undefined) {
-      if (options.continue && options.resume !== undefined) {
-        throw new UsageError("give --continue or --resume ID, not both");
-      }
-      const ws = await openWorkspace(resolved.workspaceDir, resolved.stateDir);
-      const dir = statePaths(resolved.stateDir, ws.root).sessionsDir;
-      if (options.resume !== undefined) {
-        if (!(await sessionExists(dir, options.resume))) {
-          throw new UsageError(
-            `--resume: no session '${options.resume}' in this workspace (bravebot sessions lists them)`,
-          );
-        }
-        resume = options.resume;
-      } else {
-        const ids = await sessionIds(dir);
-        const found = [];
-        for (const id of ids) if (await sessionExists(dir, id)) found.push(id);
-        if (found.length === 0) {
-          throw new UsageError("--continue: this workspace has no session yet");
-        }
-        resume = found[0];
-      }
-    }
+    resume = await chooseSession(resolved.workspaceDir, resolved.stateDir, options);
   } catch (e) {
     io.stderr(`bravebot: ${e instanceof Error ? e.message : String(e)}`);
     return EXIT.usage;
