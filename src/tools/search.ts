@@ -12,7 +12,7 @@ import { isGitPath } from "../policy/git_dir.ts";
 import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
 import { decodeText, hasNul, labelOfBytes } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
-import { compileNeedle, type Finder } from "../util/bytes_search.ts";
+import { compileNeedle } from "../util/bytes_search.ts";
 import {
   bracesHint,
   displayBase,
@@ -42,8 +42,6 @@ const schema = toolSchema(routing, content);
 
 const BATCH = 64;
 const IN_FLIGHT = 3;
-const NEWLINE = 0x0a;
-const utf8 = new TextDecoder();
 
 function sizeText(bytes: number): string {
   return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
@@ -55,35 +53,38 @@ interface Match {
   text: string;
 }
 
-/** Matching lines of one file: each line once, however many times it matches. */
+/**
+ * Matching lines of one file, from its text (already decoded, so validated): each line once,
+ * however many times it matches. The engine's string search and newline scan do the work.
+ */
 function matchLines(
-  bytes: Uint8Array,
-  find: Finder,
+  text: string,
+  needle: string,
   room: number,
   lineChars: number,
 ): { lines: { line: number; text: string }[]; more: boolean } {
-  const buf = bytes;
   const lines: { line: number; text: string }[] = [];
-  let at = find(buf, 0);
+  let at = text.indexOf(needle);
   let start = 0; // start of the line numbered lineNo
   let lineNo = 1;
   while (at !== -1) {
     if (lines.length >= room) return { lines, more: true };
-    let nl = buf.indexOf(NEWLINE, start);
+    let nl = text.indexOf("\n", start);
     while (nl !== -1 && nl < at) {
       lineNo++;
       start = nl + 1;
-      nl = buf.indexOf(NEWLINE, start);
+      nl = text.indexOf("\n", start);
     }
-    let text = utf8.decode(bytes.subarray(start, nl === -1 ? buf.length : nl)).replace(/\r$/, "");
-    if (text.length > lineChars) {
-      text = `${text.slice(0, lineChars)} … [line cut: ${text.length} characters]`;
+    let line = text.slice(start, nl === -1 ? text.length : nl);
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (line.length > lineChars) {
+      line = `${line.slice(0, lineChars)} … [line cut: ${line.length} characters]`;
     }
-    lines.push({ line: lineNo, text });
+    lines.push({ line: lineNo, text: line });
     if (nl === -1) break;
     start = nl + 1;
     lineNo++;
-    at = find(buf, start);
+    at = text.indexOf(needle, start);
   }
   return { lines, more: false };
 }
@@ -116,7 +117,10 @@ export const searchTool = defineTool({
       limit: Number.MAX_SAFE_INTEGER,
     });
     const files = listed.entries;
-    const find = compileNeedle(new TextEncoder().encode(args.pattern));
+    const needleBytes = new TextEncoder().encode(args.pattern);
+    const find = compileNeedle(needleBytes);
+    // The pattern as the bytes spell it (a lone surrogate becomes U+FFFD, as in the files).
+    const needleText = new TextDecoder().decode(needleBytes);
 
     const matches: Match[] = [];
     const labels: Label[] = [];
@@ -158,14 +162,16 @@ export const searchTool = defineTool({
           binary++;
           continue;
         }
+        // Bytes first: most files do not match and are never decoded.
         if (find(bytes, 0) === -1) continue;
-        if (decodeText(bytes) === null) {
+        const text = decodeText(bytes);
+        if (text === null) {
           binary++;
           continue;
         }
         const found = matchLines(
-          bytes,
-          find,
+          text,
+          needleText,
           limits.searchLines - matches.length,
           limits.searchLineChars,
         );
