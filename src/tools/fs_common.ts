@@ -94,11 +94,14 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /**
  * A trusted name is shown as it is, unless it holds characters no path the planner sends may
  * hold (a newline could forge a listing line): then escaped, and marked so.
  */
 export function shownPath(rel: string, suffix = ""): string {
+  if (PRINTABLE_ASCII.test(rel)) return rel + suffix; // the usual case, decided at once
   return hasHiddenCharacters(rel)
     ? `${escapeForScreen(rel)}${suffix} (escaped: not addressable)`
     : rel + suffix;
