@@ -76,7 +76,18 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
       const rg = commandContender(
         "rg",
         "rg",
-        ["-F", "-n", "--no-ignore", "--hidden", "--no-messages", "--", pattern, "."],
+        [
+          "-F",
+          "-n",
+          "--no-ignore",
+          "--hidden",
+          "--no-messages",
+          "--max-filesize",
+          "10M",
+          "--",
+          pattern,
+          ".",
+        ],
         [0, 1],
         corpus.root,
       );
@@ -124,8 +135,8 @@ export async function listBench(corpus: Corpus, options: FsBenchOptions): Promis
     const cases: [string, string | undefined, boolean][] = [
       ["no pattern (first 1,000)", undefined, false],
       ["no pattern (all)", undefined, true],
-      ["**/*.ts (first 1,000)", "**/*.ts", false],
-      ["**/*.ts (all)", "**/*.ts", true],
+      ["`**/*.ts` (first 1,000)", "**/*.ts", false],
+      ["`**/*.ts` (all)", "**/*.ts", true],
     ];
     for (const [label, pattern, uncapped] of cases) {
       const ours = toolContender(

@@ -127,7 +127,8 @@ async function firstRequest(
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
-        env: { HOME: state, XDG_CONFIG_HOME: state, XDG_STATE_HOME: state },
+        // HOME stays: Deno finds its module cache through it. Config and state go elsewhere.
+        env: { XDG_CONFIG_HOME: state, XDG_STATE_HOME: state },
       }).output();
       const first = mock.requests.find((q) => q.kind === "planner");
       if (!out.success || !first) {
