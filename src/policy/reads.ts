@@ -25,13 +25,13 @@ export async function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Arra
 }
 
 /**
- * Whether the person spelled this path in a trust-map rule (the rule's directory or one of its
- * parents). A name the person wrote is their own words, so it may be shown whatever the
+ * Whether the person spelled this path in a trusting trust-map rule (the rule's directory or
+ * one of its parents). A name the person wrote is their own words, so it may be shown whatever the
  * directory around it: trusting only `src/` still lets the planner see `src`.
  */
 export function personNamed(policy: Policy, rel: string): boolean {
   for (const rule of policy.trust.rules) {
-    if (rule.dir === "." || rule.dir.startsWith("**/")) continue;
+    if (!rule.trusted || rule.dir === "." || rule.dir.startsWith("**/")) continue;
     if (rule.dir === rel || rule.dir.startsWith(rel + "/")) return true;
   }
   return false;

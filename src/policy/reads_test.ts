@@ -5,6 +5,7 @@ import {
   decodeText,
   labelOfBytes,
   pathNameLabel,
+  personNamed,
   previewLines,
 } from "./reads.ts";
 import { formatLabel, UNTRUSTED_PUBLIC } from "./label.ts";
@@ -80,5 +81,17 @@ Deno.test("reads: when nobody can be asked, nothing is read for a preview and a 
     assert.equal(answer, "keep");
     assert.deepEqual(fx.workerCalls, []);
     assert.equal(fx.policy.audit.entries[0].decision, "quarantined read: keep");
+  });
+});
+
+Deno.test("reads: only trusting rules make names the person's words; an untrusting rule does not", async () => {
+  await withPolicy({ trust: { "keep/out": false, "in/side": true } }, (fx) => {
+    assert.equal(personNamed(fx.policy, "keep"), false);
+    assert.equal(personNamed(fx.policy, "keep/out"), false);
+    assert.equal(personNamed(fx.policy, "in"), true);
+    assert.equal(personNamed(fx.policy, "in/side"), true);
+    assert.equal(personNamed(fx.policy, "in/side/x"), false);
+    assert.equal(personNamed(fx.policy, "i"), false);
+    return Promise.resolve();
   });
 });
