@@ -8,8 +8,7 @@ import { describeKind } from "./core.ts";
 import { join, type Label, label } from "./label.ts";
 import { mayLeave } from "./egress.ts";
 import { refName, type RefRecord } from "./refs.ts";
-import { decodeText, labelOfBytes } from "./reads.ts";
-import { resolvePath } from "./paths.ts";
+import { decodeText, readFileRef } from "./reads.ts";
 import type { EndpointSettings } from "../state/settings.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -90,21 +89,10 @@ export async function processorInputs(
       bytes = new TextEncoder().encode(ref.path ?? "");
       name = `${refName(ref)} (a directory name)`;
     } else if (ref.kind === "file" || ref.kind === "file_name") {
-      if (ref.path === undefined) return err(`${refName(ref)} names no file`);
-      // Resolved again: the file may have become a link since the reference was made, and
-      // its bytes carry the label of where they really are.
-      const where = await resolvePath(policy.workspace, ref.path);
-      if (!where.ok || where.value.kind !== "file") {
-        return err(`${refName(ref)} no longer names a readable file`);
-      }
-      const read = await policy.worker.call({ op: "read", path: where.value.abs });
-      if (!read.ok) return err(`${refName(ref)} can no longer be read (${read.error.name})`);
-      bytes = read.value;
-      l = join(
-        l,
-        await labelOfBytes(policy, ref.path, bytes),
-        await labelOfBytes(policy, where.value.rel, bytes),
-      );
+      const read = await readFileRef(policy, ref);
+      if (!read.ok) return read;
+      bytes = read.value.bytes;
+      l = read.value.label;
     } else {
       if (!ref.hasBytes) return err(`${refName(ref)} holds no content`);
       bytes = await policy.refs.bytes(ref);

@@ -8,6 +8,9 @@ import { join, type Label, label, TRUSTED_PUBLIC } from "./label.ts";
 import type { QuarantinedReadAnswer } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { sha256 } from "../util/hash.ts";
+import { resolvePath } from "./paths.ts";
+import type { RefRecord } from "./refs.ts";
+import { err, ok, type Result } from "../util/result.ts";
 
 /** How much of a quarantined file the person is shown at the prompt. */
 export const PREVIEW_LINES = 10;
@@ -149,4 +152,49 @@ export async function vouchBytes(
     sha256: hash,
   });
   return label("T", policy.privatePaths.confidentialityOf(rel));
+}
+
+/** The bytes behind a file reference, with the label they carry where they really are. */
+export interface FileRefBytes {
+  bytes: Uint8Array;
+  label: Label;
+  /** The real workspace-relative path the bytes were read from. */
+  rel: string;
+}
+
+/**
+ * Opens the file a `file` or `file_name` reference stands for — the one place that does. The
+ * path is resolved again, since the file may have become a link since the reference was made;
+ * the bytes carry the join of the reference's label and the labels of both the name and the
+ * real place, never less. Read through the effect worker, after an optional size check.
+ */
+export async function readFileRef(
+  policy: Policy,
+  ref: RefRecord,
+  maxBytes = Infinity,
+): Promise<Result<FileRefBytes>> {
+  const name = `ref:${ref.id}`;
+  if ((ref.kind !== "file" && ref.kind !== "file_name") || ref.path === undefined) {
+    return err(`${name} does not name a file`);
+  }
+  if (ref.entryType === "directory") return err(`${name} is a directory; it has no content`);
+  const where = await resolvePath(policy.workspace, ref.path);
+  if (!where.ok) return err(`${name} no longer names a usable file: ${where.error}`);
+  if (where.value.kind !== "file") return err(`${name} is no longer a file`);
+  if (Number.isFinite(maxBytes)) {
+    const info = await policy.worker.call({ op: "stat", path: where.value.abs });
+    if (!info.ok) return err(`${name} cannot be read (${info.error.name})`);
+    if (info.value.size > maxBytes) {
+      return err(`${name} is ${info.value.size} bytes; at most ${maxBytes} are accepted here`);
+    }
+  }
+  const read = await policy.worker.call({ op: "read", path: where.value.abs });
+  if (!read.ok) return err(`${name} can no longer be read (${read.error.name})`);
+  const bytes = read.value;
+  const label = join(
+    ref.label,
+    await labelOfBytes(policy, ref.path, bytes),
+    await labelOfBytes(policy, where.value.rel, bytes),
+  );
+  return ok({ bytes, label, rel: where.value.rel });
 }

@@ -20,6 +20,7 @@ import {
 } from "./label.ts";
 import type { RefRecord } from "./refs.ts";
 import { resolvePath } from "./paths.ts";
+import { readFileRef } from "./reads.ts";
 import { commandMatches, type CommandRule } from "./approvals_file.ts";
 import type { Decider } from "./audit.ts";
 import { type ResolvedProgram, resolveProgram } from "./programs.ts";
@@ -180,19 +181,8 @@ export async function prepareRun(
 /** The bytes of the stdin reference, read by the policy layer (through the worker for a file). */
 export async function stdinBytes(policy: Policy, ref: RefRecord): Promise<Result<Uint8Array>> {
   if (ref.kind !== "file") return ok(await policy.refs.bytes(ref));
-  const where = await resolvePath(policy.workspace, ref.path);
-  if (!where.ok) return err(`ref:${ref.id} no longer names a usable file: ${where.error}`);
-  const info = await policy.worker.call({ op: "stat", path: where.value.abs });
-  if (!info.ok) return err(`ref:${ref.id} cannot be read: ${info.error.message}`);
-  if (info.value.kind !== "file") return err(`ref:${ref.id} is no longer a file`);
-  if (info.value.size > MAX_STDIN_BYTES) {
-    return err(
-      `ref:${ref.id} is ${info.value.size} bytes; a stdin holds at most ${MAX_STDIN_BYTES}`,
-    );
-  }
-  const bytes = await policy.worker.call({ op: "read", path: where.value.abs });
-  if (!bytes.ok) return err(`ref:${ref.id} cannot be read: ${bytes.error.message}`);
-  return ok(bytes.value);
+  const read = await readFileRef(policy, ref, MAX_STDIN_BYTES);
+  return read.ok ? ok(read.value.bytes) : read;
 }
 
 // ---- the decision ----

@@ -9,10 +9,10 @@ import { createTwoFilesPatch } from "diff";
 import pc from "picocolors";
 import type { Policy, Routed } from "./core.ts";
 import { describeKind } from "./core.ts";
-import { join, type Label } from "./label.ts";
+import type { Label } from "./label.ts";
 import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
-import { labelOfBytes } from "./reads.ts";
+import { readFileRef } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import type { RefRecord } from "./refs.ts";
 import { escapeForScreen } from "../util/escape.ts";
@@ -79,13 +79,8 @@ export async function contentFromRef(
       if (ref.entryType === "directory" || ref.path === undefined) {
         return err(`${name} is ${describeKind(ref)}; it has no content to write`);
       }
-      const read = await policy.worker.call({
-        op: "read",
-        path: `${policy.workspace.root}/${ref.path}`,
-      });
-      if (!read.ok) return err(`${name} can no longer be read (${read.error.name})`);
-      const now = await labelOfBytes(policy, ref.path, read.value);
-      return ok({ bytes: read.value, label: join(ref.label, now) });
+      const read = await readFileRef(policy, ref);
+      return read.ok ? ok({ bytes: read.value.bytes, label: read.value.label }) : read;
     }
   }
 }

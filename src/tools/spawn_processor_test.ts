@@ -328,7 +328,7 @@ Deno.test("a file that became a link out of the workspace is refused", async () 
       const p = new FakeProcessor(["=== document ===\nA"]);
       const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
       assert.equal(out.isError, true);
-      assert.match(out.content, /ref:0 no longer names a readable file/);
+      assert.match(out.content, /ref:0 no longer names a usable file: .*outside the workspace/);
       assert.equal(p.calls.length, 0);
     });
   } finally {
