@@ -164,7 +164,7 @@ export class Policy {
       return err(`ref:${ref.id} is ${describeKind(ref)}, not a file; a path_ref must name a file`);
     }
     const resolved = await resolvePath(this.workspace, ref.path);
-    if (!resolved.ok) return err(`ref:${ref.id} no longer names a usable file: ${resolved.error}`);
+    if (!resolved.ok) return err(staleFileRef(ref));
     return ok({ path: resolved.value, viaRef: ref });
   }
 
@@ -202,6 +202,15 @@ export class Policy {
   get asker(): Decider {
     return this.person.decider;
   }
+}
+
+/**
+ * The error for a file reference whose path no longer resolves. The resolver's own reason is
+ * not repeated: it quotes the path, and the planner was never shown that name.
+ */
+export function staleFileRef(ref: RefRecord): string {
+  return `ref:${ref.id} no longer names a usable file (it was moved or removed, or now leads ` +
+    "outside the workspace); its name is not shown";
 }
 
 /** Names a reference's kind in words, for error results. */

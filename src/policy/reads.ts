@@ -3,7 +3,7 @@
  * name, whether bytes are text, and the quarantined-read prompt with its three answers. The
  * tools (read_file, list_files, search) describe and act; what they may show is decided here.
  */
-import type { Policy } from "./core.ts";
+import { type Policy, staleFileRef } from "./core.ts";
 import { join, type Label, label, TRUSTED_PUBLIC } from "./label.ts";
 import type { QuarantinedReadAnswer } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
@@ -179,7 +179,7 @@ export async function readFileRef(
   }
   if (ref.entryType === "directory") return err(`${name} is a directory; it has no content`);
   const where = await resolvePath(policy.workspace, ref.path);
-  if (!where.ok) return err(`${name} no longer names a usable file: ${where.error}`);
+  if (!where.ok) return err(staleFileRef(ref));
   if (where.value.kind !== "file") return err(`${name} is no longer a file`);
   if (Number.isFinite(maxBytes)) {
     const info = await policy.worker.call({ op: "stat", path: where.value.abs });

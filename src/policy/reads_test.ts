@@ -47,7 +47,8 @@ Deno.test("readFileRef: a reference whose file became a link out of the workspac
         const read = await readFileRef(fx.policy, ref);
         assert.equal(read.ok, false);
         if (!read.ok) {
-          assert.match(read.error, /no longer names a usable file: .*outside the workspace/);
+          assert.match(read.error, /no longer names a usable file .*its name is not shown/);
+          assert.doesNotMatch(read.error, /a\.txt|vendor/);
         }
       },
     );
@@ -72,4 +73,29 @@ Deno.test("readFileRef: the size cap is checked before the file is read", async 
       assert.equal(fx.workerCalls.slice(before).some((c) => c.op === "read"), false);
     },
   );
+});
+
+Deno.test("route: a path_ref whose file became a link outside is refused without naming the file", async () => {
+  const outside = await Deno.makeTempDir({ prefix: "bb-outside-" });
+  try {
+    await withPolicy(
+      { files: { "vendor/CANARY-name.txt": "x" }, trust: { vendor: false } },
+      async (fx) => {
+        const ref = await fx.policy.refs.add({
+          kind: "file_name",
+          entryType: "file",
+          path: "vendor/CANARY-name.txt",
+          label: label("U", "pub"),
+          tool: "list_files",
+        });
+        await Deno.remove(join(fx.root, "vendor/CANARY-name.txt"));
+        await Deno.symlink(outside, join(fx.root, "vendor/CANARY-name.txt"));
+        const routed = await fx.policy.route(undefined, `ref:${ref.id}`);
+        assert.equal(routed.ok, false);
+        if (!routed.ok) assert.doesNotMatch(routed.error, /CANARY/);
+      },
+    );
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
 });

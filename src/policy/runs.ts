@@ -9,7 +9,7 @@
  * in advance and everything else is declined.
  */
 import type { Policy } from "./core.ts";
-import { describeKind } from "./core.ts";
+import { describeKind, staleFileRef } from "./core.ts";
 import {
   join,
   type Label,
@@ -138,7 +138,7 @@ async function prepareStdin(
   if (ref.kind === "file") {
     // Not opened yet: the label is the one the file has now, never less than the reference's.
     const where = await resolvePath(policy.workspace, ref.path);
-    if (!where.ok) return err(`stdin: ref:${ref.id} no longer names a usable file: ${where.error}`);
+    if (!where.ok) return err(`stdin: ${staleFileRef(ref)}`);
     if (where.value.kind !== "file") return err(`stdin: ref:${ref.id} is no longer a file`);
     return ok({ ref, label: join(ref.label, await policy.fileLabel(where.value.rel)) });
   }
