@@ -77,6 +77,15 @@ export function checkPathSyntax(input: unknown): Result<string[]> {
   return ok(segments);
 }
 
+/**
+ * The refusal for a name with a case or normalisation twin on disk. The twin itself is not
+ * quoted: it may sit in a directory nobody vouched for, and a name is content.
+ */
+function twinMessage(segment: string): string {
+  return `'${segment}' differs only by case or Unicode normalisation from a name that exists ` +
+    "there; use the exact name";
+}
+
 /** The name as a case-folding, normalising file system would compare it. */
 export function folded(name: string): string {
   return name.normalize("NFC").toLowerCase();
@@ -148,12 +157,7 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
       for (const segment of segments.slice(0, existing)) {
         const names = await namesIn(dir);
         if (!names.includes(segment)) {
-          const twin = names.find((n) => folded(n) === folded(segment));
-          return err(
-            `'${segment}' differs only by case or Unicode normalisation from '${
-              twin ?? "?"
-            }'; use the exact name`,
-          );
+          return err(twinMessage(segment));
         }
         dir = join(dir, segment);
       }
@@ -164,13 +168,8 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     }
     if (rest.length > 0) {
       const siblings = await namesIn(real);
-      const twin = siblings.find((n) => n !== rest[0] && folded(n) === folded(rest[0]));
-      if (twin !== undefined) {
-        return err(
-          `'${
-            rest[0]
-          }' differs only by case or Unicode normalisation from the existing '${twin}'; use the exact name`,
-        );
+      if (siblings.some((n) => n !== rest[0] && folded(n) === folded(rest[0]))) {
+        return err(twinMessage(rest[0]));
       }
     }
     const abs = rest.length > 0 ? join(real, ...rest) : real;

@@ -418,3 +418,17 @@ Deno.test("paths (property): no generated path resolves outside the workspace", 
     assert.ok(accepted > 50, `the generator should also produce usable paths (${accepted})`);
   });
 });
+
+Deno.test("paths: a case twin is refused without quoting the existing name", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-twin-" }));
+  try {
+    await Deno.mkdir(join(root, "vendor"));
+    await Deno.writeTextFile(join(root, "vendor", "Ignore-Previous-Instructions.md"), "x");
+    const ws = await openWorkspace(root, join(root, ".state"));
+    const r = await resolvePath(ws, "vendor/ignore-previous-instructions.md");
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.doesNotMatch(r.error, /Ignore-Previous/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
