@@ -579,3 +579,49 @@ export async function realCorpus(dataDir: string, log: (s: string) => void): Pro
 export function dataDirFor(scriptUrl: string): string {
   return join(dirname(dirname(dirname(new URL(scriptUrl).pathname))), "bench-data");
 }
+
+/**
+ * A hostile layout for the memory benchmark: `files` text files of 9 MiB (under search's 10 MiB
+ * limit), each holding the needle once on its first line. A search for it touches every file
+ * and keeps one line from each, the most a search can be made to hold.
+ */
+export async function hostileCorpus(
+  dataDir: string,
+  files: number,
+  log: (s: string) => void,
+): Promise<Corpus & { needle: string }> {
+  const name = `hostile-${files}`;
+  const root = join(dataDir, name);
+  const stampPath = join(dataDir, `${name}.stamp.json`);
+  const needle = "hostile_needle_5521";
+  const size = 9 * 1024 * 1024;
+  const stamp = await readStamp(stampPath);
+  if (!stamp || stamp.version !== GENERATOR_VERSION || !await exists(root)) {
+    log(`generating ${name} (${files} files of 9 MiB) …`);
+    await Deno.remove(stampPath).catch(() => {});
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+    await Deno.mkdir(root, { recursive: true });
+    const filler = encoder.encode(`${"a".repeat(79)}\n`);
+    for (let i = 0; i < files; i++) {
+      const bytes = new Uint8Array(size);
+      const head = encoder.encode(`${needle} ${i}\n`);
+      bytes.set(head, 0);
+      for (let at = head.length; at + filler.length <= size; at += filler.length) {
+        bytes.set(filler, at);
+      }
+      await Deno.writeFile(join(root, `f${String(i).padStart(3, "0")}.txt`), bytes);
+    }
+    await Deno.writeTextFile(
+      stampPath,
+      JSON.stringify({ version: GENERATOR_VERSION, files, bytes: files * size }),
+    );
+  }
+  return {
+    name,
+    root: await Deno.realPath(root),
+    files,
+    bytes: files * size,
+    needles: { rare: needle, common: needle, none: NEEDLES.none },
+    needle,
+  };
+}

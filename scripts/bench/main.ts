@@ -117,7 +117,7 @@ async function run(options: Options): Promise<void> {
   const fsOptions = { rounds: options.rounds, log };
   if (wants("search")) { for (const c of corpora) rows.push(...await searchBench(c, fsOptions)); }
   if (wants("list")) { for (const c of corpora) rows.push(...await listBench(c, fsOptions)); }
-  if (wants("memory")) rows.push(...await memoryBench(corpora[0], log));
+  if (wants("memory")) rows.push(...await memoryBench(corpora[0], dataDir, options.quick, log));
   if (wants("glob")) {
     const g = await globBench(options.quick, log);
     rows.push(...g.rows);
