@@ -18,7 +18,10 @@ export interface WriteApprovalRequest {
   path: string;
   viaRef: boolean;
   isNew: boolean;
-  /** Unified diff (edits and overwrites) or the full contents (new files). */
+  /**
+   * Unified diff (edits and overwrites) or the full contents (new files), as plain text: the
+   * person's screen escapes every line (control, invisible and bidi characters) and colours it.
+   */
   preview: string;
   label: Label;
 }

@@ -151,7 +151,7 @@ export class TerminalPerson implements Person {
     return this.#approveOrRefuse(
       r.tool === "write_file" ? `Write ${escapeForScreen(r.path)}?` : `Apply this edit?`,
       lines,
-      r.isNew ? (l) => l : style,
+      style,
       r.tool === "write_file" ? "Write it" : "Apply it",
     );
   }

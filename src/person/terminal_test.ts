@@ -39,6 +39,20 @@ Deno.test("terminal: an edit approval shows destination and diff and is accepted
   assert.match(t.screen, /\+new line\\u\{202E\}/);
 });
 
+Deno.test("terminal: a diff is escaped once and coloured on the screen, not forged by its text", async () => {
+  const t = new FakeTerminal();
+  const answer = person(t).approveWrite({
+    ...edit,
+    preview: "@@ -1 +1 @@\n-old\n+new\x1b[2J\x1b]0;pwned\x07\n",
+  });
+  await t.answer("Apply this edit?", KEY.enter);
+  await answer;
+  assert.match(t.screen, /\+new\\u\{1B\}\[2J\\u\{1B\}\]0;pwned\\u\{7\}/);
+  assert.doesNotMatch(t.screen, /\x1b\[2J|\x1b\]0;pwned/);
+  // Escaped once: no doubled backslashes.
+  assert.doesNotMatch(t.screen, /\\\\u\{/);
+});
+
 Deno.test("terminal: a write through a reference names the real file and is refused with a reason", async () => {
   const t = new FakeTerminal();
   const answer = person(t).approveWrite({

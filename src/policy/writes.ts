@@ -6,7 +6,6 @@
  * by hash so a file that changed after approval is never overwritten unseen.
  */
 import { createTwoFilesPatch } from "diff";
-import pc from "picocolors";
 import type { Policy, Routed } from "./core.ts";
 import { describeKind } from "./core.ts";
 import type { Label } from "./label.ts";
@@ -15,7 +14,6 @@ import { isGitPath } from "./git_dir.ts";
 import { readFileRef } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import type { RefRecord } from "./refs.ts";
-import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export type WriteTool = "write_file" | "edit_file";
@@ -94,58 +92,39 @@ async function storedBytes(policy: Policy, ref: RefRecord): Promise<Result<Write
   }
 }
 
-/** Colour for the person's screen unless NO_COLOR asks otherwise (any non-empty value). */
-export function colourWanted(): boolean {
-  try {
-    return !Deno.env.get("NO_COLOR");
-  } catch {
-    return false;
-  }
-}
-
 function lines(text: string): string[] {
   const all = text.split("\n");
   if (all.at(-1) === "") all.pop();
   return all;
 }
 
-/** A unified diff for the person, escaped line by line, coloured unless NO_COLOR. */
-export function renderDiff(rel: string, before: string, after: string, colour = colourWanted()) {
-  const c = pc.createColors(colour);
-  const name = escapeForScreen(rel);
+/**
+ * A unified diff for the person. Plain text: the person's screen escapes and colours it, so
+ * what the policy decides to show and how it is drawn stay in one place each.
+ */
+export function renderDiff(rel: string, before: string, after: string): string {
   const tooMany = () =>
-    `(the changes to ${name} are too many to show as a diff: ${lines(before).length} lines ` +
-    `become ${lines(after).length}; the new contents follow)\n${renderNewFile(rel, after, colour)}`;
+    `(the changes to ${rel} are too many to show as a diff: ${lines(before).length} lines ` +
+    `become ${lines(after).length}; the new contents follow)\n${renderNewFile(rel, after)}`;
   if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) return tooMany();
   // Bounded, so a large rewrite cannot stall the approval (an unbounded diff can take minutes).
-  const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, after, "", "", {
+  const patch = createTwoFilesPatch(`a/${rel}`, `b/${rel}`, before, after, "", "", {
     context: 3,
     maxEditLength: DIFF_MAX_EDITS,
     timeout: DIFF_TIMEOUT_MS,
   }) as string | undefined;
   if (patch === undefined) return tooMany();
-  const out: string[] = [];
-  for (const line of lines(patch)) {
-    if (line.startsWith("===")) continue;
-    const shown = escapeForScreen(line);
-    if (line.startsWith("+++") || line.startsWith("---")) out.push(c.bold(shown));
-    else if (line.startsWith("@@")) out.push(c.cyan(shown));
-    else if (line.startsWith("+")) out.push(c.green(shown));
-    else if (line.startsWith("-")) out.push(c.red(shown));
-    else out.push(shown);
-  }
-  return out.join("\n");
+  return lines(patch).filter((line) => !line.startsWith("===")).join("\n");
 }
 
-/** The full contents of a new file for the person, escaped, long files shortened visibly. */
-export function renderNewFile(rel: string, text: string, colour = colourWanted()): string {
-  const c = pc.createColors(colour);
+/** The full contents of a new file for the person (plain text), long files shortened visibly. */
+export function renderNewFile(rel: string, text: string): string {
   const body = lines(text);
-  const shown = body.slice(0, PREVIEW_MAX_LINES).map((l) => c.green(`+${escapeForScreen(l)}`));
+  const shown = body.slice(0, PREVIEW_MAX_LINES).map((l) => `+${l}`);
   if (body.length > PREVIEW_MAX_LINES) {
     shown.push(`… ${body.length - PREVIEW_MAX_LINES} more lines`);
   }
-  return [c.bold(`new file ${escapeForScreen(rel)} (${body.length} lines)`), ...shown].join("\n");
+  return [`new file ${rel} (${body.length} lines)`, ...shown].join("\n");
 }
 
 export interface ApprovalAsk {
@@ -173,7 +152,7 @@ export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<Wr
   if (policy.approvals && writeAllowed(policy.approvals, ask.rel)) {
     decision = { approved: true, by: "policy-file" };
     policy.person.notice(
-      `${ask.tool} ${escapeForScreen(ask.rel)}: approved by the approval policy file`,
+      `${ask.tool} ${ask.rel}: approved by the approval policy file`,
     );
   } else {
     const answer = await policy.person.approveWrite({
@@ -189,7 +168,7 @@ export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<Wr
       : { approved: false, by: policy.asker, reason: answer.reason };
     if (!policy.person.interactive) {
       policy.person.notice(
-        `${ask.tool} ${escapeForScreen(ask.rel)}: ${answer.approved ? "approved" : "declined"}`,
+        `${ask.tool} ${ask.rel}: ${answer.approved ? "approved" : "declined"}`,
       );
     }
   }

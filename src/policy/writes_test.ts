@@ -74,7 +74,7 @@ Deno.test("writes: a write whose expected hash no longer holds changes nothing a
 
 Deno.test("writes: a new file's preview shows at most 400 lines and says how many more", () => {
   const text = Array.from({ length: 450 }, (_, i) => `l${i}`).join("\n");
-  const preview = renderNewFile("a.txt", text, false).split("\n");
+  const preview = renderNewFile("a.txt", text).split("\n");
   assert.equal(preview[0], "new file a.txt (450 lines)");
   assert.equal(preview.length, 402);
   assert.equal(preview.at(-1), "… 50 more lines");
@@ -94,7 +94,7 @@ Deno.test("writes: a rewrite too large to diff quickly shows the new contents in
   const b = Array.from({ length: 12_000 }, (_, i) => `new line ${i} ${i * 104729 % 10007}`).join(
     "\n",
   );
-  const preview = renderDiff("big.txt", a, b, false);
+  const preview = renderDiff("big.txt", a, b);
   assert.match(preview, /too many to show as a diff: 12000 lines become 12000/);
   assert.match(preview, /^new file big\.txt \(12000 lines\)$/m);
 });
