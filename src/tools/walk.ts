@@ -1,7 +1,7 @@
 /**
- * The directory walk shared by list_files and search (design.md §14): breadth first, one
- * worker round trip per directory level (readDirs for every directory of the level, readMany
- * for the level's `.gitignore` files), `.git` and Brave Bot's own state folder never entered,
+ * The directory walk shared by list_files and search (design.md §14): breadth first, names in
+ * code-unit order, directories listed by the worker in batches (readDirs, packed; readMany for
+ * a batch's `.gitignore` files), `.git` and Brave Bot's own state folder never entered,
  * symbolic links never followed.
  *
  * `.gitignore` rules apply below the listed directory, including those of its ancestors,
@@ -60,7 +60,6 @@ interface Frame {
 }
 
 const GITIGNORE_MAX_BYTES = 1024 * 1024;
-const READDIRS_CHUNK = 256;
 
 function joinRel(dir: string, name: string): string {
   return dir === "." ? name : `${dir}/${name}`;
@@ -132,26 +131,30 @@ async function ancestorFrames(policy: Policy, base: string): Promise<Frame[]> {
   return frames;
 }
 
-/** Lists a level in chunks, so a wide level cannot exhaust the worker's file handles. */
-async function readLevel(policy: Policy, paths: string[]) {
-  const out: ({ entries: { name: string; kind: EntryKind }[] } | { error: string })[] = [];
-  for (let i = 0; i < paths.length; i += READDIRS_CHUNK) {
-    const chunk = paths.slice(i, i + READDIRS_CHUNK);
-    const r = await policy.worker.call({ op: "readDirs", paths: chunk });
-    if (r.ok) out.push(...r.value);
-    else out.push(...chunk.map(() => ({ error: r.error.message })));
-  }
-  return out;
-}
+/** Directories per readDirs request: several stay in flight, so the worker lists while we sort. */
+const BATCH_DIRS = 64;
+/** Requests kept in flight. */
+const IN_FLIGHT = 3;
 
 interface Pending {
   rel: string;
   frames: Frame[];
   nameShown: boolean;
-  index: number;
+  /** Position in the result of this directory's own entry; -1 when not returned (or the base). */
+  accepted: number;
 }
 
-/** Walks the directory `base` (workspace-relative, already resolved and checked). */
+type Listing = Awaited<ReturnType<typeof listBatch>>;
+
+function listBatch(policy: Policy, paths: string[]) {
+  return policy.worker.call({ op: "readDirs", paths, packed: true });
+}
+
+/**
+ * Walks the directory `base` (workspace-relative, already resolved and checked). Directories
+ * are listed in batches, several requests in flight, but handled strictly in the order they
+ * were found, so the result is the same breadth-first order as a level-by-level walk.
+ */
 export async function walk(
   policy: Policy,
   base: string,
@@ -159,63 +162,108 @@ export async function walk(
 ): Promise<WalkResult> {
   const root = policy.workspace.root;
   // Brave Bot's own state (references' bytes, trust) may lie inside the workspace: never walked.
-  const guarded = policy.workspace.protectedDirs;
+  // A guarded folder neither inside nor around the workspace cannot hold anything listed here.
+  const guarded = policy.workspace.protectedDirs.filter((g) =>
+    isWithin(root, g) || isWithin(g, root)
+  );
   const entries: WalkEntry[] = [];
   let unreadable = 0;
-  let level: Pending[] = [{
+  const queue: Pending[] = [{
     rel: base,
     frames: await ancestorFrames(policy, base),
     nameShown: true,
-    index: -1,
+    accepted: -1,
   }];
-  // Every entry, accepted or not, gets an index so children can point at their directory.
-  let seen = 0;
-  const accepted = new Map<number, number>();
-  while (level.length > 0) {
-    const listed = await readLevel(
-      policy,
-      level.map((p) => p.rel === "." ? root : `${root}/${p.rel}`),
-    );
-    const withGitignore = level.filter((_, i) => {
-      const r = listed[i];
-      return "entries" in r && r.entries.some((e) => e.name === ".gitignore" && e.kind === "file");
-    }).map((p) => p.rel);
+  let requested = 0;
+  let handled = 0;
+  const inFlight: { count: number; reply: Promise<Listing> }[] = [];
+  const send = () => {
+    // Only whole replies release new directories, so a small tree takes one request per level.
+    while (inFlight.length < IN_FLIGHT && requested < queue.length) {
+      const end = Math.min(queue.length, requested + BATCH_DIRS);
+      const paths: string[] = [];
+      for (let i = requested; i < end; i++) {
+        const rel = queue[i].rel;
+        paths.push(rel === "." ? root : `${root}/${rel}`);
+      }
+      inFlight.push({ count: end - requested, reply: listBatch(policy, paths) });
+      requested = end;
+    }
+  };
+  send();
+  while (inFlight.length > 0) {
+    const { count, reply } = inFlight.shift()!;
+    const listed = await reply;
+    const dirs = queue.slice(handled, handled + count);
+    handled += count;
+    const lists = dirs.map((_, i) => listingOf(listed, i));
+    const withGitignore = dirs.filter((_, i) => hasGitignoreFile(lists[i])).map((p) => p.rel);
     const own = await loadFrames(policy, withGitignore);
-    const next: Pending[] = [];
-    for (let i = 0; i < level.length; i++) {
-      const dir = level[i];
-      const r = listed[i];
-      if ("error" in r) {
+    for (let d = 0; d < dirs.length; d++) {
+      const dir = dirs[d];
+      if (!listed.ok || listed.value.errors[d] !== null) {
         unreadable++;
         continue;
       }
       const frame = own.get(dir.rel);
       const frames = frame ? [...dir.frames, frame] : dir.frames;
       const dirTrusted = policy.nameLabel(dir.rel).integrity === "T";
-      const names = r.entries.filter((e) => !isGitName(e.name))
-        .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-      for (const e of names) {
-        const rel = joinRel(dir.rel, e.name);
-        const isDir = e.kind === "directory";
-        if (isDir && guarded.some((g) => isWithin(g, `${root}/${rel}`))) continue;
-        if (ignoredBy(frames, rel, isDir, dirTrusted)) continue;
+      const shownHere = dir.nameShown && dirTrusted;
+      const prefix = dir.rel === "." ? "" : `${dir.rel}/`;
+      const subPrefix = base === "." ? prefix : relativeTo(base, prefix);
+      const { names, kinds } = lists[d];
+      for (const i of sortedOrder(names)) {
+        const name = names[i];
+        if (name.length === 4 && isGitName(name)) continue;
+        const kind = KINDS[kinds[i]];
+        const rel = prefix + name;
+        const isDir = kind === "directory";
+        if (isDir && guarded.length > 0 && guarded.some((g) => isWithin(g, `${root}/${rel}`))) {
+          continue;
+        }
+        if (frames.length > 0 && ignoredBy(frames, rel, isDir, dirTrusted)) continue;
         const entry: WalkEntry = {
           rel,
-          sub: relativeTo(base, rel),
-          kind: e.kind,
+          sub: subPrefix + name,
+          kind,
           parent: dir.rel,
-          nameShown: (dir.nameShown && dirTrusted) || personNamed(policy, rel),
-          parentIndex: dir.index === -1 ? -1 : accepted.get(dir.index) ?? -1,
+          nameShown: shownHere || personNamed(policy, rel),
+          parentIndex: dir.accepted,
         };
-        const index = seen++;
+        let at = -1;
         if (options.accept(entry)) {
           if (entries.length >= options.limit) return { entries, truncated: true, unreadable };
-          accepted.set(index, entries.push(entry) - 1);
+          at = entries.push(entry) - 1;
         }
-        if (isDir) next.push({ rel, frames, nameShown: entry.nameShown, index });
+        if (isDir) queue.push({ rel, frames, nameShown: entry.nameShown, accepted: at });
       }
     }
-    level = next;
+    send();
   }
   return { entries, truncated: false, unreadable };
+}
+
+const KINDS: Record<string, EntryKind> = { f: "file", d: "directory", l: "symlink", o: "other" };
+
+interface DirListing {
+  names: string[];
+  kinds: string;
+}
+
+function listingOf(listed: Listing, i: number): DirListing {
+  if (!listed.ok || listed.value.errors[i] !== null || listed.value.names[i] === "") {
+    return { names: [], kinds: "" };
+  }
+  return { names: listed.value.names[i].split("\0"), kinds: listed.value.kinds[i] };
+}
+
+/** The indices of `names` in code-unit order of the names (the walk's order within a directory). */
+function sortedOrder(names: string[]): number[] {
+  const order = Array.from(names.keys());
+  return order.sort((a, b) => names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0);
+}
+
+function hasGitignoreFile({ names, kinds }: DirListing): boolean {
+  const i = names.indexOf(".gitignore");
+  return i !== -1 && kinds[i] === "f";
 }

@@ -92,3 +92,52 @@ Deno.test("walk: Brave Bot's state folder inside the workspace is never listed o
     assert.match(listed.content, /state directory/);
   });
 });
+
+Deno.test("walk: breadth first, names in code-unit order, the same across many batches in flight", async () => {
+  // 150 directories at the first level: more than one readDirs request, several in flight.
+  const names = ["B", "a", "a-b", "a.b", "ä", "Z", "_", "a b", "\u{1F600}", "a\u0301"];
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 150; i++) {
+    const top = `${names[i % names.length]}${i}`;
+    files[`${top}/${names[(i + 3) % names.length]}`] = "";
+    files[`${top}/${names[(i + 5) % names.length]}/deep/${names[i % names.length]}`] = "";
+  }
+  await withPolicy({ files, trust: { ".": true } }, async (fx) => {
+    // The expected order, from a plain level-by-level walk.
+    const expected: string[] = [];
+    let level = ["."];
+    while (level.length > 0) {
+      const next: string[] = [];
+      for (const dir of level) {
+        const here = [...Deno.readDirSync(`${fx.root}/${dir}`)].map((e) => e.name).sort();
+        for (const name of here) {
+          const rel = dir === "." ? name : `${dir}/${name}`;
+          expected.push(rel);
+          if (Deno.statSync(`${fx.root}/${rel}`).isDirectory) next.push(rel);
+        }
+      }
+      level = next;
+    }
+    const r = await walk(fx.policy, ".", all);
+    assert.deepEqual(r.entries.map((e) => e.rel), expected);
+    for (const [i, e] of r.entries.entries()) {
+      const parent = e.parentIndex === -1 ? "." : r.entries[e.parentIndex].rel;
+      assert.equal(parent, e.parent, `entry ${i}`);
+    }
+    for (const limit of [1, 63, 64, 65, 300, expected.length - 1]) {
+      const cut = await walk(fx.policy, ".", { accept: () => true, limit });
+      assert.deepEqual(cut.entries.map((e) => e.rel), expected.slice(0, limit));
+      assert.equal(cut.truncated, true);
+    }
+    const dirsOnly = await walk(fx.policy, ".", {
+      accept: (e) => e.kind === "directory",
+      limit: 1e6,
+    });
+    assert.deepEqual(
+      dirsOnly.entries.map((
+        e,
+      ) => [e.rel, e.parentIndex === -1 ? "." : dirsOnly.entries[e.parentIndex].rel]),
+      dirsOnly.entries.map((e) => [e.rel, e.parent]),
+    );
+  });
+});

@@ -6,7 +6,16 @@
  */
 /// <reference lib="deno.worker" />
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
-import { hash, read, readDirs, readMany, stat, write } from "./ops/fs.ts";
+import {
+  hash,
+  read,
+  readDirs,
+  readDirsPacked,
+  readMany,
+  readWithStat,
+  stat,
+  write,
+} from "./ops/fs.ts";
 import { probe } from "./ops/probe.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
 
@@ -19,6 +28,10 @@ async function handle(
     case "lstat":
       return { value: await stat(request.path, false), transfer: [] };
     case "read": {
+      if ("withStat" in request) {
+        const value = readWithStat(request.path, request.maxBytes);
+        return { value, transfer: value.bytes ? [value.bytes.buffer as ArrayBuffer] : [] };
+      }
       const bytes = await read(request.path, request.offset, request.length);
       return { value: bytes, transfer: [bytes.buffer as ArrayBuffer] };
     }
@@ -30,6 +43,7 @@ async function handle(
       return { value: items, transfer: [...buffers] };
     }
     case "readDirs":
+      if (request.packed) return { value: readDirsPacked(request.paths), transfer: [] };
       return { value: await readDirs(request.paths), transfer: [] };
     case "hash":
       return { value: await hash(request.path), transfer: [] };

@@ -14,6 +14,28 @@ export interface StatInfo {
   mtimeMs: number | null;
 }
 
+/**
+ * Many directories' listings, packed so that crossing the wall costs one string per directory
+ * rather than one object per entry (issue 7: cloning the objects was a large share of a walk).
+ */
+export interface PackedDirs {
+  /** Per directory, in request order: its entries' names joined by `\0` ("" when none). */
+  names: string[];
+  /**
+   * Per directory: one character per entry, in the same order (f file, d directory, l symlink,
+   * o other).
+   */
+  kinds: string[];
+  /** Per directory: why it could not be read, or null. */
+  errors: (string | null)[];
+}
+
+/** A file's stat and, when it is a regular file within the size asked for, its bytes. */
+export interface StatRead {
+  stat: StatInfo;
+  bytes: Uint8Array | null;
+}
+
 export interface ReadManyItem {
   path: string;
   /** The bytes, when the file was read. */
@@ -62,8 +84,14 @@ export type WorkerRequest =
   | { op: "stat"; path: string }
   | { op: "lstat"; path: string }
   | { op: "read"; path: string; offset?: number; length?: number }
+  /**
+   * One round trip for stat then read: the bytes only when the path (followed) is a regular
+   * file of at most `maxBytes`; otherwise just the stat.
+   */
+  | { op: "read"; path: string; withStat: true; maxBytes: number }
   | { op: "readMany"; paths: string[]; maxBytes: number }
-  | { op: "readDirs"; paths: string[] }
+  | { op: "readDirs"; paths: string[]; packed?: false }
+  | { op: "readDirs"; paths: string[]; packed: true }
   | { op: "hash"; path: string }
   | {
     op: "write";
@@ -79,8 +107,10 @@ export type WorkerRequest =
   | { op: "stopSpawns" };
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
+  : R extends { op: "read"; withStat: true } ? StatRead
   : R extends { op: "read" } ? Uint8Array
   : R extends { op: "readMany" } ? ReadManyItem[]
+  : R extends { op: "readDirs"; packed: true } ? PackedDirs
   : R extends { op: "readDirs" } ? ({ entries: EntryInfo[] } | { error: string })[]
   : R extends { op: "hash" } ? string
   : R extends { op: "write" } ? { sha256: string; created: boolean }

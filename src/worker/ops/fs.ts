@@ -1,5 +1,5 @@
 /** File-system primitives of the effect worker. Each acts on an absolute path it is handed. */
-import type { EntryInfo, ReadManyItem, StatInfo } from "../protocol.ts";
+import type { EntryInfo, PackedDirs, ReadManyItem, StatInfo, StatRead } from "../protocol.ts";
 
 function kindOf(info: Deno.FileInfo): StatInfo["kind"] {
   if (info.isSymlink) return "symlink";
@@ -27,6 +27,22 @@ export async function read(path: string, offset = 0, length?: number): Promise<U
     filled += n;
   }
   return buffer.subarray(0, filled);
+}
+
+/**
+ * Stat and read in one round trip (a tool call's cost is mostly round trips: issue 7). The
+ * path is stat'ed first, so a FIFO or device is never opened and an oversized file never read.
+ * Synchronous for the reason given at readMany.
+ */
+export function readWithStat(path: string, maxBytes: number): StatRead {
+  const info = Deno.statSync(path);
+  const stat: StatInfo = {
+    kind: kindOf(info),
+    size: info.size,
+    mtimeMs: info.mtime?.getTime() ?? null,
+  };
+  if (stat.kind !== "file" || stat.size > maxBytes) return { stat, bytes: null };
+  return { stat, bytes: Deno.readFileSync(path) };
 }
 
 /**
@@ -67,6 +83,31 @@ export function readDirs(paths: string[]): ({ entries: EntryInfo[] } | { error: 
       return { error: `${(e as Error).name}: ${(e as Error).message}` };
     }
   });
+}
+
+/** readDirs, packed (see PackedDirs): one string per directory instead of one object per entry. */
+export function readDirsPacked(paths: string[]): PackedDirs {
+  const names: string[] = [];
+  const kinds: string[] = [];
+  const errors: (string | null)[] = [];
+  for (const path of paths) {
+    const here: string[] = [];
+    let kind = "";
+    try {
+      for (const e of Deno.readDirSync(path)) {
+        here.push(e.name);
+        kind += e.isSymlink ? "l" : e.isFile ? "f" : e.isDirectory ? "d" : "o";
+      }
+      errors.push(null);
+    } catch (e) {
+      here.length = 0;
+      kind = "";
+      errors.push(`${(e as Error).name}: ${(e as Error).message}`);
+    }
+    names.push(here.join("\0"));
+    kinds.push(kind);
+  }
+  return { names, kinds, errors };
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
