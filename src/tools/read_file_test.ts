@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
-import { readFileTool } from "./read_file.ts";
+import { READ_FILE_MAX_BYTES, readFileTool } from "./read_file.ts";
 import { formatLabel } from "../policy/label.ts";
 import { sha256 } from "../util/hash.ts";
 
@@ -303,5 +303,31 @@ Deno.test("read_file: keeping a kept file again through its reference hands back
     const again = await fx.call(readFileTool, { path_ref: "ref:0" });
     assert.match(again.content, /^ref:0 is kept quarantined as ref:0 /);
     assert.equal(fx.policy.refs.size, 1);
+  });
+});
+
+Deno.test("read_file: a file over 64 MiB is refused with its size, trusted or not, and its bytes are not read", async () => {
+  await withPolicy({
+    files: { "src/big.txt": "", "vendor/big.txt": "" },
+    trust: trustedSrc,
+    answers: [],
+  }, async (fx) => {
+    const size = READ_FILE_MAX_BYTES + 1;
+    for (const rel of ["src/big.txt", "vendor/big.txt"]) {
+      await Deno.truncate(`${fx.root}/${rel}`, size); // sparse: no 64 MiB written
+      const before = fx.workerCalls.length;
+      const out = await fx.call(readFileTool, { path: rel });
+      assert.equal(out.isError, true, rel);
+      assert.equal(
+        out.content,
+        `error: ${rel} is ${size} bytes, more than read_file pages through (${READ_FILE_MAX_BYTES}); ` +
+          "use search to find the lines you need",
+      );
+      const plainReads = fx.workerCalls.slice(before).filter((c) =>
+        (c.op === "read" && !("withStat" in c)) || c.op === "hash" || c.op === "readMany"
+      );
+      assert.deepEqual(plainReads, [], rel);
+    }
+    assert.equal(fx.scripted!.asked.length, 0, "nobody is asked about a file that cannot be paged");
   });
 });
