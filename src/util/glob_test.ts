@@ -100,3 +100,26 @@ Deno.test("glob: anchored: true matches the whole path even without a slash", ()
   assert.equal(compileGlob("*.md", { anchored: true }).matches("docs/a.md"), false);
   assert.equal(compileGlob("README.md").matches("docs/README.md"), true, "default unchanged");
 });
+
+Deno.test("glob: `*` then literals agrees with a regular expression, lone surrogates and slashes included", () => {
+  const chars = ["a", ".", "/", "\uD83D", "\uDE00", "\uD83D\uDE00", "t"];
+  const text = fc.array(fc.constantFrom(...chars), { maxLength: 6 }).map((a) => a.join(""));
+  const literal = fc.array(fc.constantFrom(...chars), { minLength: 1, maxLength: 3 })
+    .map((a) => a.join(""));
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  fc.assert(
+    fc.property(literal, text, fc.boolean(), (lit, s, anchored) => {
+      const pattern = `*${lit}`;
+      // `*` is any run of code points but `/`; with the `u` flag a lone surrogate is one.
+      const whole = new RegExp(`^[^/]*${escape(lit)}$`, "u");
+      const subject = anchored || pattern.includes("/") ? s : s.split("/").at(-1)!;
+      const glob = compileGlob(pattern, anchored ? { anchored } : {});
+      return glob.matches(s) === whole.test(subject);
+    }),
+    { numRuns: 5_000 },
+  );
+  assert.equal(compileGlob("*.ts").matches("src/a.ts"), true);
+  assert.equal(compileGlob("*/a.ts").matches("src/a.ts"), true);
+  assert.equal(compileGlob("*/a.ts").matches("x/src/a.ts"), false);
+  assert.equal(compileGlob("*\uDE00").matches("\uD83D\uDE00"), false, "half a pair is no match");
+});
