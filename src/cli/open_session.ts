@@ -23,6 +23,7 @@ import { Policy } from "../policy/core.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
 import { EffectWorker } from "../worker/client.ts";
+import { poolSize } from "../worker/pool.ts";
 
 export interface OpenOptions {
   workspaceDir: string;
@@ -81,7 +82,7 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     workspace: workspace.root,
     scratch,
     run: options.settings.runPrograms ?? true,
-  });
+  }, poolSize());
   const policy = new Policy({
     workspace,
     worker,

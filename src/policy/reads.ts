@@ -22,8 +22,20 @@ export const BINARY_SNIFF_BYTES = 8192;
  * The label of these exact bytes of `rel`: a hash-bound trust entry (a vouch or a write) holds
  * only if the bytes still hash to it, so the label cannot drift from what was read.
  */
-export async function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Array): Promise<Label> {
-  const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(sha256(bytes)));
+export function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Array): Promise<Label> {
+  return labelOf(policy, rel, () => sha256(bytes));
+}
+
+/**
+ * {@link labelOfBytes} for bytes hashed where they were read (the effect worker's search, which
+ * keeps a file's bytes to itself): `hash` must be the SHA-256 of exactly the bytes labeled.
+ */
+export function labelOfHash(policy: Policy, rel: string, hash: string): Promise<Label> {
+  return labelOf(policy, rel, () => hash);
+}
+
+async function labelOf(policy: Policy, rel: string, hash: () => string): Promise<Label> {
+  const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(hash()));
   return label(integrity, policy.privatePaths.confidentialityOf(rel));
 }
 

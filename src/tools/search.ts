@@ -1,7 +1,8 @@
 /**
- * search (tools.md): a literal substring over workspace files. Files are read in parallel
- * through the worker (readMany batches, several in flight) and searched as bytes with a native
- * substring search; only matching lines are ever decoded. The result is shown only when every
+ * search (tools.md): a literal substring over workspace files. The policy layer walks and
+ * chooses the files; the effect workers search them in place (findInFiles, split across the
+ * pool while the walk goes on) and send back only counts, matching lines and hashes. The
+ * result is labeled here, from each matched file's hash and name: it is shown only when every
  * file it touches (and every name in it) is trusted; otherwise the whole result becomes one
  * reference and the planner is shown counts.
  */
@@ -10,9 +11,11 @@ import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { resolvePath } from "../policy/paths.ts";
 import { isGitPath } from "../policy/git_dir.ts";
 import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
-import { decodeText, hasNul, labelOfBytes } from "../policy/reads.ts";
+import { labelOfHash } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
-import { compileNeedle } from "../util/bytes_search.ts";
+import type { WorkerResult } from "../worker/client.ts";
+import { fanout } from "../worker/pool.ts";
+import { FIND, type FindInFilesResult } from "../worker/search_protocol.ts";
 import {
   bracesHint,
   displayBase,
@@ -40,8 +43,10 @@ const content = z.strictObject({
 });
 const schema = toolSchema(routing, content);
 
-const BATCH = 64;
-const IN_FLIGHT = 3;
+/** Paths per findInFiles request: small enough that the walk's own requests are not held up. */
+const BATCH = 32;
+/** Requests each worker may hold unanswered: enough to keep it busy, few enough to stop soon. */
+const AHEAD = 2;
 
 function sizeText(bytes: number): string {
   return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
@@ -53,41 +58,15 @@ interface Match {
   text: string;
 }
 
-/**
- * Matching lines of one file, from its text (already decoded, so validated): each line once,
- * however many times it matches. The engine's string search and newline scan do the work.
- */
-function matchLines(
-  text: string,
-  needle: string,
-  room: number,
-  lineChars: number,
-): { lines: { line: number; text: string }[]; more: boolean } {
-  const lines: { line: number; text: string }[] = [];
-  let at = text.indexOf(needle);
-  let start = 0; // start of the line numbered lineNo
-  let lineNo = 1;
-  while (at !== -1) {
-    if (lines.length >= room) return { lines, more: true };
-    let nl = text.indexOf("\n", start);
-    while (nl !== -1 && nl < at) {
-      lineNo++;
-      start = nl + 1;
-      nl = text.indexOf("\n", start);
-    }
-    let line = text.slice(start, nl === -1 ? text.length : nl);
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    if (line.length > lineChars) {
-      line = `${line.slice(0, lineChars)} … [line cut: ${line.length} characters]`;
-    }
-    lines.push({ line: lineNo, text: line });
-    if (nl === -1) break;
-    start = nl + 1;
-    lineNo++;
-    at = text.indexOf(needle, start);
-  }
-  return { lines, more: false };
+interface Batch {
+  /** Index of its first file in walk order. */
+  first: number;
+  count: number;
+  reply: Promise<WorkerResult<FindInFilesResult>> | null;
 }
+
+/** Thrown from the walk's accept to end the walk once the search needs no more files. */
+const STOP_WALK = Symbol("stop walk");
 
 export const searchTool = defineTool({
   name: "search",
@@ -112,15 +91,100 @@ export const searchTool = defineTool({
     }
     if (isGitPath(dir.rel)) return failure(".git is never searched");
     const include = args.include !== undefined ? compileGlob(args.include) : null;
-    const listed = await walk(policy, dir.rel, {
-      accept: (e) => e.kind === "file" && (include === null || include.matches(e.sub)),
+    const needle = new TextEncoder().encode(args.pattern);
+    const pool = policy.worker.pool;
+    const root = policy.workspace.root;
+
+    // The walk and the search run together: each batch of paths goes to the pool's least busy
+    // worker while the walk goes on, and the replies are taken in walk order, so the result is
+    // the same as searching one file after another.
+    const files: WalkEntry[] = [];
+    const batches: Batch[] = [];
+    let batched = 0; // files already in a batch
+    let sent = 0; // batches sent
+    let answered = 0; // batches sent and answered
+    let walking = true;
+    let enough = false; // no more files are needed; the next one found ends the walk
+    let moreFiles = false; // a file was found after enough
+    let wake: (() => void) | null = null;
+    const notify = () => {
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    const dispatch = () => {
+      if (enough) return;
+      // While the walk goes on, the first worker is left to it: the walk waits on each listing.
+      const workers = walking && pool.length > 1 ? pool.slice(1) : pool;
+      // A partial batch only when a worker would otherwise wait (or the walk is over).
+      if (batched < files.length && sent === batches.length) {
+        if (!walking || sent - answered < workers.length) {
+          const count = Math.min(BATCH, files.length - batched);
+          batches.push({ first: batched, count, reply: null });
+          batched += count;
+        }
+      }
+      while (sent < batches.length && sent - answered < workers.length * AHEAD) {
+        const batch = batches[sent++];
+        const paths = files.slice(batch.first, batch.first + batch.count).map((f) =>
+          `${root}/${f.rel}`
+        );
+        batch.reply = fanout(workers, {
+          op: "findInFiles",
+          paths,
+          needle,
+          maxBytes: limits.searchFileBytes,
+          maxLines: limits.searchLines,
+          lineChars: limits.searchLineChars,
+        });
+        batch.reply.then(() => {
+          answered++;
+          dispatch();
+        });
+      }
+      notify();
+    };
+    let flushing = false;
+    const walked = walk(policy, dir.rel, {
+      accept: (e) => {
+        if (e.kind !== "file" || (include !== null && !include.matches(e.sub))) return false;
+        if (enough) {
+          moreFiles = true;
+          throw STOP_WALK;
+        }
+        files.push(e);
+        if (files.length - batched >= BATCH) {
+          batches.push({ first: batched, count: BATCH, reply: null });
+          batched += BATCH;
+          dispatch();
+        } else if (!flushing) {
+          // Runs when the walk next waits on a worker: a partial batch, if a worker is idle.
+          flushing = true;
+          queueMicrotask(() => {
+            flushing = false;
+            dispatch();
+          });
+        }
+        return true;
+      },
       limit: Number.MAX_SAFE_INTEGER,
+    }).then(
+      () => {},
+      (e) => {
+        if (e !== STOP_WALK) throw e;
+      },
+    ).finally(() => {
+      walking = false;
+      dispatch();
+      notify();
     });
-    const files = listed.entries;
-    const needleBytes = new TextEncoder().encode(args.pattern);
-    const find = compileNeedle(needleBytes);
-    // The pattern as the bytes spell it (a lone surrogate becomes U+FFFD, as in the files).
-    const needleText = new TextDecoder().decode(needleBytes);
+    walked.catch(() => {}); // a failed walk is reported where it is awaited
+    /** Ends the walk at the next file it finds; says whether it found one. */
+    const finishWalk = async (): Promise<boolean> => {
+      enough = true;
+      await walked;
+      return moreFiles;
+    };
 
     const matches: Match[] = [];
     const labels: Label[] = [];
@@ -130,64 +194,56 @@ export const searchTool = defineTool({
     let oversized = 0;
     let unreadable = 0;
     let truncated = false;
-    const read = (from: number) =>
-      policy.worker.call({
-        op: "readMany",
-        paths: files.slice(from, from + BATCH).map((f) => `${policy.workspace.root}/${f.rel}`),
-        maxBytes: limits.searchFileBytes,
-      });
-    const inFlight: ReturnType<typeof read>[] = [];
-    let nextBatch = 0;
-    const fill = () => {
-      while (inFlight.length < IN_FLIGHT && nextBatch < files.length) {
-        inFlight.push(read(nextBatch));
-        nextBatch += BATCH;
+    let next = 0; // the batch to take next
+    taking: while (true) {
+      const batch = batches[next];
+      if (!batch?.reply) {
+        if (!walking && next >= batches.length) break;
+        await new Promise<void>((resolve) => wake = resolve);
+        continue;
       }
-    };
-    fill();
-    let base = 0;
-    while (inFlight.length > 0 && !truncated) {
-      const batch = await inFlight.shift()!;
-      fill();
-      if (!batch.ok) return failure(`the files could not be read (${batch.error.name})`);
-      for (let i = 0; i < batch.value.length && !truncated; i++) {
-        const item = batch.value[i];
-        const entry: WalkEntry = files[base + i];
-        if (item.skipped === "too_big") oversized++;
-        else if (item.skipped) unreadable++;
-        if (!item.bytes) continue;
-        searched++;
-        const bytes = item.bytes;
-        if (hasNul(bytes)) {
-          binary++;
-          continue;
-        }
-        // Bytes first: most files do not match and are never decoded.
-        if (find(bytes, 0) === -1) continue;
-        const text = decodeText(bytes);
-        if (text === null) {
-          binary++;
-          continue;
-        }
-        const found = matchLines(
-          text,
-          needleText,
-          limits.searchLines - matches.length,
-          limits.searchLineChars,
-        );
-        matchedFiles++;
-        labels.push(await labelOfBytes(policy, entry.rel, bytes));
-        if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
-        for (const m of found.lines) matches.push({ sub: entry.sub, ...m });
-        if (found.more) truncated = true;
-        else if (matches.length >= limits.searchLines && base + i + 1 < files.length) {
-          truncated = true;
-        } else if (matches.length >= limits.searchLines) break;
+      const reply = await batch.reply;
+      next++;
+      if (!reply.ok) {
+        await finishWalk();
+        return failure(`the files could not be read (${reply.error.name})`);
       }
-      base += BATCH;
+      const { status, found } = reply.value;
+      let f = 0;
+      for (let i = 0; i < batch.count; i++) {
+        const code = status[i];
+        if (code === FIND.tooBig) oversized++;
+        else if (code === FIND.unreadable) unreadable++;
+        else if (code === FIND.binary) {
+          searched++;
+          binary++;
+        } else if (code === FIND.none) searched++;
+        else if (code === FIND.matched) {
+          searched++;
+          matchedFiles++;
+          const entry = files[batch.first + i];
+          const file = found[f++];
+          const room = limits.searchLines - matches.length;
+          labels.push(await labelOfHash(policy, entry.rel, file.sha256));
+          if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
+          for (const m of file.lines.slice(0, room)) matches.push({ sub: entry.sub, ...m });
+          if (file.more || file.lines.length > room) {
+            truncated = true;
+            break taking;
+          }
+          if (matches.length >= limits.searchLines) {
+            // Exactly at the cap: truncated only if a file was left unsearched.
+            const after = batch.first + i + 1;
+            truncated = after < files.length || await finishWalk() || after < files.length;
+            break taking;
+          }
+        } else {
+          // FIND.notReached: the worker met the line cap, which ends the taking above first.
+          throw new Error("search: a file the search needed was not reached");
+        }
+      }
     }
-    // Reads still in flight after a truncation are simply dropped.
-    await Promise.all(inFlight);
+    await finishWalk();
 
     const resultLabel = join(...labels);
     const counts = [

@@ -13,6 +13,8 @@ export class EffectWorker {
   #next = 0;
   #pending = new Map<number, (reply: WorkerReply) => void>();
   #dead: WorkerError | null = null;
+  /** The other workers of this one's pool (see pool.ts); empty for a worker in a pool. */
+  #helpers: EffectWorker[] = [];
 
   private constructor(worker: Worker) {
     this.#worker = worker;
@@ -27,14 +29,34 @@ export class EffectWorker {
     };
   }
 
-  /** Starts the worker with the narrowed permissions of the second wall. */
-  static start(options: WallOptions): EffectWorker {
+  /**
+   * Starts the worker with the narrowed permissions of the second wall. With `poolSize` > 1,
+   * that many workers in all, each behind exactly the same permissions: this one answers
+   * `call`, and {@link pool} lists them all for work that splits (a search of many files).
+   */
+  static start(options: WallOptions, poolSize = 1): EffectWorker {
+    const started = EffectWorker.#spawn(options);
+    for (let i = 1; i < poolSize; i++) started.#helpers.push(EffectWorker.#spawn(options));
+    return started;
+  }
+
+  static #spawn(options: WallOptions): EffectWorker {
     const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
       type: "module",
       name: "bravebot-effect-worker",
       deno: { permissions: workerPermissions(options) },
     });
     return new EffectWorker(worker);
+  }
+
+  /** Every worker of the pool, this one first (just this one when it was started alone). */
+  get pool(): readonly EffectWorker[] {
+    return [this, ...this.#helpers];
+  }
+
+  /** Requests sent and not yet answered: how busy this worker is. */
+  get pending(): number {
+    return this.#pending.size;
   }
 
   #fail(error: WorkerError): void {
@@ -56,7 +78,9 @@ export class EffectWorker {
     });
   }
 
+  /** Stops this worker and the rest of its pool. */
   terminate(): void {
+    for (const helper of this.#helpers) helper.terminate();
     this.#fail({ name: "Terminated", message: "the effect worker was stopped" });
     this.#worker.terminate();
   }

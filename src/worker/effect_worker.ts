@@ -17,6 +17,7 @@ import {
   write,
 } from "./ops/fs.ts";
 import { probe } from "./ops/probe.ts";
+import { findInFiles } from "./ops/search.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
 
 async function handle(
@@ -41,6 +42,10 @@ async function handle(
       const buffers = new Set<ArrayBuffer>();
       for (const item of items) if (item.bytes) buffers.add(item.bytes.buffer as ArrayBuffer);
       return { value: items, transfer: [...buffers] };
+    }
+    case "findInFiles": {
+      const value = await findInFiles(request);
+      return { value, transfer: [value.status.buffer as ArrayBuffer] };
     }
     case "readDirs":
       if (request.packed) return { value: readDirsPacked(request.paths), transfer: [] };

@@ -3,6 +3,8 @@
  * acts: every request names an absolute path or argv the policy layer has already decided on.
  */
 
+import type { FindInFilesRequest, FindInFilesResult } from "./search_protocol.ts";
+
 export interface EntryInfo {
   name: string;
   kind: "file" | "directory" | "symlink" | "other";
@@ -90,6 +92,7 @@ export type WorkerRequest =
    */
   | { op: "read"; path: string; withStat: true; maxBytes: number }
   | { op: "readMany"; paths: string[]; maxBytes: number }
+  | FindInFilesRequest
   | { op: "readDirs"; paths: string[]; packed?: false }
   | { op: "readDirs"; paths: string[]; packed: true }
   | { op: "hash"; path: string }
@@ -111,6 +114,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "read" } ? Uint8Array
   : R extends { op: "readMany" } ? ReadManyItem[]
   : R extends { op: "readDirs"; packed: true } ? PackedDirs
+  : R extends { op: "findInFiles" } ? FindInFilesResult
   : R extends { op: "readDirs" } ? ({ entries: EntryInfo[] } | { error: string })[]
   : R extends { op: "hash" } ? string
   : R extends { op: "write" } ? { sha256: string; created: boolean }

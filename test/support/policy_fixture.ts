@@ -141,14 +141,16 @@ export async function withPolicy(
     }
     const scripted = options.person ? null : new ScriptedPerson(options.answers ?? []);
     const person = options.person ?? scripted!;
-    worker = EffectWorker.start({ workspace: root, scratch, run: false });
+    // A pool of two, as a session starts (a search splits its files across both).
+    worker = EffectWorker.start({ workspace: root, scratch, run: false }, 2);
     const workerCalls: WorkerRequest[] = [];
-    const started = worker;
-    const call = started.call.bind(started);
-    started.call = ((request: WorkerRequest) => {
-      workerCalls.push(request);
-      return call(request);
-    }) as typeof started.call;
+    for (const started of worker.pool) {
+      const call = started.call.bind(started);
+      started.call = ((request: WorkerRequest) => {
+        workerCalls.push(request);
+        return call(request);
+      }) as typeof started.call;
+    }
     const policy = new Policy({
       workspace,
       worker,

@@ -1,0 +1,148 @@
+/**
+ * findInFiles, the effect worker's half of `search`: each file is read into one reused buffer
+ * (the SIMD scan's memory), sniffed for a NUL, and searched where it lies. Only counts, the
+ * matching lines and a matched file's SHA-256 leave the worker, so a search of 300 MB moves
+ * kilobytes across the wall and holds at most one file (≤ maxBytes) at a time. The worker
+ * decides nothing: the policy layer chose the paths, and labels what comes back; the hash is
+ * of exactly the bytes searched, so a hash-bound trust entry is judged on them.
+ */
+import { createHash } from "node:crypto";
+import { isUtf8 } from "node:buffer";
+import { compileInPlace } from "../../util/bytes_search.ts";
+import {
+  FIND,
+  type FindInFilesRequest,
+  type FindInFilesResult,
+  type FoundFile,
+  type FoundLine,
+} from "../search_protocol.ts";
+import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
+
+/** design.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says). */
+const SNIFF_BYTES = 8192;
+const NL = 0x0a;
+const CR = 0x0d;
+
+let loaded: Promise<Scan> | null = null;
+
+/** The scan and its memory, made once per worker and reused by every request. */
+function scanner(): Promise<Scan> {
+  loaded ??= loadScan();
+  return loaded;
+}
+
+/** Lines are decoded one by one from validated bytes; the BOM stays, as the tools show it. */
+const lineDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** UTF-16 code units of valid UTF-8 bytes: one per sequence, two for a four-byte one. */
+function utf16Length(bytes: Uint8Array): number {
+  let units = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if ((b & 0xc0) !== 0x80) units += b >= 0xf0 ? 2 : 1;
+  }
+  return units;
+}
+
+/** A line's text, cut at `lineChars` code units with the cut said; always a string of its own. */
+function lineText(bytes: Uint8Array, lineChars: number): string {
+  if (bytes.length <= lineChars) return lineDecoder.decode(bytes);
+  const units = utf16Length(bytes);
+  if (units <= lineChars) return lineDecoder.decode(bytes);
+  // Enough bytes for lineChars code units and then some; only the head is decoded.
+  const head = lineDecoder.decode(bytes.subarray(0, 4 * lineChars + 4));
+  return `${head.slice(0, lineChars)} … [line cut: ${units} characters]`;
+}
+
+/**
+ * Reads the file at `path` into the heap: its length, or -1 when it is too big. No stat: reading until
+ * the end (at most maxBytes + 1 bytes) costs one system call less per file than asking the
+ * size first, and a file that is not a regular one fails its read.
+ */
+function readInto(scan: Scan, path: string, maxBytes: number): number {
+  using file = Deno.openSync(path, { read: true });
+  const heap = scan.heap();
+  const cap = maxBytes + 1;
+  let filled = 0;
+  while (filled < cap) {
+    const n = file.readSync(heap.subarray(filled, cap));
+    if (n === null || n === 0) break;
+    filled += n;
+  }
+  return filled > maxBytes ? -1 : filled;
+}
+
+/** Searches the paths in order; see FindInFilesRequest. */
+export async function findInFiles(request: FindInFilesRequest): Promise<FindInFilesResult> {
+  const scan = await scanner();
+  const needle = request.needle;
+  // Room for the largest file read, one byte more (to tell it is too big), and the scans' reach.
+  scan.ensure(request.maxBytes + 1 + needle.length + SCAN_PAD);
+  const find = compileInPlace(needle, scan);
+  const status = new Uint8Array(request.paths.length);
+  const found: FoundFile[] = [];
+  const errors: { index: number; name: string }[] = [];
+  let kept = 0;
+  for (let index = 0; index < request.paths.length; index++) {
+    if (kept >= request.maxLines) {
+      status.fill(FIND.notReached, index);
+      break;
+    }
+    let size: number;
+    try {
+      const read = readInto(scan, request.paths[index], request.maxBytes);
+      if (read === -1) {
+        status[index] = FIND.tooBig;
+        continue;
+      }
+      size = read;
+    } catch (e) {
+      status[index] = FIND.unreadable;
+      errors.push({ index, name: (e as Error).name });
+      continue;
+    }
+    if (scan.find(0, Math.min(size, SNIFF_BYTES), 0) !== -1) {
+      status[index] = FIND.binary;
+      continue;
+    }
+    const first = find(0, size);
+    if (first === -1) continue; // FIND.none
+    const heap = scan.heap();
+    const bytes = heap.subarray(0, size);
+    if (!isUtf8(bytes)) {
+      status[index] = FIND.binary;
+      continue;
+    }
+    const lines: FoundLine[] = [];
+    let more = false;
+    let at = first;
+    let start = 0; // start of line lineNo
+    let lineNo = 1;
+    while (at !== -1) {
+      if (kept >= request.maxLines) {
+        more = true;
+        break;
+      }
+      const passed = scan.count(start, at - start, NL);
+      if (passed > 0) {
+        lineNo += passed;
+        let s = at - 1;
+        while (heap[s] !== NL) s--;
+        start = s + 1;
+      }
+      const k = scan.find(at, size - at, NL);
+      const nl = k === -1 ? -1 : at + k;
+      let end = nl === -1 ? size : nl;
+      if (end > start && heap[end - 1] === CR) end--;
+      lines.push({ line: lineNo, text: lineText(heap.subarray(start, end), request.lineChars) });
+      kept++;
+      if (nl === -1) break;
+      start = nl + 1;
+      lineNo++;
+      at = find(start, size);
+    }
+    status[index] = FIND.matched;
+    found.push({ index, lines, more, sha256: createHash("sha256").update(bytes).digest("hex") });
+  }
+  return { status, found, errors };
+}

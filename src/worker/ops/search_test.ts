@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import fc from "fast-check";
+import { findInFiles } from "./search.ts";
+import { FIND, type FindInFilesRequest } from "../search_protocol.ts";
+import { sha256 } from "../../util/hash.ts";
+
+async function withFiles(
+  files: Record<string, string | Uint8Array>,
+  fn: (paths: (name: string) => string) => Promise<void>,
+) {
+  const dir = await Deno.makeTempDir({ prefix: "bb-find-" });
+  try {
+    for (const [name, body] of Object.entries(files)) {
+      if (typeof body === "string") await Deno.writeTextFile(join(dir, name), body);
+      else await Deno.writeFile(join(dir, name), body);
+    }
+    await fn((name) => join(dir, name));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+function request(paths: string[], needle: string, over: Partial<FindInFilesRequest> = {}) {
+  return {
+    op: "findInFiles" as const,
+    paths,
+    needle: new TextEncoder().encode(needle),
+    maxBytes: 1024 * 1024,
+    maxLines: 200,
+    lineChars: 500,
+    ...over,
+  };
+}
+
+/** The search tool's own line rule before the search moved into the worker, over decoded text. */
+function reference(text: string, needle: string, room: number, lineChars: number) {
+  const lines: { line: number; text: string }[] = [];
+  let at = text.indexOf(needle);
+  let start = 0;
+  let lineNo = 1;
+  while (at !== -1) {
+    if (lines.length >= room) return { lines, more: true };
+    let nl = text.indexOf("\n", start);
+    while (nl !== -1 && nl < at) {
+      lineNo++;
+      start = nl + 1;
+      nl = text.indexOf("\n", start);
+    }
+    let line = text.slice(start, nl === -1 ? text.length : nl);
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    if (line.length > lineChars) {
+      line = `${line.slice(0, lineChars)} … [line cut: ${line.length} characters]`;
+    }
+    lines.push({ line: lineNo, text: line });
+    if (nl === -1) break;
+    start = nl + 1;
+    lineNo++;
+    at = text.indexOf(needle, start);
+  }
+  return { lines, more: false };
+}
+
+Deno.test("findInFiles: matching lines with line numbers, CR stripped, the BOM kept; the hash is of the bytes searched", async () => {
+  const body = "\uFEFFhit first\r\nmiss\nsecond hit hit\nlast hit";
+  await withFiles({ "a.txt": body, "b.txt": "nothing\n" }, async (p) => {
+    const r = await findInFiles(request([p("a.txt"), p("b.txt")], "hit"));
+    assert.deepEqual([...r.status], [FIND.matched, FIND.none]);
+    assert.deepEqual(r.found, [{
+      index: 0,
+      lines: [
+        { line: 1, text: "\uFEFFhit first" },
+        { line: 3, text: "second hit hit" },
+        { line: 4, text: "last hit" },
+      ],
+      more: false,
+      sha256: sha256(new TextEncoder().encode(body)),
+    }]);
+  });
+});
+
+Deno.test("findInFiles: binary (NUL in the first 8 KiB, or a match in bytes that are not UTF-8), too big, unreadable", async () => {
+  const lateNul = new Uint8Array(9000).fill(0x61);
+  lateNul[8999] = 0;
+  lateNul.set(new TextEncoder().encode("hit"), 10);
+  await withFiles({
+    "nul.bin": new Uint8Array([0x68, 0x69, 0x74, 0, 1]),
+    "late-nul.txt": lateNul,
+    "bad.txt": new Uint8Array([0x68, 0x69, 0x74, 0xff, 0x0a]),
+    "bad-nomatch.txt": new Uint8Array([0x61, 0xff, 0x0a]),
+    "exact.txt": "hit".padEnd(64, "."),
+    "big.txt": "hit".padEnd(65, "."),
+  }, async (p) => {
+    const names = ["nul.bin", "late-nul.txt", "bad.txt", "bad-nomatch.txt", "exact.txt", "big.txt"];
+    const r = await findInFiles(
+      request([...names.map(p), p("missing.txt"), p(".")], "hit", { maxBytes: 64 }),
+    );
+    assert.deepEqual([...r.status], [
+      FIND.binary,
+      FIND.tooBig, // 9000 bytes > 64
+      FIND.binary,
+      FIND.none,
+      FIND.matched,
+      FIND.tooBig,
+      FIND.unreadable,
+      FIND.unreadable,
+    ]);
+    assert.deepEqual(r.errors.map((e) => [e.index, e.name]), [[6, "NotFound"], [
+      7,
+      "IsADirectory",
+    ]]);
+    const big = await findInFiles(request([p("late-nul.txt")], "hit"));
+    assert.deepEqual([...big.status], [FIND.matched], "a NUL after 8 KiB is not binary");
+  });
+});
+
+Deno.test("findInFiles: a reused buffer never matches what an earlier, longer file left in it", async () => {
+  await withFiles({
+    "long.txt": "x".repeat(5000) + "needle at the end of a long file\n",
+    "short.txt": "x".repeat(4990) + "nee",
+    "tiny.txt": "",
+  }, async (p) => {
+    const r = await findInFiles(request([p("long.txt"), p("short.txt"), p("tiny.txt")], "needle"));
+    assert.deepEqual([...r.status], [FIND.matched, FIND.none, FIND.none]);
+    const one = await findInFiles(request([p("long.txt"), p("short.txt")], "e"));
+    assert.deepEqual([...one.status], [FIND.matched, FIND.matched]);
+    assert.equal(one.found[1].lines[0].line, 1);
+  });
+});
+
+Deno.test("findInFiles: the line cap holds over the whole request; later files are not read", async () => {
+  await withFiles({
+    "a.txt": "hit\nhit\nhit\n",
+    "b.txt": "hit\nhit\nhit\n",
+    "c.txt": "hit\n",
+  }, async (p) => {
+    const r = await findInFiles(
+      request([p("a.txt"), p("b.txt"), p("c.txt")], "hit", { maxLines: 4 }),
+    );
+    assert.deepEqual([...r.status], [FIND.matched, FIND.matched, FIND.notReached]);
+    assert.equal(r.found[0].lines.length, 3);
+    assert.equal(r.found[0].more, false);
+    assert.deepEqual(r.found[1].lines, [{ line: 1, text: "hit" }]);
+    assert.equal(r.found[1].more, true);
+  });
+});
+
+Deno.test("findInFiles: a long line is cut at lineChars code units, and its whole length is said", async () => {
+  const wide = "é".repeat(30) + "hit" + "😀".repeat(10);
+  await withFiles({ "a.txt": `${wide}\n${"a".repeat(40)}hit\nshort hit\n` }, async (p) => {
+    const r = await findInFiles(request([p("a.txt")], "hit", { lineChars: 20 }));
+    assert.deepEqual(r.found[0].lines.map((l) => l.text), [
+      `${wide.slice(0, 20)} … [line cut: ${wide.length} characters]`,
+      `${"a".repeat(20)} … [line cut: 43 characters]`,
+      "short hit",
+    ]);
+  });
+});
+
+Deno.test("findInFiles: the same lines as the tool's rule over decoded text, for any text and literal", async () => {
+  const chars = fc.constantFrom("a", "b", "\n", "\r", "é", "😀", " ");
+  const text = fc.array(chars, { maxLength: 120 }).map((a) => a.join(""));
+  const needle = fc.array(chars, { minLength: 1, maxLength: 4 }).map((a) => a.join(""));
+  const dir = await Deno.makeTempDir({ prefix: "bb-find-prop-" });
+  try {
+    await fc.assert(
+      fc.asyncProperty(
+        text,
+        needle,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 8 }),
+        async (t, n, room, chars) => {
+          const path = join(dir, "f.txt");
+          await Deno.writeTextFile(path, t);
+          const r = await findInFiles(request([path], n, { maxLines: room, lineChars: chars }));
+          const want = reference(t, n, room, chars);
+          if (want.lines.length === 0) {
+            assert.deepEqual([...r.status], [FIND.none]);
+            return;
+          }
+          assert.deepEqual([...r.status], [FIND.matched]);
+          assert.deepEqual(r.found[0].lines, want.lines);
+          assert.equal(r.found[0].more, want.more);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
