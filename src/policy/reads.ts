@@ -28,13 +28,20 @@ export function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Array): Pr
 
 /**
  * {@link labelOfBytes} for bytes hashed where they were read (the effect worker's search, which
- * keeps a file's bytes to itself): `hash` must be the SHA-256 of exactly the bytes labeled.
+ * keeps a file's bytes to itself): `hash` must be the SHA-256 of exactly the bytes labeled, or
+ * null when it was not computed because {@link labelNeedsHash} said no. A null matches no
+ * entry, so an entry bound to a hash since then gives way to the rules: never more trust.
  */
-export function labelOfHash(policy: Policy, rel: string, hash: string): Promise<Label> {
+export function labelOfHash(policy: Policy, rel: string, hash: string | null): Promise<Label> {
   return labelOf(policy, rel, () => hash);
 }
 
-async function labelOf(policy: Policy, rel: string, hash: () => string): Promise<Label> {
+/** Whether the label of `rel`'s bytes depends on their hash (a hash-bound trust entry). */
+export function labelNeedsHash(policy: Policy, rel: string): boolean {
+  return policy.trust.files.get(rel)?.sha256 !== undefined;
+}
+
+async function labelOf(policy: Policy, rel: string, hash: () => string | null): Promise<Label> {
   const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(hash()));
   return label(integrity, policy.privatePaths.confidentialityOf(rel));
 }

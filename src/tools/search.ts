@@ -11,7 +11,7 @@ import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { resolvePath } from "../policy/paths.ts";
 import { isGitPath } from "../policy/git_dir.ts";
 import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
-import { labelOfHash } from "../policy/reads.ts";
+import { labelNeedsHash, labelOfHash } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
 import type { WorkerResult } from "../worker/client.ts";
 import { fanout } from "../worker/pool.ts";
@@ -43,10 +43,10 @@ const content = z.strictObject({
 });
 const schema = toolSchema(routing, content);
 
-/** Paths per findInFiles request: small enough that the walk's own requests are not held up. */
-const BATCH = 32;
+/** Paths per findInFiles request: enough to pay for the round trip, few enough to spread. */
+const BATCH = 64;
 /** Requests each worker may hold unanswered: enough to keep it busy, few enough to stop soon. */
-const AHEAD = 2;
+const AHEAD = 4;
 
 function sizeText(bytes: number): string {
   return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
@@ -126,9 +126,13 @@ export const searchTool = defineTool({
       }
       while (sent < batches.length && sent - answered < workers.length * AHEAD) {
         const batch = batches[sent++];
-        const paths = files.slice(batch.first, batch.first + batch.count).map((f) =>
-          `${root}/${f.rel}`
-        );
+        const paths: string[] = [];
+        const hashWanted = new Uint8Array(batch.count);
+        for (let i = 0; i < batch.count; i++) {
+          const rel = files[batch.first + i].rel;
+          paths.push(`${root}/${rel}`);
+          if (labelNeedsHash(policy, rel)) hashWanted[i] = 1;
+        }
         batch.reply = fanout(workers, {
           op: "findInFiles",
           paths,
@@ -136,6 +140,7 @@ export const searchTool = defineTool({
           maxBytes: limits.searchFileBytes,
           maxLines: limits.searchLines,
           lineChars: limits.searchLineChars,
+          hashWanted,
         });
         batch.reply.then(() => {
           answered++;
@@ -208,8 +213,10 @@ export const searchTool = defineTool({
         await finishWalk();
         return failure(`the files could not be read (${reply.error.name})`);
       }
-      const { status, found } = reply.value;
+      const { status, found, lineNumbers } = reply.value;
+      const texts = lineNumbers.length > 0 ? reply.value.texts.split("\n") : [];
       let f = 0;
+      let line = 0; // the next of this reply's lines
       for (let i = 0; i < batch.count; i++) {
         const code = status[i];
         if (code === FIND.tooBig) oversized++;
@@ -226,8 +233,11 @@ export const searchTool = defineTool({
           const room = limits.searchLines - matches.length;
           labels.push(await labelOfHash(policy, entry.rel, file.sha256));
           if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
-          for (const m of file.lines.slice(0, room)) matches.push({ sub: entry.sub, ...m });
-          if (file.more || file.lines.length > room) {
+          for (let k = 0; k < Math.min(file.lines, room); k++) {
+            matches.push({ sub: entry.sub, line: lineNumbers[line + k], text: texts[line + k] });
+          }
+          line += file.lines;
+          if (file.more || file.lines > room) {
             truncated = true;
             break taking;
           }

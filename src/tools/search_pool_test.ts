@@ -7,6 +7,7 @@ import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { searchTool } from "./search.ts";
 import { formatLabel } from "../policy/label.ts";
 import { sha256 } from "../util/hash.ts";
+import { labelNeedsHash, labelOfHash } from "../policy/reads.ts";
 
 const pad = (i: number) => String(i).padStart(3, "0");
 
@@ -92,5 +93,24 @@ Deno.test("search (pool): a hash-bound trust entry holds only for the exact byte
     const changed = await fx.call(searchTool, { pattern: "token", directory: "vendor" });
     assert.match(changed.content, /quarantined as ref:0/);
     assert.doesNotMatch(changed.content, /changed after/);
+  });
+});
+
+Deno.test("search (pool): files are hashed only where a trust entry is bound to a hash, and a missing hash never earns trust", async () => {
+  await withPolicy({
+    files: { "a.txt": "token\n", "b.txt": "token\n" },
+    trust: { ".": false },
+  }, async (fx) => {
+    const bytes = new TextEncoder().encode("token\n");
+    fx.policy.storedTrust.setFile("b.txt", { integrity: "T", sha256: sha256(bytes), why: "vouch" });
+    await fx.call(searchTool, { pattern: "token" });
+    const asked = fx.workerCalls.flatMap((c) =>
+      c.op === "findInFiles" ? c.paths.filter((_, i) => c.hashWanted[i] === 1) : []
+    );
+    assert.deepEqual(asked, [`${fx.root}/b.txt`]);
+    assert.equal(labelNeedsHash(fx.policy, "a.txt"), false);
+    assert.equal(labelNeedsHash(fx.policy, "b.txt"), true);
+    assert.equal(formatLabel(await labelOfHash(fx.policy, "b.txt", sha256(bytes))), "(T,pub)");
+    assert.equal(formatLabel(await labelOfHash(fx.policy, "b.txt", null)), "(U,pub)");
   });
 });

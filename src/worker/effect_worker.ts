@@ -45,7 +45,10 @@ async function handle(
     }
     case "findInFiles": {
       const value = await findInFiles(request);
-      return { value, transfer: [value.status.buffer as ArrayBuffer] };
+      return {
+        value,
+        transfer: [value.status.buffer as ArrayBuffer, value.lineNumbers.buffer as ArrayBuffer],
+      };
     }
     case "readDirs":
       if (request.packed) return { value: readDirsPacked(request.paths), transfer: [] };

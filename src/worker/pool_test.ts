@@ -33,6 +33,7 @@ Deno.test("worker pool: every worker of the pool is behind the second wall (/etc
         maxBytes: 1024,
         maxLines: 10,
         lineChars: 100,
+        hashWanted: new Uint8Array(2),
       });
       assert.ok(found.ok);
       if (!found.ok) continue;

@@ -19,6 +19,12 @@ export interface FindInFilesRequest {
   maxLines: number;
   /** Each kept line is cut to this many UTF-16 code units, and the cut said. */
   lineChars: number;
+  /**
+   * Per path, 1 when a match should come back with the SHA-256 of the bytes searched (the
+   * policy layer asks only where a trust entry is bound to a hash: hashing costs as much as
+   * reading).
+   */
+  hashWanted: Uint8Array;
 }
 
 /** What findInFiles did with each path, in the order given (see ops/search.ts). */
@@ -37,26 +43,28 @@ export const FIND = {
   notReached: 5,
 } as const;
 
-export interface FoundLine {
-  /** 1-based line number. */
-  line: number;
-  /** The line without its end of line, cut to the request's lineChars (and the cut said). */
-  text: string;
-}
-
 export interface FoundFile {
   /** Index into the request's paths. */
   index: number;
-  lines: FoundLine[];
+  /** How many of the result's lines are this file's (they follow the previous file's). */
+  lines: number;
   /** More matching lines followed the last one kept (the line cap was reached in this file). */
   more: boolean;
-  /** SHA-256 of exactly the bytes searched, for hash-bound trust entries. */
-  sha256: string;
+  /** SHA-256 of exactly the bytes searched, when it was wanted; null otherwise. */
+  sha256: string | null;
 }
 
 export interface FindInFilesResult {
   /** One FIND code per path. */
   status: Uint8Array;
   found: FoundFile[];
+  /** The kept lines of every matched file, in order, packed: their 1-based numbers... */
+  lineNumbers: Float64Array;
+  /**
+   * ...and their texts joined by "\n" (a line never holds one), each without its end of line
+   * and cut to lineChars code units (the cut said). One string crosses the wall, not an object
+   * per line.
+   */
+  texts: string;
   errors: { index: number; name: string }[];
 }

@@ -14,7 +14,6 @@ import {
   type FindInFilesRequest,
   type FindInFilesResult,
   type FoundFile,
-  type FoundLine,
 } from "../search_protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
 
@@ -81,6 +80,8 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
   const find = compileInPlace(needle, scan);
   const status = new Uint8Array(request.paths.length);
   const found: FoundFile[] = [];
+  const lineNumbers: number[] = [];
+  const texts: string[] = [];
   const errors: { index: number; name: string }[] = [];
   let kept = 0;
   for (let index = 0; index < request.paths.length; index++) {
@@ -113,7 +114,7 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
       status[index] = FIND.binary;
       continue;
     }
-    const lines: FoundLine[] = [];
+    const before = kept;
     let more = false;
     let at = first;
     let start = 0; // start of line lineNo
@@ -134,7 +135,8 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
       const nl = k === -1 ? -1 : at + k;
       let end = nl === -1 ? size : nl;
       if (end > start && heap[end - 1] === CR) end--;
-      lines.push({ line: lineNo, text: lineText(heap.subarray(start, end), request.lineChars) });
+      lineNumbers.push(lineNo);
+      texts.push(lineText(heap.subarray(start, end), request.lineChars));
       kept++;
       if (nl === -1) break;
       start = nl + 1;
@@ -142,7 +144,16 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
       at = find(start, size);
     }
     status[index] = FIND.matched;
-    found.push({ index, lines, more, sha256: createHash("sha256").update(bytes).digest("hex") });
+    const sha256 = request.hashWanted[index] === 1
+      ? createHash("sha256").update(bytes).digest("hex")
+      : null;
+    found.push({ index, lines: kept - before, more, sha256 });
   }
-  return { status, found, errors };
+  return {
+    status,
+    found,
+    lineNumbers: Float64Array.from(lineNumbers),
+    texts: texts.join("\n"),
+    errors,
+  };
 }

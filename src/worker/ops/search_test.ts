@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import fc from "fast-check";
 import { findInFiles } from "./search.ts";
-import { FIND, type FindInFilesRequest } from "../search_protocol.ts";
+import { FIND, type FindInFilesRequest, type FindInFilesResult } from "../search_protocol.ts";
 import { sha256 } from "../../util/hash.ts";
 
 async function withFiles(
@@ -21,16 +21,36 @@ async function withFiles(
   }
 }
 
-function request(paths: string[], needle: string, over: Partial<FindInFilesRequest> = {}) {
+function request(
+  paths: string[],
+  needle: string,
+  over: Partial<FindInFilesRequest> = {},
+): FindInFilesRequest {
   return {
-    op: "findInFiles" as const,
+    op: "findInFiles",
     paths,
     needle: new TextEncoder().encode(needle),
     maxBytes: 1024 * 1024,
     maxLines: 200,
     lineChars: 500,
+    hashWanted: new Uint8Array(paths.length).fill(1),
     ...over,
   };
+}
+
+/** Each matched file's lines, unpacked. */
+function linesOf(r: FindInFilesResult): { line: number; text: string }[][] {
+  const texts = r.lineNumbers.length > 0 ? r.texts.split("\n") : [];
+  assert.equal(texts.length, r.lineNumbers.length);
+  let at = 0;
+  return r.found.map((f) => {
+    const lines = [];
+    for (let k = 0; k < f.lines; k++) {
+      lines.push({ line: r.lineNumbers[at + k], text: texts[at + k] });
+    }
+    at += f.lines;
+    return lines;
+  });
 }
 
 /** The search tool's own line rule before the search moved into the worker, over decoded text. */
@@ -68,14 +88,19 @@ Deno.test("findInFiles: matching lines with line numbers, CR stripped, the BOM k
     assert.deepEqual([...r.status], [FIND.matched, FIND.none]);
     assert.deepEqual(r.found, [{
       index: 0,
-      lines: [
-        { line: 1, text: "\uFEFFhit first" },
-        { line: 3, text: "second hit hit" },
-        { line: 4, text: "last hit" },
-      ],
+      lines: 3,
       more: false,
       sha256: sha256(new TextEncoder().encode(body)),
     }]);
+    assert.deepEqual(linesOf(r), [[
+      { line: 1, text: "\uFEFFhit first" },
+      { line: 3, text: "second hit hit" },
+      { line: 4, text: "last hit" },
+    ]]);
+    const unhashed = await findInFiles(
+      request([p("a.txt")], "hit", { hashWanted: new Uint8Array(1) }),
+    );
+    assert.equal(unhashed.found[0].sha256, null, "hashed only when asked");
   });
 });
 
@@ -124,7 +149,7 @@ Deno.test("findInFiles: a reused buffer never matches what an earlier, longer fi
     assert.deepEqual([...r.status], [FIND.matched, FIND.none, FIND.none]);
     const one = await findInFiles(request([p("long.txt"), p("short.txt")], "e"));
     assert.deepEqual([...one.status], [FIND.matched, FIND.matched]);
-    assert.equal(one.found[1].lines[0].line, 1);
+    assert.equal(linesOf(one)[1][0].line, 1);
   });
 });
 
@@ -138,9 +163,9 @@ Deno.test("findInFiles: the line cap holds over the whole request; later files a
       request([p("a.txt"), p("b.txt"), p("c.txt")], "hit", { maxLines: 4 }),
     );
     assert.deepEqual([...r.status], [FIND.matched, FIND.matched, FIND.notReached]);
-    assert.equal(r.found[0].lines.length, 3);
+    assert.equal(r.found[0].lines, 3);
     assert.equal(r.found[0].more, false);
-    assert.deepEqual(r.found[1].lines, [{ line: 1, text: "hit" }]);
+    assert.deepEqual(linesOf(r)[1], [{ line: 1, text: "hit" }]);
     assert.equal(r.found[1].more, true);
   });
 });
@@ -149,7 +174,7 @@ Deno.test("findInFiles: a long line is cut at lineChars code units, and its whol
   const wide = "é".repeat(30) + "hit" + "😀".repeat(10);
   await withFiles({ "a.txt": `${wide}\n${"a".repeat(40)}hit\nshort hit\n` }, async (p) => {
     const r = await findInFiles(request([p("a.txt")], "hit", { lineChars: 20 }));
-    assert.deepEqual(r.found[0].lines.map((l) => l.text), [
+    assert.deepEqual(linesOf(r)[0].map((l) => l.text), [
       `${wide.slice(0, 20)} … [line cut: ${wide.length} characters]`,
       `${"a".repeat(20)} … [line cut: 43 characters]`,
       "short hit",
@@ -179,7 +204,7 @@ Deno.test("findInFiles: the same lines as the tool's rule over decoded text, for
             return;
           }
           assert.deepEqual([...r.status], [FIND.matched]);
-          assert.deepEqual(r.found[0].lines, want.lines);
+          assert.deepEqual(linesOf(r)[0], want.lines);
           assert.equal(r.found[0].more, want.more);
         },
       ),
