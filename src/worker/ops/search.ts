@@ -6,8 +6,6 @@
  * decides nothing: the policy layer chose the paths, and labels what comes back; the hash is
  * of exactly the bytes searched, so a hash-bound trust entry is judged on them.
  */
-import { createHash } from "node:crypto";
-import { isUtf8 } from "node:buffer";
 import { compileInPlace } from "../../util/bytes_search.ts";
 import {
   FIND,
@@ -22,11 +20,32 @@ const SNIFF_BYTES = 8192;
 const NL = 0x0a;
 const CR = 0x0d;
 
-let loaded: Promise<Scan> | null = null;
+interface Tools {
+  scan: Scan;
+  isUtf8: (bytes: Uint8Array) => boolean;
+  sha256: (bytes: Uint8Array) => string;
+}
 
-/** The scan and its memory, made once per worker and reused by every request. */
-function scanner(): Promise<Scan> {
-  loaded ??= loadScan();
+let loaded: Promise<Tools> | null = null;
+
+/**
+ * The scan and its memory, made once per worker and reused by every request; the engine's
+ * UTF-8 check and hash are loaded with it, on the first search, so a worker that never
+ * searches starts as fast as before.
+ */
+function tools(): Promise<Tools> {
+  loaded ??= (async () => {
+    const [scan, buffer, crypto] = await Promise.all([
+      loadScan(),
+      import("node:buffer"),
+      import("node:crypto"),
+    ]);
+    return {
+      scan,
+      isUtf8: (bytes) => buffer.isUtf8(bytes),
+      sha256: (bytes) => crypto.createHash("sha256").update(bytes).digest("hex"),
+    };
+  })();
   return loaded;
 }
 
@@ -73,7 +92,7 @@ function readInto(scan: Scan, path: string, maxBytes: number): number {
 
 /** Searches the paths in order; see FindInFilesRequest. */
 export async function findInFiles(request: FindInFilesRequest): Promise<FindInFilesResult> {
-  const scan = await scanner();
+  const { scan, isUtf8, sha256: hashOf } = await tools();
   const needle = request.needle;
   // Room for the largest file read, one byte more (to tell it is too big), and the scans' reach.
   scan.ensure(request.maxBytes + 1 + needle.length + SCAN_PAD);
@@ -144,9 +163,7 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
       at = find(start, size);
     }
     status[index] = FIND.matched;
-    const sha256 = request.hashWanted[index] === 1
-      ? createHash("sha256").update(bytes).digest("hex")
-      : null;
+    const sha256 = request.hashWanted[index] === 1 ? hashOf(bytes) : null;
     found.push({ index, lines: kept - before, more, sha256 });
   }
   return {
