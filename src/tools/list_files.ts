@@ -73,9 +73,17 @@ export const listFilesTool = defineTool({
     if (isGitPath(dir.rel)) return failure(".git is never listed");
     const base = displayBase(given);
     const glob = args.pattern !== undefined ? compileGlob(args.pattern) : null;
+    // A shown name's line is made as its entry is accepted, while the workers list the next
+    // directories; an accepted entry is the next in the result (or the walk stops at once).
+    const shownLines: string[] = [];
     const result = await walk(policy, dir.rel, {
-      accept: (e) => glob === null || glob.matches(e.sub),
+      accept: (e) => {
+        if (glob !== null && !glob.matches(e.sub)) return false;
+        shownLines.push(e.nameShown ? shownPath(displayPath(base, e.sub), suffix(e.kind)) : "");
+        return true;
+      },
       limit,
+      wholePool: true,
     });
 
     // Parents sort before their children, so a child can point at its parent's reference.
@@ -93,7 +101,7 @@ export const listFilesTool = defineTool({
       const label: Label = e.nameShown ? TRUSTED_PUBLIC : pathNameLabel(policy, e.rel, dir.rel);
       if (e.nameShown) {
         named++;
-        lines.push(shownPath(displayPath(base, e.sub), suffix(e.kind)));
+        lines.push(shownLines[i]);
         continue;
       }
       const entryType = e.kind === "directory" ? "directory" : "file";

@@ -20,6 +20,8 @@ import type { Policy } from "../policy/core.ts";
 import { isGitName } from "../policy/git_dir.ts";
 import { labelOfBytes, personNamed } from "../policy/reads.ts";
 import { isWithin } from "../policy/workspace.ts";
+import type { EffectWorker } from "../worker/client.ts";
+import { fanout } from "../worker/pool.ts";
 
 export type EntryKind = "file" | "directory" | "symlink" | "other";
 
@@ -42,6 +44,11 @@ export interface WalkOptions {
   accept(entry: WalkEntry): boolean;
   /** Stop once this many entries were accepted plus one (so truncation can be said). */
   limit: number;
+  /**
+   * List directories on every worker of the pool, not just the first (list_files: the walk is
+   * all its work). Search leaves this off: its other workers are busy searching.
+   */
+  wholePool?: boolean;
 }
 
 export interface WalkResult {
@@ -133,8 +140,8 @@ async function ancestorFrames(policy: Policy, base: string): Promise<Frame[]> {
 
 /** Directories per readDirs request: several stay in flight, so the worker lists while we sort. */
 const BATCH_DIRS = 64;
-/** Requests kept in flight. */
-const IN_FLIGHT = 3;
+/** Requests kept in flight per worker listing. */
+const IN_FLIGHT_PER_WORKER = 3;
 
 interface Pending {
   rel: string;
@@ -146,8 +153,8 @@ interface Pending {
 
 type Listing = Awaited<ReturnType<typeof listBatch>>;
 
-function listBatch(policy: Policy, paths: string[]) {
-  return policy.worker.call({ op: "readDirs", paths, packed: true });
+function listBatch(workers: readonly EffectWorker[], paths: string[]) {
+  return fanout(workers, { op: "readDirs", paths, packed: true });
 }
 
 /**
@@ -174,19 +181,21 @@ export async function walk(
     nameShown: true,
     accepted: -1,
   }];
+  const workers = options.wholePool ? policy.worker.pool : [policy.worker];
+  const inFlightMax = IN_FLIGHT_PER_WORKER * workers.length;
   let requested = 0;
   let handled = 0;
   const inFlight: { count: number; reply: Promise<Listing> }[] = [];
   const send = () => {
     // Only whole replies release new directories, so a small tree takes one request per level.
-    while (inFlight.length < IN_FLIGHT && requested < queue.length) {
+    while (inFlight.length < inFlightMax && requested < queue.length) {
       const end = Math.min(queue.length, requested + BATCH_DIRS);
       const paths: string[] = [];
       for (let i = requested; i < end; i++) {
         const rel = queue[i].rel;
         paths.push(rel === "." ? root : `${root}/${rel}`);
       }
-      inFlight.push({ count: end - requested, reply: listBatch(policy, paths) });
+      inFlight.push({ count: end - requested, reply: listBatch(workers, paths) });
       requested = end;
     }
   };
@@ -212,10 +221,9 @@ export async function walk(
       const prefix = dir.rel === "." ? "" : `${dir.rel}/`;
       const subPrefix = base === "." ? prefix : relativeTo(base, prefix);
       const { names, kinds } = lists[d];
-      for (const i of sortedOrder(names)) {
-        const name = names[i];
+      for (const name of names) {
         if (name.length === 4 && isGitName(name)) continue;
-        const kind = KINDS[kinds[i]];
+        const kind = kinds.get(name) ?? "file";
         const rel = prefix + name;
         const isDir = kind === "directory";
         if (isDir && guarded.length > 0 && guarded.some((g) => isWithin(g, `${root}/${rel}`))) {
@@ -224,7 +232,7 @@ export async function walk(
         if (frames.length > 0 && ignoredBy(frames, rel, isDir, dirTrusted)) continue;
         const entry: WalkEntry = {
           rel,
-          sub: subPrefix + name,
+          sub: base === "." ? rel : subPrefix + name,
           kind,
           parent: dir.rel,
           nameShown: shownHere || personNamed(policy, rel),
@@ -246,24 +254,27 @@ export async function walk(
 const KINDS: Record<string, EntryKind> = { f: "file", d: "directory", l: "symlink", o: "other" };
 
 interface DirListing {
+  /** Sorted in code-unit order: the walk's order within a directory. */
   names: string[];
-  kinds: string;
+  /** The kind of every entry that is not a plain file (few: most entries are files). */
+  kinds: Map<string, EntryKind>;
 }
 
 function listingOf(listed: Listing, i: number): DirListing {
+  const kinds = new Map<string, EntryKind>();
   if (!listed.ok || listed.value.errors[i] !== null || listed.value.names[i] === "") {
-    return { names: [], kinds: "" };
+    return { names: [], kinds };
   }
-  return { names: listed.value.names[i].split("\0"), kinds: listed.value.kinds[i] };
-}
-
-/** The indices of `names` in code-unit order of the names (the walk's order within a directory). */
-function sortedOrder(names: string[]): number[] {
-  const order = Array.from(names.keys());
-  return order.sort((a, b) => names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : 0);
+  const names = listed.value.names[i].split("\0");
+  const codes = listed.value.kinds[i];
+  for (let j = 0; j < codes.length; j++) {
+    if (codes[j] !== "f") kinds.set(names[j], KINDS[codes[j]]);
+  }
+  // The default sort compares UTF-16 code units, as `<` does; names are unique.
+  names.sort();
+  return { names, kinds };
 }
 
 function hasGitignoreFile({ names, kinds }: DirListing): boolean {
-  const i = names.indexOf(".gitignore");
-  return i !== -1 && kinds[i] === "f";
+  return names.includes(".gitignore") && !kinds.has(".gitignore");
 }

@@ -120,6 +120,13 @@ Deno.test("walk: breadth first, names in code-unit order, the same across many b
     }
     const r = await walk(fx.policy, ".", all);
     assert.deepEqual(r.entries.map((e) => e.rel), expected);
+    // Split across the pool's workers (as list_files does), the result is the same.
+    assert.ok(fx.policy.worker.pool.length > 1);
+    const before = fx.workerCalls.length;
+    const split = await walk(fx.policy, ".", { ...all, wholePool: true });
+    assert.deepEqual(split, r);
+    const listings = fx.workerCalls.slice(before).filter((c) => c.op === "readDirs").length;
+    assert.ok(listings > 2, `${listings} readDirs requests`);
     for (const [i, e] of r.entries.entries()) {
       const parent = e.parentIndex === -1 ? "." : r.entries[e.parentIndex].rel;
       assert.equal(parent, e.parent, `entry ${i}`);
