@@ -248,8 +248,10 @@ export const searchTool = defineTool({
             break taking;
           }
         } else {
-          // FIND.notReached: the worker met the line cap, which ends the taking above first.
-          throw new Error("search: a file the search needed was not reached");
+          // FIND.notReached: the worker kept the cap's worth of lines in this request already,
+          // so the result is cut here at the latest (the cases above normally end it first).
+          truncated = true;
+          break taking;
         }
       }
     }
