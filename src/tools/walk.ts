@@ -254,7 +254,7 @@ export async function walk(
 const KINDS: Record<string, EntryKind> = { f: "file", d: "directory", l: "symlink", o: "other" };
 
 interface DirListing {
-  /** Sorted in code-unit order: the walk's order within a directory. */
+  /** Sorted in code-unit order by the worker: the walk's order within a directory. */
   names: string[];
   /** The kind of every entry that is not a plain file (few: most entries are files). */
   kinds: Map<string, EntryKind>;
@@ -265,14 +265,12 @@ function listingOf(listed: Listing, i: number): DirListing {
   if (!listed.ok || listed.value.errors[i] !== null || listed.value.names[i] === "") {
     return { names: [], kinds };
   }
-  const names = listed.value.names[i].split("\0");
-  const codes = listed.value.kinds[i];
-  for (let j = 0; j < codes.length; j++) {
-    if (codes[j] !== "f") kinds.set(names[j], KINDS[codes[j]]);
+  const special = listed.value.kinds[i];
+  if (special !== "") {
+    const pairs = special.split("\0");
+    for (let j = 0; j < pairs.length; j += 2) kinds.set(pairs[j], KINDS[pairs[j + 1]]);
   }
-  // The default sort compares UTF-16 code units, as `<` does; names are unique.
-  names.sort();
-  return { names, kinds };
+  return { names: listed.value.names[i].split("\0"), kinds };
 }
 
 function hasGitignoreFile({ names, kinds }: DirListing): boolean {

@@ -21,11 +21,14 @@ export interface StatInfo {
  * rather than one object per entry (issue 7: cloning the objects was a large share of a walk).
  */
 export interface PackedDirs {
-  /** Per directory, in request order: its entries' names joined by `\0` ("" when none). */
+  /**
+   * Per directory, in request order: its entries' names joined by `\0` ("" when none), sorted
+   * in UTF-16 code-unit order.
+   */
   names: string[];
   /**
-   * Per directory: one character per entry, in the same order (f file, d directory, l symlink,
-   * o other).
+   * Per directory: the entries that are not plain files, as `name\0kind` pairs joined by `\0`
+   * (kind: d directory, l symlink, o other); "" when every entry is a file.
    */
   kinds: string[];
   /** Per directory: why it could not be read, or null. */
