@@ -99,8 +99,8 @@ export function readDirsPacked(paths: string[]): PackedDirs {
     try {
       for (const e of Deno.readDirSync(path)) {
         here.push(e.name);
-        if (e.isSymlink) special.push(e.name, "l");
-        else if (!e.isFile) special.push(e.name, e.isDirectory ? "d" : "o");
+        // Most entries are files; a symbolic link is never also a file here (not followed).
+        if (!e.isFile) special.push(e.name, e.isSymlink ? "l" : e.isDirectory ? "d" : "o");
       }
       errors.push(null);
     } catch (e) {
