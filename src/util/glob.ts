@@ -130,6 +130,93 @@ function run(tokens: readonly Token[], text: string): boolean {
 }
 
 /**
+ * The same automaton with its states as the bits of one integer, for patterns of at most 30
+ * tokens (nearly all): each character then costs a handful of word operations whatever the
+ * pattern, instead of a pass over every state (issue 7: under 1 ms at 4,096 characters).
+ */
+interface BitProgram {
+  /** Per literal character, the states that advance on it. */
+  literal: Map<string, number>;
+  /** States that advance on any character but `/`. */
+  question: number;
+  /** States that advance on `/` only. */
+  slashAdvance: number;
+  /** States that stay on any character but `/`. */
+  star: number;
+  /** States that stay on any character. */
+  anyStay: number;
+  /** Epsilon edges one and two states ahead. */
+  epsilon1: number;
+  epsilon2: number;
+  accept: number;
+}
+
+const MAX_BIT_TOKENS = 30;
+
+function compileBits(tokens: readonly Token[]): BitProgram | null {
+  if (tokens.length > MAX_BIT_TOKENS) return null;
+  const p: BitProgram = {
+    literal: new Map(),
+    question: 0,
+    slashAdvance: 0,
+    star: 0,
+    anyStay: 0,
+    epsilon1: 0,
+    epsilon2: 0,
+    accept: 1 << tokens.length,
+  };
+  tokens.forEach((token, i) => {
+    const bit = 1 << i;
+    switch (token.kind) {
+      case Kind.Literal:
+        p.literal.set(token.char, (p.literal.get(token.char) ?? 0) | bit);
+        break;
+      case Kind.Question:
+        p.question |= bit;
+        break;
+      case Kind.Star:
+        p.star |= bit, p.epsilon1 |= bit;
+        break;
+      case Kind.GlobStarSlash:
+        p.epsilon1 |= bit, p.epsilon2 |= bit;
+        break;
+      case Kind.GlobStarLoop:
+        p.anyStay |= bit, p.slashAdvance |= bit;
+        break;
+      case Kind.GlobStarTail:
+        p.slashAdvance |= bit, p.epsilon2 |= bit;
+        break;
+      case Kind.GlobStarEnd:
+        p.anyStay |= bit, p.epsilon1 |= bit;
+        break;
+    }
+  });
+  return p;
+}
+
+function closeBits(p: BitProgram, states: number): number {
+  let before;
+  do {
+    before = states;
+    states |= ((states & p.epsilon1) << 1) | ((states & p.epsilon2) << 2);
+  } while (states !== before);
+  return states;
+}
+
+function runBits(p: BitProgram, text: string): boolean {
+  let states = closeBits(p, 1);
+  for (const char of text) {
+    const slash = char === "/";
+    const advance = (p.literal.get(char) ?? 0) | (slash ? p.slashAdvance : p.question);
+    const stay = slash ? p.anyStay : p.anyStay | p.star;
+    const next = ((states & advance) << 1) | (states & stay);
+    if (next === 0) return false;
+    states = closeBits(p, next);
+  }
+  return (states & p.accept) !== 0;
+}
+
+/**
  * For `*` then literal characters only (`*.ts`, the common case), the literal suffix: such a
  * pattern matches exactly a text that ends with it after no `/` (issue 7: the simulation cost
  * about 2 µs a name). Null when a suffix that is not well-formed could meet a surrogate pair
@@ -161,11 +248,14 @@ export function compileGlob(pattern: string, options: { anchored?: boolean } = {
   const tokens = tokenize(pattern);
   const literal = tokens.every((t) => t.kind === Kind.Literal);
   const suffix = starThenLiteral(tokens);
+  const bits = compileBits(tokens);
   const test = literal
     ? (text: string) => text === pattern
     : suffix !== null
     ? (text: string) =>
       text.endsWith(suffix) && !text.slice(0, text.length - suffix.length).includes("/")
+    : bits !== null
+    ? (text: string) => runBits(bits, text)
     : (text: string) => run(tokens, text);
   return {
     pattern,

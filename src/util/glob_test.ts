@@ -123,3 +123,17 @@ Deno.test("glob: `*` then literals agrees with a regular expression, lone surrog
   assert.equal(compileGlob("*/a.ts").matches("x/src/a.ts"), false);
   assert.equal(compileGlob("*\uDE00").matches("\uD83D\uDE00"), false, "half a pair is no match");
 });
+
+Deno.test("glob: long patterns (past the bit-parallel limit) agree with the reference too", () => {
+  // Segments of literal characters and ?, padded so every pattern has well over 30 tokens.
+  const seg = fc.stringMatching(/^[ab?]{1,3}$/);
+  const patSeg = fc.oneof(seg, fc.constant("**"), fc.constant("*"), seg.map((s) => `${s}*`));
+  const pattern = fc.array(patSeg, { minLength: 2, maxLength: 6 })
+    .map((a) => "ab/ab/ab/ab/ab/ab/ab/ab/ab/ab/ab/" + a.join("/"));
+  const path = fc.array(fc.stringMatching(/^[ab]{1,3}$/), { minLength: 1, maxLength: 6 })
+    .map((a) => "ab/ab/ab/ab/ab/ab/ab/ab/ab/ab/ab/" + a.join("/"));
+  fc.assert(
+    fc.property(pattern, path, (p, s) => compileGlob(p).matches(s) === reference(p, s)),
+    { numRuns: 1_000 },
+  );
+});
