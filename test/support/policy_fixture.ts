@@ -1,7 +1,9 @@
 /**
  * A whole policy layer over a temporary workspace, for testing tools and policy decisions
  * without a model or a terminal: real effect worker, in-memory references and audit log,
- * a trust map built from the rules given, and whichever Person the test chooses.
+ * a trust map built from the rules given, and whichever Person the test chooses. With `run`,
+ * `vouchesOnDisk` and `outside` it is also the base of run_fixture.ts (run, read_output, shell
+ * mode).
  *
  * @example
  * ```ts
@@ -25,6 +27,8 @@ import type { WorkerRequest } from "../../src/worker/protocol.ts";
 import { settingsFrom } from "../../src/state/settings.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import { SessionState } from "../../src/state/session_state.ts";
+import type { Config } from "../../src/state/config.ts";
+import { VouchStore } from "../../src/policy/vouches.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 import { sha256 } from "../../src/util/hash.ts";
 
@@ -42,10 +46,31 @@ export interface FixtureOptions {
   protect?: string[];
   /** Symbolic links to make: workspace-relative link → target (as written in the link). */
   symlinks?: Record<string, string>;
+  /** Files to make executable (workspace-relative). */
+  executables?: string[];
+  /** The config the settings come from (defaults to an empty one). */
+  config?: Config;
+  /** Overrides of the §14 limits (a small output cap for the flood test). */
+  limits?: Partial<Settings["limits"]>;
+  /** Whether the effect worker may start programs (default false). */
+  run?: boolean;
+  /** How many effect workers to start (default 2, as a session starts). */
+  workers?: number;
+  /** Keep vouches in a file of the temporary state folder instead of in memory. */
+  vouchesOnDisk?: boolean;
+  /** Make a folder outside the workspace and the state folder, to check nothing escaped. */
+  outside?: boolean;
 }
 
 export interface Fixture {
   root: string;
+  /** The temporary state folder (holds the scratch folder and, with `vouchesOnDisk`, vouches). */
+  stateDir: string;
+  scratch: string;
+  /** The folder outside everything, when `outside` asked for it. */
+  outside: string | null;
+  /** Where vouches are kept, when `vouchesOnDisk` asked for it. */
+  vouchesFile: string | null;
   workspace: Workspace;
   policy: Policy;
   person: Person;
@@ -112,11 +137,15 @@ export async function withPolicy(
 ): Promise<void> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-fx-ws-" }));
   const stateDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-fx-state-" }));
+  const outside = options.outside
+    ? await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-fx-outside-" }))
+    : null;
   const scratch = join(stateDir, "scratch");
   await Deno.mkdir(scratch);
   let worker: EffectWorker | null = null;
   try {
     await writeTree(root, options.files ?? {});
+    for (const rel of options.executables ?? []) await Deno.chmod(join(root, rel), 0o755);
     for (const [link, target] of Object.entries(options.symlinks ?? {})) {
       await Deno.mkdir(dirname(join(root, link)), { recursive: true });
       await Deno.symlink(target, join(root, link));
@@ -141,8 +170,11 @@ export async function withPolicy(
     }
     const scripted = options.person ? null : new ScriptedPerson(options.answers ?? []);
     const person = options.person ?? scripted!;
-    // A pool of two, as a session starts (a search splits its files across both).
-    worker = EffectWorker.start({ workspace: root, scratch, run: false }, 2);
+    // A pool of two by default, as a session starts (a search splits its files across both).
+    worker = EffectWorker.start(
+      { workspace: root, scratch, run: options.run ?? false },
+      options.workers ?? 2,
+    );
     const workerCalls: WorkerRequest[] = [];
     for (const started of worker.pool) {
       const call = started.call.bind(started);
@@ -151,6 +183,7 @@ export async function withPolicy(
         return call(request);
       }) as typeof started.call;
     }
+    const vouchesFile = options.vouchesOnDisk ? join(stateDir, "vouches.json") : null;
     const policy = new Policy({
       workspace,
       worker,
@@ -162,8 +195,10 @@ export async function withPolicy(
       trustFile: null,
       approvals: options.approvals ?? null,
       scratch,
+      vouches: vouchesFile ? VouchStore.at(vouchesFile, root) : undefined,
     });
-    const settings = settingsFrom({});
+    const base = settingsFrom(options.config ?? {});
+    const settings: Settings = { ...base, limits: { ...base.limits, ...options.limits } };
     const emitted: { type: string; text: string }[] = [];
     const ctx: ToolContext = {
       policy,
@@ -174,6 +209,10 @@ export async function withPolicy(
     };
     const fx: Fixture = {
       root,
+      stateDir,
+      scratch,
+      outside,
+      vouchesFile,
       workspace,
       policy,
       person,
@@ -202,5 +241,6 @@ export async function withPolicy(
     worker?.terminate();
     await Deno.remove(root, { recursive: true });
     await Deno.remove(stateDir, { recursive: true });
+    if (outside) await Deno.remove(outside, { recursive: true });
   }
 }

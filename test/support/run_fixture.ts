@@ -1,31 +1,23 @@
 /**
  * A policy layer whose effect worker may start programs, for testing run, read_output and
- * shell mode: like policy_fixture.ts (whose tree helpers it reuses), plus a vouch store kept in
- * the temporary state directory, a config for the settings, and a folder outside the workspace
- * to check that nothing escaped into it.
+ * shell mode: policy_fixture.ts's fixture with a vouch store kept in the temporary state
+ * directory, a config for the settings, and a folder outside the workspace to check that
+ * nothing escaped into it.
  */
-import { join } from "node:path";
-import { Policy } from "../../src/policy/core.ts";
-import { AuditLog } from "../../src/policy/audit.ts";
-import { PrivatePaths } from "../../src/policy/private.ts";
-import { RefTable } from "../../src/policy/refs.ts";
-import { normaliseRuleDir, TrustMap } from "../../src/policy/trust_map.ts";
-import { openWorkspace } from "../../src/policy/workspace.ts";
-import { VouchStore } from "../../src/policy/vouches.ts";
+import type { Policy } from "../../src/policy/core.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
 import type { Person } from "../../src/person/person.ts";
-import { type ScriptedAnswer, ScriptedPerson } from "../../src/person/scripted.ts";
-import { EffectWorker } from "../../src/worker/client.ts";
+import type { ScriptedAnswer, ScriptedPerson } from "../../src/person/scripted.ts";
 import type { Config } from "../../src/state/config.ts";
-import { type Settings, settingsFrom } from "../../src/state/settings.ts";
-import { SessionState } from "../../src/state/session_state.ts";
+import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
-import { hashTree, writeTree } from "./policy_fixture.ts";
+import { withPolicy } from "./policy_fixture.ts";
 
 export interface RunFixtureOptions {
   files?: Record<string, string | Uint8Array>;
   /** Files to make executable (workspace-relative). */
   executables?: string[];
+  /** Trust-map rules; defaults to trusting the whole workspace. */
   trust?: Record<string, boolean>;
   person?: Person;
   answers?: ScriptedAnswer[];
@@ -51,89 +43,39 @@ export interface RunFixture {
   treeHash(): Promise<string>;
 }
 
-const noProcessor = {
-  complete(): Promise<string> {
-    return Promise.reject(new Error("no processor in this test"));
-  },
-};
-
+/** Builds the fixture (one worker that may start programs), runs `fn`, and always cleans up. */
 export async function withRunPolicy(
   options: RunFixtureOptions,
   fn: (fx: RunFixture) => Promise<void>,
 ): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-run-ws-" }));
-  const stateDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-run-state-" }));
-  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-run-outside-" }));
-  const scratch = join(stateDir, "scratch");
-  await Deno.mkdir(scratch);
-  let worker: EffectWorker | null = null;
-  try {
-    await writeTree(root, options.files ?? {});
-    for (const rel of options.executables ?? []) await Deno.chmod(join(root, rel), 0o755);
-    const workspace = await openWorkspace(root, stateDir, { caseInsensitive: false });
-    const trust = new TrustMap(root);
-    trust.firstUse = "custom";
-    for (const [dir, trusted] of Object.entries(options.trust ?? { ".": true })) {
-      const d = normaliseRuleDir(dir);
-      if (!d.ok) throw new Error(d.error);
-      trust.setRule(d.value, trusted);
-    }
-    const scripted = options.person ? null : new ScriptedPerson(options.answers ?? []);
-    const person = options.person ?? scripted!;
-    worker = EffectWorker.start({ workspace: root, scratch, run: true });
-    const vouchesFile = join(stateDir, "vouches.json");
-    const policy = new Policy({
-      workspace,
-      worker,
-      person,
-      refs: RefTable.inMemory(),
-      audit: new AuditLog(null, "test-session"),
-      privatePaths: new PrivatePaths([]),
-      trust,
-      trustFile: null,
-      approvals: options.approvals ?? null,
-      scratch,
-      vouches: VouchStore.at(vouchesFile, root),
-    });
-    const base = settingsFrom(options.config ?? {});
-    const settings: Settings = { ...base, limits: { ...base.limits, ...options.limits } };
-    const ctx: ToolContext = {
-      policy,
-      settings,
-      session: new SessionState("test-session", !person.interactive),
-      processor: noProcessor,
-      emit: () => {},
-    };
-    await fn({
-      root,
-      stateDir,
-      outside,
-      scratch,
-      vouchesFile,
-      policy,
-      person,
-      scripted,
-      settings,
-      ctx,
-      async call(tool, args) {
-        const parsed = tool.schema.safeParse(args);
-        if (!parsed.success) {
-          return {
-            content: `error: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
-            isError: true,
-            label: { integrity: "T", confidentiality: "pub" },
-          };
-        }
-        return await (tool as ToolDef<unknown>).handler(parsed.data, ctx);
-      },
-      treeHash: () => hashTree(root),
-    });
-  } finally {
-    worker?.terminate();
-    await Deno.remove(root, { recursive: true });
-    await Deno.remove(stateDir, { recursive: true });
-    await Deno.remove(outside, { recursive: true });
-  }
+  await withPolicy({
+    files: options.files,
+    executables: options.executables,
+    trust: options.trust ?? { ".": true },
+    person: options.person,
+    answers: options.answers,
+    approvals: options.approvals,
+    config: options.config,
+    limits: options.limits,
+    run: true,
+    workers: 1,
+    vouchesOnDisk: true,
+    outside: true,
+  }, (fx) =>
+    fn({
+      root: fx.root,
+      stateDir: fx.stateDir,
+      outside: fx.outside!,
+      scratch: fx.scratch,
+      vouchesFile: fx.vouchesFile!,
+      policy: fx.policy,
+      person: fx.person,
+      scripted: fx.scripted,
+      settings: fx.settings,
+      ctx: fx.ctx,
+      call: fx.call,
+      treeHash: fx.treeHash,
+    }));
 }
 
 /** A script that prints its arguments as JSON: how a test sees the exact argv a program got. */
