@@ -54,6 +54,11 @@ export class EffectWorker {
     return [this, ...this.#helpers];
   }
 
+  /** False once the worker has stopped or failed: it answers every request with that error. */
+  get alive(): boolean {
+    return this.#dead === null;
+  }
+
   /** Requests sent and not yet answered: how busy this worker is. */
   get pending(): number {
     return this.#pending.size;

@@ -16,12 +16,18 @@ export function poolSize(cores = navigator.hardwareConcurrency): number {
   return Math.min(3, Math.floor(cores));
 }
 
-/** Sends the request to the least busy of `workers`. */
+/**
+ * Sends the request to the least busy live worker of `workers`. A worker that died (a crash, an
+ * out-of-memory stop) is passed over, so one lost helper slows a search instead of failing it;
+ * only when none is alive does the request go to the first, which answers with its error.
+ */
 export function fanout<R extends WorkerRequest>(
   workers: readonly EffectWorker[],
   request: R,
 ): Promise<WorkerResult<WorkerValue<R>>> {
-  let best = workers[0];
-  for (const w of workers) if (w.pending < best.pending) best = w;
-  return best.call(request);
+  let best: EffectWorker | null = null;
+  for (const w of workers) {
+    if (w.alive && (best === null || w.pending < best.pending)) best = w;
+  }
+  return (best ?? workers[0]).call(request);
 }

@@ -88,3 +88,26 @@ Deno.test("worker pool: two workers by default, one per core up to three", () =>
   assert.equal(poolSize(64), 3);
   assert.equal(poolSize(Number.NaN), 2);
 });
+
+Deno.test("worker pool: a helper that died is passed over, so the work still gets done", async () => {
+  await withPool(3, async (w, ws) => {
+    await Deno.writeTextFile(join(ws, "a.txt"), "x");
+    const [, second, third] = w.pool;
+    second.terminate();
+    third.terminate();
+    assert.equal(second.alive, false);
+    for (let i = 0; i < 5; i++) {
+      const listed = await fanout(w.pool, { op: "readDirs", paths: [ws] });
+      assert.equal(listed.ok, true, JSON.stringify(listed));
+    }
+  });
+});
+
+Deno.test("worker pool: with every worker dead, the request is answered with the error", async () => {
+  await withPool(2, async (w, ws) => {
+    for (const member of [...w.pool].reverse()) member.terminate();
+    const listed = await fanout(w.pool, { op: "readDirs", paths: [ws] });
+    assert.equal(listed.ok, false);
+    if (!listed.ok) assert.equal(listed.error.name, "Terminated");
+  });
+});
