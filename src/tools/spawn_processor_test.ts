@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnProcessorTool } from "./spawn_processor.ts";
-import { withPolicy } from "../../test/support/policy_fixture.ts";
+import { type Fixture, withPolicy } from "../../test/support/policy_fixture.ts";
 import type { ProcessorPort, ToolContext, ToolDef } from "./tool.ts";
 import { formatLabel, UNTRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../policy/label.ts";
 import { ModelError } from "../model/types.ts";
@@ -25,6 +25,11 @@ function run(ctx: ToolContext, processor: ProcessorPort, args: unknown) {
   return (spawnProcessorTool as ToolDef<unknown>).handler(parsed.data, { ...ctx, processor });
 }
 
+/** A quarantined file reference, as read_file's "keep" makes one. */
+function quarantine(fx: Fixture, path: string) {
+  return fx.policy.refs.add({ kind: "file", label: UNTRUSTED_PUBLIC, path, tool: "read_file" });
+}
+
 const files = {
   "vendor/lib.js": `// ${CANARY}\nexport const x = 1;\n`,
   "vendor/other.js": `// other ${CANARY}\n`,
@@ -33,12 +38,7 @@ const files = {
 
 Deno.test("a single quarantined file: the processor gets its bytes, the planner only a U ref bound to it", async () => {
   await withPolicy({ files, trust: { src: true } }, async (fx) => {
-    const file = await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    const file = await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([
       `Looks like a library. ${CANARY}\n=== document ===\nsummary: one export\n`,
     ]);
@@ -71,12 +71,7 @@ Deno.test("a single quarantined file: the processor gets its bytes, the planner 
 
 Deno.test("several reads with no about: the answer belongs nowhere and no write accepts it", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
     await fx.policy.refs.add({
       kind: "file_name",
       label: UNTRUSTED_PUBLIC,
@@ -98,18 +93,8 @@ Deno.test("several reads with no about: the answer belongs nowhere and no write 
 
 Deno.test("several reads with about: bound to that file, and only that file accepts it", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/other.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
+    await quarantine(fx, "vendor/other.js");
     const p = new FakeProcessor(["=== document ===\nnew other"]);
     const out = await run(fx.ctx, p, {
       reads: ["ref:0", "ref:1"],
@@ -126,12 +111,7 @@ Deno.test("several reads with about: bound to that file, and only that file acce
 
 Deno.test("about must be one of reads and name a file; invented refs are named", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
     await fx.policy.refs.add(
       { kind: "command_output", label: UNTRUSTED_PRIVATE, tool: "run" },
       new TextEncoder().encode("out"),
@@ -155,12 +135,7 @@ Deno.test("about must be one of reads and name a file; invented refs are named",
 
 Deno.test("a reply without the marker names no document: nothing stored, the reply shown as a remark", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([`I refuse. ${CANARY}`]);
     const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
     assert.equal(out.isError, true);
@@ -173,12 +148,7 @@ Deno.test("a reply without the marker names no document: nothing stored, the rep
 
 Deno.test("a marker must be a whole line; the first one splits", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([
       "note === document === inline\n=== document ===\nA\n=== document ===\nB",
     ]);
@@ -249,12 +219,7 @@ Deno.test("a local endpoint receives private input without asking", async () => 
 
 Deno.test("a processor endpoint that fails is an error result, and nothing is stored", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([
       new ModelError("unreachable", "the model endpoint http://x/v1 did not answer", "http://x/v1"),
     ]);
@@ -267,12 +232,7 @@ Deno.test("a processor endpoint that fails is an error result, and nothing is st
 
 Deno.test("an answer can be the input of another processor and keeps its binding", async () => {
   await withPolicy({ files }, async (fx) => {
-    await fx.policy.refs.add({
-      kind: "file",
-      label: UNTRUSTED_PUBLIC,
-      path: "vendor/lib.js",
-      tool: "read_file",
-    });
+    await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor(["=== document ===\nA", "=== document ===\nB"]);
     await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
     await run(fx.ctx, p, { reads: ["ref:1"], instruction: "y" });
@@ -317,12 +277,7 @@ Deno.test("a file that became a link out of the workspace is refused", async () 
   try {
     await Deno.writeTextFile(`${outside}/secret.txt`, "OUTSIDE");
     await withPolicy({ files }, async (fx) => {
-      await fx.policy.refs.add({
-        kind: "file",
-        label: UNTRUSTED_PUBLIC,
-        path: "vendor/lib.js",
-        tool: "read_file",
-      });
+      await quarantine(fx, "vendor/lib.js");
       await Deno.remove(`${fx.root}/vendor/lib.js`);
       await Deno.symlink(`${outside}/secret.txt`, `${fx.root}/vendor/lib.js`);
       const p = new FakeProcessor(["=== document ===\nA"]);
