@@ -6,8 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startMockModel } from "../scripts/mock-model.ts";
-import { MAIN_TS, mainFlags } from "./support/flags.ts";
-import { runMain } from "./support/run_main.ts";
+import { runMain, spawnMain, waitUntil } from "./support/run_main.ts";
 import { loadTranscript } from "../src/state/transcript.ts";
 
 async function findTranscript(dir: string): Promise<string | null> {
@@ -43,33 +42,22 @@ Deno.test("kill -9 while the planner is answering; --resume goes on with everyth
     },
   });
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...mainFlags(),
-        MAIN_TS,
-        "-p",
-        "start",
-        "-w",
-        root,
-        "--state-dir",
-        stateDir,
-        "--config",
-        config,
-        "--endpoint",
-        mock.url,
-        "--model",
-        "m",
-      ],
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    const child = spawnMain([
+      "-p",
+      "start",
+      "-w",
+      root,
+      "--state-dir",
+      stateDir,
+      "--config",
+      config,
+      "--endpoint",
+      mock.url,
+      "--model",
+      "m",
+    ], { output: "null" });
     // Wait (bounded) until the second planner request is in flight, then kill without warning.
-    for (let i = 0; i < 300 && mock.requests.length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntil(() => mock.requests.length >= 2);
     assert.equal(mock.requests.length, 2);
     child.kill("SIGKILL");
     await child.status;
@@ -143,32 +131,21 @@ Deno.test("Ctrl-C in a one-shot run stops the model call: exit 1, a message, the
     },
   });
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...mainFlags(),
-        MAIN_TS,
-        "-p",
-        "start",
-        "-w",
-        root,
-        "--state-dir",
-        join(tmp, "state"),
-        "--config",
-        config,
-        "--endpoint",
-        mock.url,
-        "--model",
-        "m",
-      ],
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    for (let i = 0; i < 300 && mock.requests.length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const child = spawnMain([
+      "-p",
+      "start",
+      "-w",
+      root,
+      "--state-dir",
+      join(tmp, "state"),
+      "--config",
+      config,
+      "--endpoint",
+      mock.url,
+      "--model",
+      "m",
+    ]);
+    await waitUntil(() => mock.requests.length >= 2);
     assert.equal(mock.requests.length, 2);
     child.kill("SIGINT");
     const out = await child.output();

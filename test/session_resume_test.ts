@@ -5,8 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { MAIN_TS, mainFlags } from "./support/flags.ts";
-import { runMain } from "./support/run_main.ts";
+import { runMain, spawnMain, waitUntil } from "./support/run_main.ts";
 import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
 
 async function setup() {
@@ -61,18 +60,12 @@ async function killedMidTurn(d: Awaited<ReturnType<typeof setup>>) {
     { text: "THIS UNFINISHED REPLY IS LOST", fault: { never_end: true } },
   ];
   const mock = await startMockModel({ script: { replies } });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...mainFlags(), MAIN_TS, ...d.args(mock.url), "-p", "remember the word PELICAN"],
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const child = spawnMain([...d.args(mock.url), "-p", "remember the word PELICAN"], {
+    output: "null",
+  });
   try {
     // Wait (bounded) until the second planner request is in flight.
-    for (let i = 0; i < 600 && mock.requests.filter((r) => r.kind === "planner").length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntil(() => mock.requests.filter((r) => r.kind === "planner").length >= 2, 600);
     assert.equal(mock.requests.filter((r) => r.kind === "planner").length, 2);
     await new Promise((r) => setTimeout(r, 200));
     child.kill("SIGKILL");

@@ -14,14 +14,11 @@ export async function runMain(
   args: string[],
   options: { env?: Record<string, string>; stdin?: string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<MainResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...mainFlags(), MAIN_TS, ...args],
-    env: { NO_COLOR: "1", ...options.env },
+  const child = spawnMain(args, {
+    env: options.env,
     cwd: options.cwd,
     stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  });
   if (options.stdin !== undefined) {
     const w = child.stdin.getWriter();
     await w.write(new TextEncoder().encode(options.stdin));
@@ -35,4 +32,34 @@ export async function runMain(
     stdout: new TextDecoder().decode(out.stdout),
     stderr: new TextDecoder().decode(out.stderr),
   };
+}
+
+/**
+ * Starts the real entry point with the binary's flags and returns the child, for tests that
+ * act on it while it runs (a kill, an interrupt). Output is piped unless told otherwise.
+ */
+export function spawnMain(
+  args: string[],
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    stdin?: "null" | "piped";
+    output?: "null" | "piped";
+  } = {},
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", ...mainFlags(), MAIN_TS, ...args],
+    env: { NO_COLOR: "1", ...options.env },
+    cwd: options.cwd,
+    stdin: options.stdin ?? "null",
+    stdout: options.output ?? "piped",
+    stderr: options.output ?? "piped",
+  }).spawn();
+}
+
+/** Polls `done` every 50 ms, at most `tries` times: a bounded wait on a server's progress. */
+export async function waitUntil(done: () => boolean, tries = 300): Promise<void> {
+  for (let i = 0; i < tries && !done(); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
