@@ -8,14 +8,13 @@ import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { join, TRUSTED_PUBLIC } from "../policy/label.ts";
-import { checkDestination } from "../policy/writes.ts";
 import { decodeText, labelOfBytes } from "../policy/reads.ts";
 import {
   exactlyOneTarget,
   pathField,
   plural,
   refField,
-  routeFile,
+  routeDestination,
   typeError,
 } from "./fs_common.ts";
 import { approveAndWrite } from "./write_file.ts";
@@ -79,11 +78,9 @@ export const editFileTool = defineTool({
   schema,
   async handler(args, ctx) {
     const policy = ctx.policy;
-    const target = await routeFile(policy, args.path, args.path_ref);
+    const target = await routeDestination(policy, args.path, args.path_ref);
     if (!target.ok) return failure(target.error);
     const { routed, shownAs } = target.value;
-    const dest = checkDestination(routed, shownAs);
-    if (!dest.ok) return failure(dest.error);
     if (!routed.path.exists) {
       return failure(
         `${shownAs} does not exist; edit_file changes an existing file (write_file creates one)`,

@@ -8,8 +8,9 @@ import type { Policy, Routed } from "../policy/core.ts";
 import { refName } from "../policy/refs.ts";
 import { hasBraces } from "../util/glob.ts";
 import { checkPathSyntax } from "../policy/paths.ts";
+import { checkDestination } from "../policy/writes.ts";
 import { escapeForScreen, hasHiddenCharacters } from "../util/escape.ts";
-import { err, ok, type Result } from "../util/result.ts";
+import { ok, type Result } from "../util/result.ts";
 
 /** A type error that says "required" when the field is missing and "must be …" otherwise. */
 export function typeError(field: string, what: string) {
@@ -31,8 +32,8 @@ export interface RoutedFile {
 }
 
 /**
- * Routes exactly one of path and path_ref through the policy layer. A failure about a
- * reference names the reference, never the path behind it.
+ * Routes exactly one of path and path_ref through the policy layer (whose failures about a
+ * reference name the reference, never the path behind it).
  */
 export async function routeFile(
   policy: Policy,
@@ -40,20 +41,24 @@ export async function routeFile(
   pathRef: string | undefined,
 ): Promise<Result<RoutedFile>> {
   const routed = await policy.route(path, pathRef);
-  if (!routed.ok) {
-    if (pathRef !== undefined && path === undefined) {
-      const found = policy.refs.lookup(pathRef);
-      if (found.ok && found.value.path !== undefined && routed.error.includes("no longer")) {
-        return err(`${refName(found.value)} no longer names a usable file`);
-      }
-    }
-    return routed;
-  }
+  if (!routed.ok) return routed;
   // The planner is told its own spelling, never where a symbolic link led.
   const shownAs = routed.value.viaRef
     ? refName(routed.value.viaRef)
     : displayBase(path ?? ".") || ".";
   return ok({ routed: routed.value, shownAs });
+}
+
+/** Routes the destination of a write or an edit: the file, then the rules for a destination. */
+export async function routeDestination(
+  policy: Policy,
+  path: string | undefined,
+  pathRef: string | undefined,
+): Promise<Result<RoutedFile>> {
+  const target = await routeFile(policy, path, pathRef);
+  if (!target.ok) return target;
+  const dest = checkDestination(target.value.routed, target.value.shownAs);
+  return dest.ok ? target : dest;
 }
 
 /** "path or path_ref, exactly one" as a schema rule with a clear message. */

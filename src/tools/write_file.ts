@@ -9,7 +9,6 @@ import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.
 import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../policy/label.ts";
 import {
   approveWrite,
-  checkDestination,
   commitWrite,
   contentFromRef,
   renderDiff,
@@ -20,7 +19,7 @@ import type { Policy } from "../policy/core.ts";
 import type { Decider } from "../policy/audit.ts";
 import { decodeText } from "../policy/reads.ts";
 import { sha256 } from "../util/hash.ts";
-import { pathField, plural, refField, routeFile } from "./fs_common.ts";
+import { pathField, plural, refField, routeDestination } from "./fs_common.ts";
 
 const routing = z.strictObject({
   path: pathField.optional().describe("workspace-relative destination"),
@@ -140,11 +139,9 @@ export const writeFileTool = defineTool({
   schema,
   async handler(args, ctx) {
     const policy = ctx.policy;
-    const target = await routeFile(policy, args.path, args.path_ref);
+    const target = await routeDestination(policy, args.path, args.path_ref);
     if (!target.ok) return failure(target.error);
     const { routed, shownAs } = target.value;
-    const dest = checkDestination(routed, shownAs);
-    if (!dest.ok) return failure(dest.error);
     const rel = routed.path.rel;
 
     let source: { bytes: Uint8Array; label: Label };
