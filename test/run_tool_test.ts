@@ -598,7 +598,7 @@ Deno.test("run: an argument holding quotes and spaces cannot pass for two on the
   });
 });
 
-Deno.test("run: vouching a pipeline vouches each of its stages", async () => {
+Deno.test("run: vouching a pipeline vouches it whole", async () => {
   await withRunPolicy({ answers: [{ run: { answer: "vouch" } }] }, async (fx) => {
     const pipeline = [{ program: "printf", args: ["b\\na\\n"] }, { program: "sort" }];
     const first = await fx.call(run, { pipeline });
@@ -609,7 +609,7 @@ Deno.test("run: vouching a pipeline vouches each of its stages", async () => {
     fx.scripted!.push({ run: { answer: "once" } });
     const mixed = await fx.call(run, { pipeline: [pipeline[0], { program: "tac" }] });
     assert.equal(runRequests(fx).length, 2, "an unvouched stage makes the pipeline ask");
-    assert.match(runRequests(fx)[1].why, /stage 2 not vouched/);
+    assert.match(runRequests(fx)[1].why, /not vouched/);
     assert.ok(!mixed.content.includes("b\na"), "and its output is not trusted");
   });
 });

@@ -97,6 +97,8 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     vouches: VouchStore.at(state.vouchesFile, workspace.root),
   });
   if (trustChanged) await policy.saveTrust();
+  // Before the planner can write anything: the policy file's commands, as they are now.
+  problems.push(...await policy.bindCommandRules());
   return {
     workspace,
     paths,

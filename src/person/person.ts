@@ -43,6 +43,8 @@ export interface RunApprovalRequest {
   stdin: { ref: string; label: Label } | null;
   /** Why the person is asked although the command may be vouched (tainted context, priv stdin). */
   why: string;
+  /** One line for each stage whose program runs code it is given: what vouching it means. */
+  warnings: string[];
 }
 
 export type RunAnswer =

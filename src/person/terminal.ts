@@ -10,7 +10,7 @@ import { checkbox, input, select } from "@inquirer/prompts";
 import pc from "picocolors";
 import { formatLabel } from "../policy/label.ts";
 import { FOREIGN_TREES } from "../policy/trust_map.ts";
-import { escapeForScreen } from "../util/escape.ts";
+import { escapeForScreen, formatArgv } from "../util/escape.ts";
 import type {
   Answer,
   Approval,
@@ -199,6 +199,7 @@ export class TerminalPerson implements Person {
     if (r.stdin) {
       this.#line(`${pc.bold("stdin:")} ${r.stdin.ref} ${formatLabel(r.stdin.label)}`);
     }
+    for (const warning of r.warnings) this.#line(pc.yellow(`note: ${warning}`));
     const single = r.stages.length === 1 ? r.stages[0] : null;
     const answer = await this.#ask(
       (ctx) =>
@@ -225,7 +226,7 @@ export class TerminalPerson implements Person {
     if (answer === "why") return { answer: "refuse", reason: await this.#reason() };
     if (answer === "prefix" && single) {
       const display = (n: number) =>
-        escapeForScreen([single.program, ...single.args.slice(0, n)].join(" ")) +
+        formatArgv([single.program, ...single.args.slice(0, n)]) +
         (n < single.args.length ? " …" : "");
       const n = await this.#ask(
         (ctx) =>

@@ -26,6 +26,7 @@ const run: RunApprovalRequest = {
   display: ["git diff --stat HEAD~1"],
   stdin: null,
   why: "",
+  warnings: [],
 };
 
 Deno.test("terminal: an edit approval shows destination and diff and is accepted", async () => {

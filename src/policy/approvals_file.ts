@@ -74,14 +74,6 @@ export async function loadApprovals(path: string): Promise<Result<ApprovalsFile>
   return parseApprovals(text, path);
 }
 
-/** Whether `argv` matches a rule: exactly, or starting with the rule's prefix. */
-export function commandMatches(rule: CommandRule, argv: readonly string[]): boolean {
-  if ("argv" in rule) {
-    return rule.argv.length === argv.length && rule.argv.every((a, i) => a === argv[i]);
-  }
-  return rule.prefix.length <= argv.length && rule.prefix.every((a, i) => a === argv[i]);
-}
-
 /**
  * Whether the file pre-approves a write to this real workspace-relative destination. Globs are
  * anchored at the workspace root: `README.md` pre-approves that file, not every README.

@@ -15,6 +15,7 @@ import { type RefRecord, type RefTable } from "./refs.ts";
 import { normaliseRuleDir, saveTrustMap, type TrustMap } from "./trust_map.ts";
 import type { Workspace } from "./workspace.ts";
 import { VouchStore } from "./vouches.ts";
+import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export interface PolicyOptions {
@@ -56,6 +57,7 @@ export class Policy {
   /** The map decisions use: the stored one plus this run's `--approvals` rules. */
   trust: TrustMap;
   #trustFile: string | null;
+  #commandRules: BoundRules | null = null;
   #context: Label = label("T", "pub");
   #contextListeners: ((l: Label) => void)[] = [];
 
@@ -93,6 +95,26 @@ export class Policy {
 
   async saveTrust(): Promise<void> {
     if (this.#trustFile) await saveTrustMap(this.#trustFile, this.storedTrust);
+  }
+
+  // ---- the approval policy file's commands (cli.md; design.md §8) ----
+
+  /**
+   * Binds the approval policy file's `run` and `vouch` entries to the programs they name, as
+   * they are now: call once, when the run starts, before the planner can write anything.
+   * Returns the entries that allow nothing, for the person.
+   */
+  async bindCommandRules(): Promise<string[]> {
+    const { rules, problems } = await bindRules(this, this.approvals);
+    this.#commandRules = rules;
+    return problems;
+  }
+
+  /** The bound entries; an unbound file with entries is a wiring bug, reported loudly. */
+  get commandRules(): BoundRules {
+    if (this.#commandRules) return this.#commandRules;
+    if (!this.approvals?.run?.length && !this.approvals?.vouch?.length) return NO_RULES;
+    throw new Error("the approval policy file's commands were not bound when the run started");
   }
 
   // ---- the planner context (design.md §4) ----

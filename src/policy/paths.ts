@@ -199,6 +199,7 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
       return err("that path cannot be examined: permission denied");
     }
-    return err(`that path cannot be resolved: ${(e as Error).message}`);
+    // Only the kind: the message quotes the real path, which may be a name behind a link.
+    return err(`that path cannot be resolved (${(e as Error).name})`);
   }
 }

@@ -1,12 +1,17 @@
 /**
- * What program a run stage names (tools.md, run): a bare name is looked up on PATH; anything
- * with a `/` is a path relative to the workspace and must stay inside it. The answer is an
- * absolute path the person is shown and a vouch is keyed by; a program that lies inside the
- * workspace (where the planner can write) also carries its content hash.
+ * What program a run stage names (design.md §8, "a program is who it resolves to"): a bare name
+ * is looked up on PATH, skipping every PATH entry and every candidate inside the workspace, so it
+ * never names a file the repository ships; anything with a `/` is a workspace program, a path
+ * relative to the workspace that must stay inside it. The answer is an absolute path the person
+ * is shown and a vouch is keyed by; a workspace program (where the planner can write) also
+ * carries its content hash.
+ *
+ * Errors name the program as the planner typed it, never the real path behind a link: that
+ * name may lie in an untrusted directory, and a name is content (design.md §3).
  *
  * Also the environment a spawned program gets: a short explicit list, never the API key.
  */
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import type { Policy } from "./core.ts";
 import { resolvePath } from "./paths.ts";
 import { isWithin } from "./workspace.ts";
@@ -60,16 +65,38 @@ function executable(info: Deno.FileInfo): boolean {
   return (info.mode & 0o111) !== 0;
 }
 
-/** The first executable file called `name` on PATH, or why there is none. */
+async function realOrNull(path: string): Promise<string | null> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The first executable file called `name` on PATH, or why there is none. With `workspace`, a
+ * PATH entry that is (or resolves to) a folder inside it is skipped, and so is a candidate whose
+ * real file lies inside it (a link from `/usr/local/bin` into the repository): a bare name is a
+ * program of the machine, never one the repository ships.
+ */
 export async function lookupOnPath(
   name: string,
   dirs: readonly string[] = searchPath(),
+  workspace: string | null = null,
 ): Promise<Result<string>> {
   let notExecutable: string | null = null;
+  const inside = async (path: string) => {
+    if (workspace === null) return false;
+    if (isWithin(workspace, path)) return true;
+    const real = await realOrNull(path);
+    return real !== null && isWithin(workspace, real);
+  };
   for (const dir of dirs) {
+    if (await inside(dir)) continue;
     const candidate = join(dir, name);
     const info = await statOrNull(candidate);
     if (!info || !info.isFile) continue;
+    if (await inside(candidate)) continue;
     if (executable(info)) return ok(candidate);
     notExecutable ??= candidate;
   }
@@ -109,48 +136,119 @@ export async function resolveProgram(
   const text = checkProgramText(program);
   if (!text.ok) return text;
   const shown = `'${escapeForScreen(program)}'`;
-  let found: string;
-  if (program.includes("/")) {
-    const resolved = await resolvePath(policy.workspace, program);
-    if (!resolved.ok) {
-      return err(`${shown}: ${resolved.error} (a program path is taken relative to the workspace)`);
-    }
-    const where = resolved.value;
-    if (where.kind === "missing") return err(`${shown}: there is no such file in the workspace`);
-    if (where.kind === "directory") return err(`${shown} is a directory, not a program`);
-    if (where.kind !== "file") return err(`${shown} is not a regular file`);
-    const info = await statOrNull(where.abs);
-    if (!info || !executable(info)) {
-      return err(
-        `${shown} is not executable (it has no execute permission); run it through its ` +
-          `interpreter instead, e.g. {"program": "sh", "args": ["${where.rel}"]}`,
-      );
-    }
-    found = where.abs;
-  } else {
-    const onPath = await lookupOnPath(program);
+  if (!program.includes("/")) {
+    const onPath = await lookupOnPath(program, searchPath(), policy.workspace.root);
     if (!onPath.ok) return onPath;
-    found = onPath.value;
+    return ok({ typed: program, resolved: onPath.value, workspaceRel: null, sha256: null });
   }
-  // A program reached through PATH may still live inside the workspace (node_modules/.bin):
-  // the planner can write there, so it is bound to its bytes like any workspace program.
-  let real = found;
-  try {
-    real = await Deno.realPath(found);
-  } catch { /* keep the found path */ }
-  if (!isWithin(policy.workspace.root, real)) {
-    return ok({ typed: program, resolved: found, workspaceRel: null, sha256: null });
+  // The resolver's own errors quote only what the planner typed (a prefix of it), never the
+  // target of a link; every other sentence here names `shown`, the typed path.
+  const resolved = await resolvePath(policy.workspace, program);
+  if (!resolved.ok) {
+    return err(`${shown}: ${resolved.error} (a program path is taken relative to the workspace)`);
   }
-  const hashed = await policy.worker.call({ op: "hash", path: real });
+  const where = resolved.value;
+  if (where.kind === "missing") return err(`${shown}: there is no such file in the workspace`);
+  if (where.kind === "directory") return err(`${shown} is a directory, not a program`);
+  if (where.kind !== "file") return err(`${shown} is not a regular file`);
+  const info = await statOrNull(where.abs);
+  if (!info || !executable(info)) {
+    return err(
+      `${shown} is not executable (it has no execute permission); run it through its ` +
+        `interpreter instead, e.g. {"program": "sh", "args": [${JSON.stringify(program)}]}`,
+    );
+  }
+  const hashed = await policy.worker.call({ op: "hash", path: where.abs });
   if (!hashed.ok) {
-    return err(`${shown} cannot be read to bind it to its contents: ${hashed.error.message}`);
+    return err(`${shown} cannot be read to bind it to its contents (${hashed.error.name})`);
   }
-  return ok({
-    typed: program,
-    resolved: found,
-    workspaceRel: relative(policy.workspace.root, real).split("\\").join("/"),
-    sha256: hashed.value,
-  });
+  return ok({ typed: program, resolved: where.abs, workspaceRel: where.rel, sha256: hashed.value });
+}
+
+/**
+ * Programs that run other programs or code they are given (design.md §8): vouching one means
+ * whatever that code prints reaches the planner as trusted. Matched on the program's file name,
+ * with a version suffix (`python3.12`, `perl5.36`) counting as the same program.
+ */
+const RUNNERS = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "mksh",
+  "fish",
+  "csh",
+  "tcsh",
+  "busybox",
+  "env",
+  "xargs",
+  "nohup",
+  "nice",
+  "timeout",
+  "time",
+  "sudo",
+  "doas",
+  "su",
+  "exec",
+  "watch",
+  "sed",
+  "gsed",
+  "awk",
+  "gawk",
+  "mawk",
+  "nawk",
+  "python",
+  "pypy",
+  "node",
+  "nodejs",
+  "deno",
+  "bun",
+  "perl",
+  "ruby",
+  "php",
+  "lua",
+  "tclsh",
+  "make",
+  "gmake",
+  "cmake",
+  "ninja",
+  "npm",
+  "npx",
+  "pnpm",
+  "yarn",
+  "cargo",
+  "go",
+  "mvn",
+  "gradle",
+  "pip",
+  "uv",
+  "poetry",
+  "tox",
+  "pytest",
+  "jest",
+  "vitest",
+  "git",
+  "ssh",
+  "docker",
+  "podman",
+]);
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
+
+/**
+ * The one-line warning the approval screen shows for a stage whose program runs code it is
+ * given, or null. `find` counts only with one of its `-exec` family (design.md §8).
+ */
+export function runnerWarning(
+  stage: { typed: string; resolved: string; args: readonly string[] },
+): string | null {
+  const base = stage.resolved.split(/[\\/]/).at(-1)!.replace(/\.exe$/i, "");
+  const name = base.replace(/[0-9][0-9.]*$/, "");
+  const runs = RUNNERS.has(base) || RUNNERS.has(name) ||
+    (name === "find" && stage.args.some((a) => FIND_EXEC.has(a)));
+  if (!runs) return null;
+  return `${escapeForScreen(stage.typed)} runs other programs or code it is given: if you vouch ` +
+    "for it, whatever that code prints reaches the planner as trusted";
 }
 
 /** Variables a spawned program inherits, by name; everything else (the API key) is left out. */

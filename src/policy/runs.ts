@@ -21,10 +21,10 @@ import {
 import type { RefRecord } from "./refs.ts";
 import { resolvePath } from "./paths.ts";
 import { readFileRef } from "./reads.ts";
-import { commandMatches, type CommandRule } from "./approvals_file.ts";
 import type { Decider } from "./audit.ts";
-import { type ResolvedProgram, resolveProgram } from "./programs.ts";
-import { describeVouch, type Vouch } from "./vouches.ts";
+import { type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
+import { type RuleMatch, rulesMatch } from "./command_rules.ts";
+import { describeVouch, type NewVouch, type StageIdentity, type Vouch } from "./vouches.ts";
 import type { Settings } from "../state/settings.ts";
 import type { RunAnswer } from "../person/person.ts";
 import { formatArgv } from "../util/escape.ts";
@@ -52,6 +52,11 @@ export interface RunInput {
 
 export interface PreparedStage extends ResolvedProgram {
   args: string[];
+  /**
+   * A workspace program in an untrusted place (its directory or the file itself untrusted):
+   * asked about every time, whatever vouches or entries say (design.md §8).
+   */
+  untrusted: boolean;
 }
 
 export interface PreparedRun {
@@ -125,6 +130,14 @@ function stdinProblem(ref: RefRecord): string | null {
   }
 }
 
+/** Whether a workspace program lies in an untrusted place: its directory, or the file itself. */
+async function programUntrusted(policy: Policy, rel: string | null): Promise<boolean> {
+  if (rel === null) return false;
+  const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
+  if (policy.nameLabel(dir).integrity === "U") return true;
+  return (await policy.fileLabel(rel)).integrity === "U";
+}
+
 /** The stdin reference and the label of what it holds now. */
 async function prepareStdin(
   policy: Policy,
@@ -158,7 +171,11 @@ export async function prepareRun(
   for (const [i, stage] of input.pipeline.entries()) {
     const program = await resolveProgram(policy, stage.program);
     if (!program.ok) return err(`stage ${i + 1}: ${program.error}`);
-    stages.push({ ...program.value, args: [...(stage.args ?? [])] });
+    stages.push({
+      ...program.value,
+      args: [...(stage.args ?? [])],
+      untrusted: await programUntrusted(policy, program.value.workspaceRel),
+    });
   }
   let stdin: PreparedRun["stdin"] = null;
   if (input.stdin !== undefined) {
@@ -200,40 +217,47 @@ export type RunDecision =
 
 /** A stage's standing: vouched, and by what. */
 interface StageStanding {
+  /** A stored one-program vouch that covers the stage and still holds. */
   vouch: Vouch | null;
-  /** Vouched by the policy file's `vouch` entries for this run. */
-  fileVouch: boolean;
-  /** Allowed to run without asking by the policy file's `run` entries. */
-  fileRun: boolean;
   /** A stored vouch that would cover this stage but its program changed. */
   voided: Vouch | null;
+  /** The policy file's `vouch` entries for this run. */
+  fileVouch: RuleMatch;
+  /** The policy file's `run` entries: allowed to run without asking. */
+  fileRun: RuleMatch;
 }
 
-/** The names a policy-file rule's first word may use for a stage's program. */
-function ruleNames(stage: PreparedStage): string[] {
-  const names = [stage.typed, stage.resolved];
-  if (stage.workspaceRel) names.push(stage.workspaceRel, `./${stage.workspaceRel}`);
-  return names;
-}
-
-function fileRuleMatches(rules: CommandRule[] | undefined, stage: PreparedStage): boolean {
-  return (rules ?? []).some((rule) =>
-    ruleNames(stage).some((name) => commandMatches(rule, [name, ...stage.args]))
-  );
+function identity(stage: PreparedStage): StageIdentity {
+  return { resolved: stage.resolved, args: stage.args, sha256: stage.sha256 };
 }
 
 async function standingOf(policy: Policy, stage: PreparedStage): Promise<StageStanding> {
-  const found = await policy.vouches.lookup({
-    resolved: stage.resolved,
-    args: stage.args,
-    sha256: stage.sha256,
-  });
+  const found = await policy.vouches.lookup(identity(stage));
+  const rules = policy.commandRules;
   return {
     vouch: found.status === "vouched" ? found.vouch : null,
     voided: found.status === "void" ? found.vouch : null,
-    fileVouch: fileRuleMatches(policy.approvals?.vouch, stage),
-    fileRun: fileRuleMatches(policy.approvals?.run, stage),
+    fileVouch: rulesMatch(rules.vouch, identity(stage)),
+    fileRun: rulesMatch(rules.run, identity(stage)),
   };
+}
+
+/** What the person's "vouch" answer stores: one program (exact or prefix), or the whole pipeline. */
+function vouchToStore(prepared: PreparedRun, prefixArgs: number | undefined): NewVouch {
+  const command = (s: PreparedStage) => ({
+    program: s.resolved,
+    args: s.args,
+    ...(s.sha256 ? { sha256: s.sha256 } : {}),
+  });
+  if (prepared.stages.length > 1) {
+    // A prefix vouch names one program; a pipeline is vouched exactly, as a whole.
+    return { match: "pipeline", stages: prepared.stages.map(command) };
+  }
+  const [stage] = prepared.stages;
+  const prefix = prefixArgs !== undefined && prefixArgs >= 0 && prefixArgs < stage.args.length;
+  return prefix
+    ? { ...command(stage), match: "prefix", args: stage.args.slice(0, prefixArgs) }
+    : { ...command(stage), match: "exact" };
 }
 
 /**
@@ -264,6 +288,12 @@ function reasonsToAsk(policy: Policy, prepared: PreparedRun, vouched: boolean[])
       `its stdin (ref:${prepared.stdin.ref.id}) is private, which asks even for a vouched command`,
     );
   }
+  for (const [i, stage] of prepared.stages.entries()) {
+    if (!stage.untrusted) continue;
+    reasons.push(
+      `the program of stage ${i + 1} lies in an untrusted place, so it is asked about every time`,
+    );
+  }
   return reasons;
 }
 
@@ -285,8 +315,16 @@ function routingOf(prepared: PreparedRun): Record<string, unknown> {
  */
 export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<RunDecision> {
   const standings = await Promise.all(prepared.stages.map((s) => standingOf(policy, s)));
-  const vouched = standings.map((s) => s.vouch !== null || s.fileVouch);
+  const whole = prepared.stages.length > 1
+    ? await policy.vouches.lookupPipeline(prepared.stages.map(identity))
+    : { status: "none" as const };
+  const wholeVouch = whole.status === "vouched" ? whole.vouch : null;
+  // A pipeline runs unasked when vouched whole, or when each stage is covered on its own.
+  const vouched = standings.map((s) =>
+    wholeVouch !== null || s.vouch !== null || s.fileVouch === "covers"
+  );
   const allVouched = vouched.every(Boolean);
+  const untrusted = prepared.stages.some((s) => s.untrusted);
   const stdinLabel = prepared.stdin?.label ?? null;
   const reasons = reasonsToAsk(policy, prepared, vouched);
   const routing = routingOf(prepared);
@@ -306,9 +344,11 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
   };
 
   if (reasons.length === 0) {
-    const bys = standings.map((s) => s.vouch ? s.vouch.id : "the approval policy file");
+    const bys = wholeVouch
+      ? [wholeVouch.id]
+      : standings.map((s) => s.vouch ? s.vouch.id : "the approval policy file");
     return await allowed(
-      standings.every((s) => s.vouch) ? "rule" : "policy-file",
+      wholeVouch || standings.every((s) => s.vouch) ? "rule" : "policy-file",
       "ran without asking (vouched)",
       true,
       `vouched: ${bys.join(", ")}`,
@@ -317,11 +357,12 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
 
   // The approval policy file answers in advance what would be asked (cli.md): every stage is
   // in its `run` entries, or vouched with nothing else (context, stdin) calling for a question.
+  // A program in an untrusted place is never answered in advance.
   const onlyVouchesMissing = !policy.contextTainted &&
     prepared.stdin?.label.confidentiality !== "priv";
   if (
-    policy.approvals &&
-    standings.every((s, i) => s.fileRun || (vouched[i] && onlyVouchesMissing))
+    policy.approvals && !untrusted &&
+    standings.every((s, i) => s.fileRun === "covers" || (vouched[i] && onlyVouchesMissing))
   ) {
     return await allowed(
       "policy-file",
@@ -331,15 +372,29 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
     );
   }
 
-  const voided = standings.flatMap((s, i) =>
-    s.voided
+  const voided = [
+    ...(whole.status === "void"
       ? [
-        `the vouch ${s.voided.id} for stage ${
-          i + 1
-        } no longer holds: the program's contents changed`,
+        `the vouch ${whole.vouch.id} for this pipeline no longer holds: a program's contents changed`,
       ]
-      : []
-  );
+      : []),
+    ...standings.flatMap((s, i) => [
+      ...(s.voided
+        ? [
+          `the vouch ${s.voided.id} for stage ${
+            i + 1
+          } no longer holds: the program's contents changed`,
+        ]
+        : []),
+      ...(s.fileVouch === "changed" || s.fileRun === "changed"
+        ? [
+          `the program of stage ${
+            i + 1
+          } changed since the run started, so the approval policy file's entry no longer covers it`,
+        ]
+        : []),
+    ]),
+  ];
   const why = [...reasons, ...voided].join("; ");
 
   if (!policy.person.interactive) {
@@ -362,6 +417,7 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
         ? { ref: `ref:${prepared.stdin.ref.id}`, label: prepared.stdin.label }
         : null,
       why,
+      warnings: prepared.stages.flatMap((s) => runnerWarning(s) ?? []),
     });
   } catch (e) {
     return await refused("person", `not run: the person could not be asked (${String(e)})`);
@@ -374,20 +430,9 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
     return await refused("person", reason);
   }
   if (answer.answer === "vouch") {
-    const given: string[] = [];
-    for (const [i, stage] of prepared.stages.entries()) {
-      if (standings[i].vouch) continue;
-      const fixed = answer.prefixArgs;
-      const exact = fixed === undefined || fixed >= stage.args.length || fixed < 0;
-      const v = await policy.vouches.add({
-        program: stage.resolved,
-        match: exact ? "exact" : "prefix",
-        args: exact ? stage.args : stage.args.slice(0, fixed),
-        ...(stage.sha256 ? { sha256: stage.sha256 } : {}),
-      });
-      given.push(describeVouch(v));
-    }
-    return await allowed("person", "vouched and ran", true, given.join("; "));
+    const v = await policy.vouches.add(vouchToStore(prepared, answer.prefixArgs));
+    return await allowed("person", "vouched and ran", true, describeVouch(v));
   }
-  return await allowed("person", "ran once", allVouched);
+  // Run once: the output is trusted only if the command was vouched and no program is untrusted.
+  return await allowed("person", "ran once", allVouched && !untrusted);
 }

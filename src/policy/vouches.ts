@@ -14,18 +14,40 @@ import { z } from "zod";
 import { loadJsonFile, saveJsonFile } from "../state/jsonfile.ts";
 import { formatArgv } from "../util/escape.ts";
 
-export interface Vouch {
-  /** Short and stable, for `bravebot vouch remove ID`: `v1`, `v2`, … */
-  readonly id: string;
+/** A program and its arguments as a vouch fixes them. */
+export interface VouchedCommand {
   /** The program's resolved absolute path. */
   readonly program: string;
-  /** `exact`: these args and no others; `prefix`: args starting with these. */
-  readonly match: "exact" | "prefix";
   readonly args: readonly string[];
   /** For a program inside the workspace: the SHA-256 the vouch is bound to. */
   readonly sha256?: string;
+}
+
+/**
+ * One program: `exact`, these args and no others; `prefix`, args starting with these. A prefix
+ * vouch names one program (design.md §8), so it is never part of a pipeline vouch.
+ */
+export interface CommandVouch extends VouchedCommand {
+  /** Short and stable, for `bravebot vouch remove ID`: `v1`, `v2`, … */
+  readonly id: string;
+  readonly match: "exact" | "prefix";
   readonly created: string;
 }
+
+/** A pipeline vouched whole: exactly these stages, in this order, and no stage on its own. */
+export interface PipelineVouch {
+  readonly id: string;
+  readonly match: "pipeline";
+  readonly stages: readonly VouchedCommand[];
+  readonly created: string;
+}
+
+export type Vouch = CommandVouch | PipelineVouch;
+
+/** What the person vouched for, before it has an id. */
+export type NewVouch =
+  | Omit<CommandVouch, "id" | "created">
+  | Omit<PipelineVouch, "id" | "created">;
 
 /** One stage as the policy layer resolved it, in the terms a vouch compares. */
 export interface StageIdentity {
@@ -41,14 +63,29 @@ export type VouchLookup =
   | { status: "void"; vouch: Vouch }
   | { status: "none" };
 
-const vouchSchema = z.strictObject({
-  id: z.string().regex(/^v[1-9][0-9]*$/),
-  program: z.string().min(1).refine((p) => p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p), {
-    message: "not an absolute path",
-  }),
+const absolute = z.string().min(1).refine((p) => p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p), {
+  message: "not an absolute path",
+});
+const sha = z.string().regex(/^[0-9a-f]{64}$/);
+const id = z.string().regex(/^v[1-9][0-9]*$/);
+
+const commandVouchSchema = z.strictObject({
+  id,
+  program: absolute,
   match: z.enum(["exact", "prefix"]),
   args: z.array(z.string()),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  sha256: sha.optional(),
+  created: z.string(),
+});
+
+const pipelineVouchSchema = z.strictObject({
+  id,
+  match: z.literal("pipeline"),
+  stages: z.array(z.strictObject({
+    program: absolute,
+    args: z.array(z.string()),
+    sha256: sha.optional(),
+  })).min(2),
   created: z.string(),
 });
 
@@ -56,33 +93,75 @@ const fileSchema = z.strictObject({
   version: z.literal(1),
   workspace: z.string(),
   next: z.number().int().min(1),
-  vouches: z.array(vouchSchema),
+  vouches: z.array(z.union([commandVouchSchema, pipelineVouchSchema])),
 });
 
-type VouchFile = z.infer<typeof fileSchema>;
+/** The file as kept in memory; what the schema parses is assignable to it. */
+interface VouchFile {
+  version: 1;
+  workspace: string;
+  next: number;
+  vouches: Vouch[];
+}
 
-/** Whether the vouch covers this command: the same program, args exact or by prefix. */
-export function vouchCovers(vouch: Vouch, stage: Omit<StageIdentity, "sha256">): boolean {
-  if (vouch.program !== stage.resolved) return false;
-  if (vouch.match === "exact") {
-    return vouch.args.length === stage.args.length &&
-      vouch.args.every((a, i) => a === stage.args[i]);
-  }
-  return vouch.args.length <= stage.args.length && vouch.args.every((a, i) => a === stage.args[i]);
+/**
+ * Whether `args` is covered by `fixed`: exactly the same list, or starting with it. The one
+ * comparison of argument lists, for vouches and the approval policy file's entries alike.
+ */
+export function argsCovered(
+  match: "exact" | "prefix",
+  fixed: readonly string[],
+  args: readonly string[],
+): boolean {
+  if (match === "exact" && fixed.length !== args.length) return false;
+  return fixed.length <= args.length && fixed.every((a, i) => a === args[i]);
+}
+
+/** Whether a one-program vouch covers this command: the same program, args exact or by prefix. */
+export function vouchCovers(vouch: CommandVouch, stage: Omit<StageIdentity, "sha256">): boolean {
+  return vouch.program === stage.resolved && argsCovered(vouch.match, vouch.args, stage.args);
 }
 
 /** A vouch is bound to what the program was: a workspace program must still hash the same. */
-export function vouchHolds(vouch: Vouch, stage: StageIdentity): boolean {
+export function vouchHolds(vouch: VouchedCommand, stage: StageIdentity): boolean {
   if (stage.sha256 === null) return vouch.sha256 === undefined;
   return vouch.sha256 === stage.sha256;
 }
 
+/** Whether a pipeline vouch names exactly these stages (programs and arguments). */
+function pipelineCovers(vouch: PipelineVouch, stages: readonly StageIdentity[]): boolean {
+  return vouch.stages.length === stages.length &&
+    vouch.stages.every((v, i) =>
+      v.program === stages[i].resolved && argsCovered("exact", v.args, stages[i].args)
+    );
+}
+
+function sameVouch(a: NewVouch, b: NewVouch): boolean {
+  const same = (x: VouchedCommand, y: VouchedCommand) =>
+    x.program === y.program && x.sha256 === y.sha256 && argsCovered("exact", x.args, y.args);
+  if (a.match === "pipeline" || b.match === "pipeline") {
+    return a.match === "pipeline" && b.match === "pipeline" &&
+      a.stages.length === b.stages.length && a.stages.every((s, i) => same(s, b.stages[i]));
+  }
+  return a.match === b.match && same(a, b);
+}
+
 /** How a vouch reads on the person's screen and in `bravebot vouch list`, escaped. */
 export function describeVouch(vouch: Vouch): string {
+  const bound = (c: VouchedCommand) =>
+    c.sha256 ? ` (while its sha256 is ${c.sha256.slice(0, 12)}…)` : "";
+  if (vouch.match === "pipeline") {
+    const stages = vouch.stages.map((s) => formatArgv([s.program, ...s.args]) + bound(s));
+    return `${vouch.id}  pipeline ${stages.join(" | ")}`;
+  }
   const argv = formatArgv([vouch.program, ...vouch.args]);
   const shape = vouch.match === "exact" ? `exactly  ${argv}` : `prefix   ${argv} …`;
-  const bound = vouch.sha256 ? ` (while its sha256 is ${vouch.sha256.slice(0, 12)}…)` : "";
-  return `${vouch.id}  ${shape}${bound}`;
+  return `${vouch.id}  ${shape}${bound(vouch)}`;
+}
+
+/** The commands a vouch fixes, one per stage: what `bravebot vouch list` checks still hold. */
+export function vouchedCommands(vouch: Vouch): readonly VouchedCommand[] {
+  return vouch.match === "pipeline" ? vouch.stages : [vouch];
 }
 
 export class VouchStore {
@@ -133,34 +212,33 @@ export class VouchStore {
   async lookup(stage: StageIdentity): Promise<VouchLookup> {
     let voided: Vouch | null = null;
     for (const vouch of (await this.#load()).vouches) {
-      if (!vouchCovers(vouch, stage)) continue;
+      if (vouch.match === "pipeline" || !vouchCovers(vouch, stage)) continue;
       if (vouchHolds(vouch, stage)) return { status: "vouched", vouch };
       voided ??= vouch;
     }
     return voided ? { status: "void", vouch: voided } : { status: "none" };
   }
 
+  /** The pipeline vouch naming exactly these stages, or one the change of a program voided. */
+  async lookupPipeline(stages: readonly StageIdentity[]): Promise<VouchLookup> {
+    let voided: Vouch | null = null;
+    for (const vouch of (await this.#load()).vouches) {
+      if (vouch.match !== "pipeline" || !pipelineCovers(vouch, stages)) continue;
+      if (vouch.stages.every((v, i) => vouchHolds(v, stages[i]))) {
+        return { status: "vouched", vouch };
+      }
+      voided ??= vouch;
+    }
+    return voided ? { status: "void", vouch: voided } : { status: "none" };
+  }
+
   /** Records a vouch the person gave; an identical one already there is returned instead. */
-  async add(fields: Omit<Vouch, "id" | "created">): Promise<Vouch> {
+  async add(fields: NewVouch): Promise<Vouch> {
     const file = await this.#load();
-    const same = file.vouches.find((v) =>
-      v.program === fields.program && v.match === fields.match && v.sha256 === fields.sha256 &&
-      v.args.length === fields.args.length && v.args.every((a, i) => a === fields.args[i])
-    );
+    const same = file.vouches.find((v) => sameVouch(v, fields));
     if (same) return same;
-    const vouch: Vouch = {
-      id: `v${file.next}`,
-      program: fields.program,
-      match: fields.match,
-      args: [...fields.args],
-      ...(fields.sha256 ? { sha256: fields.sha256 } : {}),
-      created: new Date().toISOString(),
-    };
-    await this.#save({
-      ...file,
-      next: file.next + 1,
-      vouches: [...file.vouches, { ...vouch, args: [...vouch.args] }],
-    });
+    const vouch = toStored(fields, `v${file.next}`, new Date().toISOString());
+    await this.#save({ ...file, next: file.next + 1, vouches: [...file.vouches, vouch] });
     return vouch;
   }
 
@@ -172,4 +250,17 @@ export class VouchStore {
     await this.#save({ ...file, vouches: file.vouches.filter((v) => v.id !== id) });
     return found;
   }
+}
+
+/** A fresh copy of what the person vouched for, with its id: nothing shared with the caller. */
+function toStored(fields: NewVouch, id: string, created: string): Vouch {
+  const copy = (c: VouchedCommand): VouchedCommand => ({
+    program: c.program,
+    args: [...c.args],
+    ...(c.sha256 ? { sha256: c.sha256 } : {}),
+  });
+  if (fields.match === "pipeline") {
+    return { id, match: "pipeline", stages: fields.stages.map(copy), created };
+  }
+  return { id, match: fields.match, ...copy(fields), created };
 }

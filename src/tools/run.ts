@@ -108,7 +108,7 @@ async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {
     },
   });
   if (!spawned.ok) {
-    const { name, message } = spawned.error;
+    const { name, message, stage } = spawned.error;
     await policy.record({
       tool: "run",
       routing: { pipeline: displayPipeline(run.stages) },
@@ -117,10 +117,18 @@ async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {
       by: "rule",
       reason: `${name}: ${message}`,
     });
+    // Named as the planner typed it: the resolved path may be an untrusted name behind a link.
+    const which = stage !== undefined && run.stages[stage]
+      ? `stage ${stage + 1} ('${escapeForScreen(run.stages[stage].typed)}')`
+      : "a stage";
     const why = name === "NotCapable"
-      ? `the configuration does not let Brave Bot start this program (run.programs): ${message}`
-      : message;
-    return failure(`the command could not start: ${why}`);
+      ? "the configuration does not let Brave Bot start this program (run.programs)"
+      : name === "NotFound"
+      ? "the program or the interpreter its first line names was not found"
+      : name === "PermissionDenied"
+      ? "permission denied"
+      : `it could not be started (${name})`;
+    return failure(`the command could not start: ${which}: ${why}`);
   }
   const result = spawned.value;
   const command = displayPipeline(run.stages);

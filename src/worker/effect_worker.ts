@@ -83,7 +83,16 @@ self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest
     transfer = handled.transfer;
   } catch (e) {
     const error = e instanceof Error ? e : new Error(String(e));
-    reply = { id, ok: false, error: { name: error.name, message: error.message } };
+    const stage = (error as { stage?: unknown }).stage;
+    reply = {
+      id,
+      ok: false,
+      error: {
+        name: error.name,
+        message: error.message,
+        ...(typeof stage === "number" ? { stage } : {}),
+      },
+    };
   }
   self.postMessage(reply, transfer);
 };

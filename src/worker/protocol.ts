@@ -130,6 +130,8 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
 export interface WorkerError {
   name: string;
   message: string;
+  /** For a pipeline that could not start: which stage (0-based) failed. */
+  stage?: number;
 }
 
 export type WorkerReply =

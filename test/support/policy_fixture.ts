@@ -197,6 +197,8 @@ export async function withPolicy(
       scratch,
       vouches: vouchesFile ? VouchStore.at(vouchesFile, root) : undefined,
     });
+    const unbound = await policy.bindCommandRules();
+    if (unbound.length) throw new Error(`fixture: ${unbound.join("; ")}`);
     const base = settingsFrom(options.config ?? {});
     const settings: Settings = { ...base, limits: { ...base.limits, ...options.limits } };
     const emitted: { type: string; text: string }[] = [];

@@ -5,22 +5,25 @@
  */
 import { openWorkspace } from "../../policy/workspace.ts";
 import { statePaths } from "../../state/session_paths.ts";
-import { describeVouch, type Vouch, VouchStore } from "../../policy/vouches.ts";
+import { describeVouch, type Vouch, vouchedCommands, VouchStore } from "../../policy/vouches.ts";
 import { isWithin } from "../../policy/workspace.ts";
 import { sha256 } from "../../util/hash.ts";
 import { EXIT, UsageError } from "../exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "../global_options.ts";
 
-/** Whether a workspace program still has the bytes its vouch is bound to. */
+/** Whether every workspace program of the vouch still has the bytes it is bound to. */
 async function stillHolds(vouch: Vouch, workspace: string): Promise<boolean> {
-  if (!vouch.sha256) return true;
-  try {
-    const real = await Deno.realPath(vouch.program);
-    if (!isWithin(workspace, real)) return false;
-    return sha256(await Deno.readFile(real)) === vouch.sha256;
-  } catch {
-    return false;
+  for (const command of vouchedCommands(vouch)) {
+    if (!command.sha256) continue;
+    try {
+      const real = await Deno.realPath(command.program);
+      if (!isWithin(workspace, real)) return false;
+      if (sha256(await Deno.readFile(real)) !== command.sha256) return false;
+    } catch {
+      return false;
+    }
   }
+  return true;
 }
 
 /** Runs one vouch subcommand against the store; returns the lines to print. */

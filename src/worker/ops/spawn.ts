@@ -130,12 +130,14 @@ export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult>
         detached: Deno.build.os !== "windows",
       }).spawn();
     } catch (e) {
-      const error = e instanceof Error ? e : new Error(String(e));
-      const named = new Error(
-        `stage ${index + 1} (${stage.program}) could not start: ${error.message}`,
-      );
-      named.name = error.name;
-      throw named;
+      // The OS's message quotes the program's real path, which may be an untrusted name behind
+      // a link: only the kind of failure and the stage cross the wall.
+      const name = e instanceof Error ? e.name : "Error";
+      const failed = Object.assign(new Error(`stage ${index + 1} could not start (${name})`), {
+        stage: index,
+      });
+      failed.name = name;
+      throw failed;
     }
   };
 
