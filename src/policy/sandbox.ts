@@ -11,7 +11,7 @@
 import type { SpawnRequest, SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
 import { spawnPipeline } from "../worker/ops/spawn.ts";
-import { lookupOnPath } from "./programs.ts";
+import { lookupOnPath, searchPath } from "./programs.ts";
 import { err, messageOf, ok, type Result } from "../util/result.ts";
 
 export interface Confinement {
@@ -87,7 +87,7 @@ export function probeBwrap(
   let probe = known.get(bwrap);
   if (!probe) {
     probe = (async (): Promise<Result<void>> => {
-      const truePath = await lookupOnPath("true");
+      const truePath = await lookupOnPath("true", searchPath(), where?.workspace ?? null);
       if (!truePath.ok) return err("cannot probe bwrap: no 'true' program on PATH");
       const tmp = where ? null : await Deno.makeTempDir({ prefix: "bravebot-bwrap-probe-" });
       const box = where ?? { workspace: tmp!, scratch: tmp!, hide: [] };
@@ -131,7 +131,8 @@ export async function planConfinement(
       'run.sandbox is "bwrap", which exists only on Linux; nothing was run (set run.sandbox to "none" to run unconfined)',
     );
   }
-  const bwrap = await lookupOnPath("bwrap");
+  // The wall's own program is a program of the machine, never one the repository ships.
+  const bwrap = await lookupOnPath("bwrap", searchPath(), c.workspace);
   if (!bwrap.ok) {
     return err(
       'run.sandbox is "bwrap" but bwrap is not on PATH; nothing was run (install bubblewrap, or set run.sandbox to "none")',

@@ -60,3 +60,32 @@ Deno.test("sandbox: doctor's status names whether confinement is in use", async 
   assert.equal(on.configured, "bwrap");
   assert.match(on.detail, on.inUse ? /^in use/ : /run is refused/);
 });
+
+// Without the workspace skip, a `bwrap` the repository ships on a PATH entry inside the
+// workspace was taken as the wall's own program and handed every confined run.
+Deno.test("sandbox: a bwrap inside the workspace is never the wall's program", async () => {
+  if (Deno.build.os !== "linux") return;
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-sbx-ws-" }));
+  const before = Deno.env.get("PATH") ?? "";
+  try {
+    await Deno.mkdir(`${ws}/bin`);
+    await Deno.writeTextFile(`${ws}/bin/bwrap`, '#!/bin/sh\nexec "$@"\n');
+    await Deno.chmod(`${ws}/bin/bwrap`, 0o755);
+    Deno.env.set("PATH", `${ws}/bin:${before}`);
+    const seen: string[] = [];
+    const spawner: Spawner = (request) => {
+      seen.push(request.wrapper?.[0] ?? request.stages[0].program);
+      return Promise.resolve({ ok: false, error: "not run in this test" });
+    };
+    const planned = await planConfinement(
+      settingsFrom({ run: { sandbox: "bwrap" } }),
+      { workspace: ws, scratch: `${ws}/.s`, hide: [] },
+      spawner,
+    );
+    assert.ok(seen.every((p) => !p.startsWith(ws)), `spawned ${seen.join(", ")}`);
+    assert.ok(!planned.ok || !planned.value?.[0].startsWith(ws));
+  } finally {
+    Deno.env.set("PATH", before);
+    await Deno.remove(ws, { recursive: true });
+  }
+});
