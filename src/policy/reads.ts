@@ -3,6 +3,8 @@
  * name, whether bytes are text, and the quarantined-read prompt with its three answers. The
  * tools (read_file, list_files, search) describe and act; what they may show is decided here.
  */
+import { BINARY_SNIFF_BYTES, decodeText, hasNul } from "../util/text.ts";
+export { BINARY_SNIFF_BYTES, decodeText, hasNul };
 import { type Policy, staleFileRef } from "./core.ts";
 import { join, type Label, label, TRUSTED_PUBLIC } from "./label.ts";
 import type { QuarantinedReadAnswer } from "../person/person.ts";
@@ -15,8 +17,6 @@ import { err, ok, type Result } from "../util/result.ts";
 /** How much of a quarantined file the person is shown at the prompt. */
 export const PREVIEW_LINES = 10;
 export const PREVIEW_BYTES = 4096;
-/** design.md §14: a NUL in this many leading bytes makes a file binary. */
-export const BINARY_SNIFF_BYTES = 8192;
 
 /**
  * The label of these exact bytes of `rel`: a hash-bound trust entry (a vouch or a write) holds
@@ -79,23 +79,6 @@ export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
     labels.push(entryNameLabel(policy, segments.slice(0, i + 1).join("/")));
   }
   return join(...labels);
-}
-
-/** A NUL byte among the first 8 KiB. */
-export function hasNul(bytes: Uint8Array): boolean {
-  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
-}
-
-const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** The text of `bytes`, or null when they are not text (design.md §14: NUL or invalid UTF-8). */
-export function decodeText(bytes: Uint8Array): string | null {
-  if (hasNul(bytes)) return null;
-  try {
-    return strict.decode(bytes);
-  } catch {
-    return null;
-  }
 }
 
 /** The first lines of a file, escaped so that control and invisible characters show. */

@@ -5,6 +5,7 @@
  * trusted, in the workspace's `.bravebot/skills/` (read through the effect worker). A folder
  * that does not fit is reported and skipped, never half-listed.
  */
+import { decodeText } from "../util/text.ts";
 import { dirname, join, relative } from "node:path";
 import type { Policy } from "../policy/core.ts";
 import { type Label, TRUSTED_PUBLIC } from "../policy/label.ts";
@@ -100,11 +101,8 @@ export function parseSkillFile(text: string, folder: string): Result<ParsedSkill
 }
 
 function decode(bytes: Uint8Array): Result<string> {
-  try {
-    return ok(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch {
-    return err("SKILL.md is not UTF-8 text");
-  }
+  const text = decodeText(bytes);
+  return text === null ? err("SKILL.md is not UTF-8 text") : ok(text);
 }
 
 async function userSkills(dir: string, out: Discovery): Promise<void> {

@@ -115,9 +115,10 @@ export function readDirsPacked(paths: string[]): PackedDirs {
   return { names, kinds, errors };
 }
 
+/** The project's one SHA-256, loaded on first use so a worker that never hashes starts faster. */
 async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  const { sha256 } = await import("../../util/hash.ts");
+  return sha256(bytes);
 }
 
 export async function hash(path: string): Promise<string> {

@@ -6,6 +6,7 @@
  * decides nothing: the policy layer chose the paths, and labels what comes back; the hash is
  * of exactly the bytes searched, so a hash-bound trust entry is judged on them.
  */
+import { BINARY_SNIFF_BYTES } from "../../util/text.ts";
 import { compileInPlace } from "../../util/bytes_search.ts";
 import {
   FIND,
@@ -16,7 +17,6 @@ import {
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
 
 /** design.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says). */
-const SNIFF_BYTES = 8192;
 const NL = 0x0a;
 const CR = 0x0d;
 
@@ -35,16 +35,12 @@ let loaded: Promise<Tools> | null = null;
  */
 function tools(): Promise<Tools> {
   loaded ??= (async () => {
-    const [scan, buffer, crypto] = await Promise.all([
+    const [scan, buffer, hash] = await Promise.all([
       loadScan(),
       import("node:buffer"),
-      import("node:crypto"),
+      import("../../util/hash.ts"),
     ]);
-    return {
-      scan,
-      isUtf8: (bytes) => buffer.isUtf8(bytes),
-      sha256: (bytes) => crypto.createHash("sha256").update(bytes).digest("hex"),
-    };
+    return { scan, isUtf8: (bytes) => buffer.isUtf8(bytes), sha256: hash.sha256 };
   })();
   return loaded;
 }
@@ -121,7 +117,7 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
       errors.push({ index, name: (e as Error).name });
       continue;
     }
-    if (scan.find(0, Math.min(size, SNIFF_BYTES), 0) !== -1) {
+    if (scan.find(0, Math.min(size, BINARY_SNIFF_BYTES), 0) !== -1) {
       status[index] = FIND.binary;
       continue;
     }

@@ -214,3 +214,30 @@ Deno.test("findInFiles: the same lines as the tool's rule over decoded text, for
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("findInFiles: what it skips as binary is exactly what util/text.ts calls not text", async () => {
+  const { decodeText } = await import("../../util/text.ts");
+  const byte = fc.oneof(
+    fc.constant(0),
+    fc.constant(0x61),
+    fc.constant(0xc3),
+    fc.constant(0xa9),
+    fc.constant(0xff),
+    fc.integer({ min: 0, max: 255 }),
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(byte, { maxLength: 64 }),
+      fc.integer({ min: 0, max: 9000 }),
+      async (tail, pad) => {
+        // "a" padding moves the odd bytes across the 8 KiB sniff boundary.
+        const bytes = new Uint8Array([...new Uint8Array(pad).fill(0x61), ...tail, 0x61]);
+        await withFiles({ f: bytes }, async (path) => {
+          const r = await findInFiles(request([path("f")], "a"));
+          assert.equal(r.status[0] === FIND.binary, decodeText(bytes) === null);
+        });
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
