@@ -269,8 +269,3 @@ export async function decideReadOutput(
   }
   return await agreed("person", "shown");
 }
-
-/** The stored output's size in a result line, without its bytes. */
-export function describeRef(ref: RefRecord): string {
-  return `ref:${ref.id} (command output, ${ref.size ?? 0} bytes, ${ref.lines ?? 0} lines)`;
-}

@@ -2,7 +2,7 @@
  * The fixed tool list (tools.md: eleven tools, no twelfth from a configuration file, no MCP).
  * The driver finds tools only here; a name not in this table is reported to the planner.
  */
-import { TOOL_NAMES, type ToolDef, type ToolName } from "./tool.ts";
+import type { ToolDef } from "./tool.ts";
 import { readFileTool } from "./read_file.ts";
 import { listFilesTool } from "./list_files.ts";
 import { searchTool } from "./search.ts";
@@ -30,17 +30,6 @@ const TOOLS: readonly ToolDef<never>[] = [
   todoWrite,
 ] as readonly ToolDef<never>[];
 
-const byName = new Map<string, ToolDef<never>>(TOOLS.map((t) => [t.name, t]));
-
-/** The tool of that exact name, or undefined: names are never guessed or normalised. */
-export function findTool(name: string): ToolDef<unknown> | undefined {
-  return byName.get(name) as ToolDef<unknown> | undefined;
-}
-
 export function allTools(): readonly ToolDef<unknown>[] {
   return TOOLS as readonly ToolDef<unknown>[];
-}
-
-export function isToolName(name: string): name is ToolName {
-  return (TOOL_NAMES as readonly string[]).includes(name);
 }

@@ -1,17 +1,8 @@
 /**
- * A literal byte-string search for `search`: the engine's native single-byte scan
- * (`Uint8Array.prototype.indexOf`, a memchr) looks for the needle's rarest byte, and each
- * candidate is verified in place. Text rarely holds the rare byte, so most of the haystack is
- * crossed at memchr speed; when candidates keep failing (a needle of common bytes), the rest of that
- * haystack is read as single-byte text (one character per byte, so offsets are kept) and
- * handed to the engine's string search, which skips ahead by the needle's length. No string is
- * decoded and no regular expression is built.
- *
- * @example
- * ```ts
- * const find = compileNeedle(new TextEncoder().encode("TODO("));
- * find(bytes, 0); // offset of the first occurrence, or -1
- * ```
+ * A literal byte-string search for `search`, over bytes already in a scan's heap: the scan looks
+ * for the needle's two rarest bytes at their distance (a SIMD pair scan), and each candidate is
+ * verified in place. Text rarely holds the rare pair, so most of the haystack is crossed at scan
+ * speed. No string is decoded and no regular expression is built.
  */
 
 /**
@@ -21,46 +12,6 @@
 const COMMON = " etaoinsrlcdhupmfgybwvkx_.,;()=\n\t\"'/-:{}[]0123456789ETAOINSRLCDHUPMFGYBWVKX";
 const RANK = new Uint8Array(256);
 for (let i = 0; i < COMMON.length; i++) RANK[COMMON.charCodeAt(i)] = COMMON.length - i;
-
-/** One character per byte, every byte distinct: offsets and equality survive decoding. */
-const singleByte = new TextDecoder("latin1");
-
-/** False candidates tolerated in one call before handing over to the string search. */
-const MAX_MISSES = 64;
-
-export type Finder = (hay: Uint8Array, from: number) => number;
-
-/** Builds a finder for `needle` (at least one byte). */
-export function compileNeedle(needle: Uint8Array): Finder {
-  const n = needle.length;
-  if (n === 0) throw new RangeError("the needle is empty");
-  if (n === 1) {
-    const b = needle[0];
-    return (hay, from) => hay.indexOf(b, from);
-  }
-  let pick = 0;
-  for (let i = 1; i < n; i++) if (RANK[needle[i]] < RANK[needle[pick]]) pick = i;
-  const rare = needle[pick];
-  const text = singleByte.decode(needle);
-  return (hay, from) => {
-    const last = hay.length - n;
-    let misses = 0;
-    let at = hay.indexOf(rare, from + pick);
-    while (at !== -1) {
-      const start = at - pick;
-      if (start > last) return -1;
-      let i = 0;
-      while (i < n && hay[start + i] === needle[i]) i++;
-      if (i === n) return start;
-      if (++misses > MAX_MISSES) {
-        const found = singleByte.decode(hay.subarray(start + 1)).indexOf(text);
-        return found === -1 ? -1 : start + 1 + found;
-      }
-      at = hay.indexOf(rare, at + 1);
-    }
-    return -1;
-  };
-}
 
 /** The scans an in-place finder needs (the search op's SIMD module, or its fallback). */
 export interface PairScan {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { compileInPlace, compileNeedle, rarePair } from "./bytes_search.ts";
+import { compileInPlace, rarePair } from "./bytes_search.ts";
 
 function naive(hay: Uint8Array, needle: Uint8Array, from: number): number {
   outer: for (let i = Math.max(0, from); i + needle.length <= hay.length; i++) {
@@ -9,47 +9,6 @@ function naive(hay: Uint8Array, needle: Uint8Array, from: number): number {
   }
   return -1;
 }
-
-Deno.test("bytes search: finds the same first occurrence as a naive scan, from any offset", () => {
-  // A tiny alphabet makes false candidates common, so the string-search hand-over runs too.
-  const bytes = (max: number) => fc.uint8Array({ min: 0x61, max: 0x63, maxLength: max });
-  fc.assert(
-    fc.property(
-      bytes(400),
-      bytes(6).filter((n) => n.length > 0),
-      fc.nat(400),
-      (hay, needle, from) => {
-        assert.equal(compileNeedle(needle)(hay, from), naive(hay, needle, from));
-      },
-    ),
-    { numRuns: 2000 },
-  );
-});
-
-Deno.test("bytes search: any byte values, including NUL and bytes that are not UTF-8", () => {
-  fc.assert(
-    fc.property(
-      fc.uint8Array({ maxLength: 300 }),
-      fc.uint8Array({ minLength: 1, maxLength: 4 }),
-      (hay, needle) => {
-        assert.equal(compileNeedle(needle)(hay, 0), naive(hay, needle, 0));
-      },
-    ),
-  );
-  const hay = new Uint8Array([0x80, 0x9d, 0xff, 0x00, 0x81]);
-  assert.equal(compileNeedle(new Uint8Array([0xff, 0x00]))(hay, 0), 2);
-  assert.equal(compileNeedle(new Uint8Array([0x9d]))(hay, 0), 1);
-});
-
-Deno.test("bytes search: a needle of common bytes over a long haystack is still found", () => {
-  const text = new TextEncoder().encode("e".repeat(100_000) + "eeex" + "e".repeat(10));
-  assert.equal(compileNeedle(new TextEncoder().encode("eeex"))(text, 0), 100_000);
-  assert.equal(compileNeedle(new TextEncoder().encode("eeey"))(text, 0), -1);
-});
-
-Deno.test("bytes search: an empty needle is refused", () => {
-  assert.throws(() => compileNeedle(new Uint8Array()), RangeError);
-});
 
 Deno.test("bytes search in place: the pair scan finds the same first occurrence as a naive scan, within [from, end)", async () => {
   const { loadScan, plainScan, SCAN_PAD } = await import("../worker/ops/simd_scan.ts");

@@ -78,8 +78,7 @@ export class EffectWorker {
         if (reply.ok) resolve({ ok: true, value: reply.value as WorkerValue<R> });
         else resolve({ ok: false, error: reply.error });
       });
-      const transfer: Transferable[] = [];
-      this.#worker.postMessage({ id, request }, transfer);
+      this.#worker.postMessage({ id, request });
     });
   }
 
