@@ -37,22 +37,15 @@ export function userSkillsDir(configPath: string): string {
   return join(dirname(configPath), "skills");
 }
 
-function unquote(value: string): string {
-  const v = value.trim();
-  if (v.length >= 2 && (v[0] === '"' || v[0] === "'") && v.at(-1) === v[0]) {
-    return v[0] === '"'
-      ? v.slice(1, -1).replace(/\\"/g, '"').replace(/\\\\/g, "\\")
-      : v.slice(1, -1).replace(/''/g, "'");
-  }
-  return v;
-}
+/** Loaded on the first SKILL.md, so a run that finds no skill never pays for the parser. */
+let yaml: Promise<typeof import("yaml")> | null = null;
 
 /**
- * Reads the YAML-like front matter of a SKILL.md: `key: value` lines between two `---` lines,
- * quoted values, and `>`/`|` blocks of indented lines. Nested keys (metadata) are passed over;
- * only `name` and `description` are used.
+ * Reads the YAML front matter of a SKILL.md (between two `---` lines) with the `yaml` package:
+ * keys must be unique, aliases are bounded, and only `name` and `description` are used (nested
+ * keys such as `metadata` are allowed and passed over).
  */
-export function parseSkillFile(text: string, folder: string): Result<ParsedSkill> {
+export async function parseSkillFile(text: string, folder: string): Promise<Result<ParsedSkill>> {
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
   if (lines[0]?.trim() !== "---") {
     return err(
@@ -61,27 +54,29 @@ export function parseSkillFile(text: string, folder: string): Result<ParsedSkill
   }
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === "---");
   if (end < 0) return err("SKILL.md's front matter is not closed by a line '---'");
-  const fields = new Map<string, string>();
-  for (let i = 1; i < end; i++) {
-    const line = lines[i];
-    if (line.trim() === "" || line.trimStart().startsWith("#")) continue;
-    if (/^\s/.test(line)) continue; // a nested key or a block line of an ignored field
-    const m = /^([A-Za-z][\w-]*)\s*:(.*)$/.exec(line);
-    if (!m) return err(`front matter line ${i + 1} is not 'key: value': ${escapeForScreen(line)}`);
-    const key = m[1];
-    let value = m[2].trim();
-    if (/^[>|][+-]?$/.test(value)) {
-      const block: string[] = [];
-      while (i + 1 < end && (/^\s/.test(lines[i + 1]) || lines[i + 1].trim() === "")) {
-        block.push(lines[++i].trim());
-      }
-      value = value.startsWith(">") ? block.filter(Boolean).join(" ") : block.join("\n").trim();
-    } else value = unquote(value);
-    if (fields.has(key)) return err(`front matter names '${key}' twice`);
-    fields.set(key, value);
+  const { parseDocument } = await (yaml ??= import("yaml"));
+  const doc = parseDocument(lines.slice(1, end).join("\n"), { uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0];
+    if (first.code === "DUPLICATE_KEY") return err("front matter names a key twice");
+    return err(`front matter is not valid YAML (${first.message.split("\n")[0]})`);
   }
-  const name = fields.get("name");
-  const description = fields.get("description");
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 20 });
+  } catch {
+    return err("front matter uses too many YAML aliases");
+  }
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    return err("front matter is not a list of 'key: value' lines");
+  }
+  const fields = data as Record<string, unknown>;
+  const text_ = (v: unknown) =>
+    typeof v === "string" ? v.trim() : v === undefined ? undefined : null;
+  const name = text_(fields.name);
+  const description = text_(fields.description);
+  if (name === null) return err("front matter's name: is not text");
+  if (description === null) return err("front matter's description: is not text");
   if (name === undefined || name === "") return err("front matter has no name:");
   if (!SKILL_NAME.test(name)) {
     return err(
@@ -147,7 +142,7 @@ async function userSkills(dir: string, out: Discovery): Promise<void> {
       continue;
     }
     const parsed = decode(bytes);
-    const skill = parsed.ok ? parseSkillFile(parsed.value, entry.name) : parsed;
+    const skill = parsed.ok ? await parseSkillFile(parsed.value, entry.name) : parsed;
     if (!skill.ok) {
       out.problems.push(`${escapeForScreen(file)}: ${skill.error}; skipped`);
       continue;
@@ -216,7 +211,7 @@ async function workspaceSkills(policy: Policy, out: Discovery): Promise<void> {
       out.problems.push(`${shownName}/SKILL.md: ${loaded.error}; skipped`);
       continue;
     }
-    const skill = parseSkillFile(loaded.value.text, entry.name);
+    const skill = await parseSkillFile(loaded.value.text, entry.name);
     if (!skill.ok) {
       out.problems.push(`${shownName}/SKILL.md: ${skill.error}; skipped`);
       continue;
@@ -309,7 +304,7 @@ export async function readSkill(
   }
   if (!loaded.ok) return loaded;
   const folder = entry.file.split(/[\\/]/).at(-2) ?? "";
-  const parsed = parseSkillFile(loaded.value.text, folder);
+  const parsed = await parseSkillFile(loaded.value.text, folder);
   if (!parsed.ok) return err(`it changed since it was listed: ${parsed.error}`);
   return ok({ body: parsed.value.body, label: loaded.value.label });
 }
