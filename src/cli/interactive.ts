@@ -13,7 +13,7 @@ import pc from "picocolors";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { chooseSession } from "./sessions.ts";
-import { applyTrustCommand } from "./commands/trust.ts";
+import { applyTrustChange, describeTrust, parseTrustCommand } from "./commands/trust.ts";
 import { applyVouchCommand } from "./commands/vouch.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../driver/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
@@ -320,8 +320,13 @@ export async function interactiveSession(
           else renderTodos(runtime.session.state.todos).forEach((l) => print(escapeForScreen(l)));
           return;
         case "trust": {
-          const lines = applyTrustCommand(policy.storedTrust, args[0] ?? "list", args[1]);
-          if ((args[0] ?? "list") !== "list") await policy.trustChanged();
+          const change = parseTrustCommand(args[0] ?? "list", args[1]);
+          let lines: string[];
+          if (change) lines = await policy.changeTrust((map) => applyTrustChange(map, change));
+          else {
+            await policy.refreshTrust();
+            lines = describeTrust(policy.storedTrust);
+          }
           lines.forEach(print);
           return;
         }

@@ -14,7 +14,7 @@ import {
 import type { Settings } from "../state/settings.ts";
 import { SessionState } from "../state/session_state.ts";
 import { openWorkspace, type Workspace } from "../policy/workspace.ts";
-import { loadTrustMap, normaliseRuleDir } from "../policy/trust_map.ts";
+import { loadTrustMap, normaliseRuleDir, updateTrustMap } from "../policy/trust_map.ts";
 import { RefTable } from "../policy/refs.ts";
 import { AuditLog } from "../policy/audit.ts";
 import { PrivatePaths } from "../policy/private.ts";
@@ -55,23 +55,25 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   await ensurePrivateDir(paths.scratch);
   const problems: string[] = [];
 
-  const { map: trust, problem } = await loadTrustMap(state.trustFile, workspace.root);
-  if (problem) problems.push(problem);
-  let trustChanged = false;
+  const loaded = await loadTrustMap(state.trustFile, workspace.root);
+  if (loaded.problem) problems.push(loaded.problem);
+  let trust = loaded.map;
   if (trust.firstUse === null && options.person.interactive) {
     const answer = await options.person.firstUse(workspace.root);
-    trust.applyFirstUse(answer.choice);
-    if (answer.choice === "custom") {
+    const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
+      map.applyFirstUse(answer.choice);
+      if (answer.choice !== "custom") return;
       for (const d of answer.trusted) {
         const dir = normaliseRuleDir(d);
-        if (dir.ok) trust.setRule(dir.value, true);
+        if (dir.ok) map.setRule(dir.value, true);
       }
       for (const d of answer.untrusted) {
         const dir = normaliseRuleDir(d);
-        if (dir.ok) trust.setRule(dir.value, false);
+        if (dir.ok) map.setRule(dir.value, false);
       }
-    }
-    trustChanged = true;
+    });
+    if (answered.problem) problems.push(answered.problem);
+    trust = answered.map;
   }
 
   const { table: refs, problems: refProblems } = await RefTable.open(paths.dir);
@@ -96,7 +98,6 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     scratch,
     vouches: VouchStore.at(state.vouchesFile, workspace.root),
   });
-  if (trustChanged) await policy.saveTrust();
   // Before the planner can write anything: the policy file's commands, as they are now.
   problems.push(...await policy.bindCommandRules());
   return {

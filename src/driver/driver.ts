@@ -93,6 +93,7 @@ export class Driver {
     options.policy.onContextChange((l) =>
       options.emit({ type: "context_label", label: formatLabel(l) })
     );
+    options.policy.onStateProblem((text) => options.emit({ type: "notice", text }));
   }
 
   /** The conversation (without the system prompt), as the planner will next see it. */
@@ -112,6 +113,8 @@ export class Driver {
   }
 
   async #system(): Promise<ChatMessage> {
+    // Skills and AGENTS.md are labeled by the trust map as it is now, not as this session read it.
+    await this.#o.policy.refreshTrust();
     const part = this.#o.systemPrompt ? await this.#o.systemPrompt() : {
       text: buildSystemPrompt({ skills: this.#o.session.skills, oneShot: this.#o.session.oneShot }),
       label: TRUSTED_PUBLIC,
@@ -356,6 +359,8 @@ export class Driver {
     };
     let output: ToolOutput;
     try {
+      // Another session may have changed the trust map since the last call: decide on the file.
+      await o.policy.refreshTrust();
       output = await tool.handler(checked.data, ctx);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

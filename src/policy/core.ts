@@ -12,7 +12,15 @@ import { formatLabel, join, type Label, label } from "./label.ts";
 import { type ResolvedPath, resolvePath } from "./paths.ts";
 import type { PrivatePaths } from "./private.ts";
 import { type RefRecord, type RefTable } from "./refs.ts";
-import { normaliseRuleDir, saveTrustMap, type TrustMap } from "./trust_map.ts";
+import {
+  type FileEntry,
+  loadTrustMap,
+  normaliseRuleDir,
+  type StoredTrust,
+  type TrustMap,
+  updateTrustMap,
+} from "./trust_map.ts";
+import { currentStamp, type Stamp } from "../state/jsonfile.ts";
 import type { Workspace } from "./workspace.ts";
 import { VouchStore } from "./vouches.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
@@ -27,7 +35,10 @@ export interface PolicyOptions {
   privatePaths: PrivatePaths;
   /** The stored trust map (what `trust.json` holds). */
   trust: TrustMap;
-  /** Where to save the trust map after a change; null: never saved (tests). */
+  /**
+   * The trust map's file: every change is applied to it under its lock, and the map is read
+   * again whenever the file changed. Null: the map lives in memory only (tests).
+   */
   trustFile: string | null;
   approvals?: ApprovalsFile | null;
   /** The session's scratch folder (absolute). */
@@ -52,12 +63,16 @@ export class Policy {
   readonly approvals: ApprovalsFile | null;
   readonly scratch: string;
   readonly vouches: VouchStore;
-  /** The stored map, which writes and vouches change and which is saved. */
-  readonly storedTrust: TrustMap;
   /** The map decisions use: the stored one plus this run's `--approvals` rules. */
   trust: TrustMap;
+  #stored: TrustMap;
   #trustFile: string | null;
   #commandRules: BoundRules | null = null;
+  /** The stamp of the file version #stored was read from; undefined: not compared yet. */
+  #stamp: Stamp | null | undefined = undefined;
+  /** Reloads and changes of the stored map, one at a time, so an older read never wins. */
+  #trustQueue: Promise<unknown> = Promise.resolve();
+  #problemListeners: ((problem: string) => void)[] = [];
   #context: Label = label("T", "pub");
   #contextListeners: ((l: Label) => void)[] = [];
 
@@ -71,9 +86,14 @@ export class Policy {
     this.approvals = options.approvals ?? null;
     this.scratch = options.scratch;
     this.vouches = options.vouches ?? VouchStore.inMemory(options.workspace.root);
-    this.storedTrust = options.trust;
+    this.#stored = options.trust;
     this.#trustFile = options.trustFile;
     this.trust = this.#overlay();
+  }
+
+  /** The stored map (without the `--approvals` rules), as last read from or written to its file. */
+  get storedTrust(): TrustMap {
+    return this.#stored;
   }
 
   #overlay(): TrustMap {
@@ -87,14 +107,56 @@ export class Policy {
     return rules.length ? this.storedTrust.withOverlay(rules) : this.storedTrust;
   }
 
-  /** Call after changing the stored rules (`/trust`), so decisions see them. */
-  async trustChanged(): Promise<void> {
-    this.trust = this.#overlay();
-    await this.saveTrust();
+  /**
+   * Reads the stored map again if its file changed since this session read or wrote it
+   * (another session's write, `bravebot trust` in another terminal), so the next label
+   * decision is made on what the file holds. When nothing changed this is one stat and a short
+   * read. The `--approvals` rules are laid on top again.
+   */
+  refreshTrust(): Promise<void> {
+    const file = this.#trustFile;
+    if (file === null) return Promise.resolve();
+    return this.#queued(async () => {
+      if (this.#stamp !== undefined && currentStamp(file) === this.#stamp) return;
+      this.#adopt(await loadTrustMap(file, this.workspace.root));
+    });
   }
 
-  async saveTrust(): Promise<void> {
-    if (this.#trustFile) await saveTrustMap(this.#trustFile, this.storedTrust);
+  /**
+   * Applies one change (a rule, a file entry) to the stored map. With a file, the change is
+   * applied to the file as freshly read, under its lock, and this session takes up the result:
+   * never a save of this session's whole copy, which would drop other sessions' changes.
+   */
+  changeTrust<R>(change: (map: TrustMap) => R): Promise<R> {
+    const file = this.#trustFile;
+    if (file === null) {
+      const result = change(this.#stored);
+      this.trust = this.#overlay();
+      return Promise.resolve(result);
+    }
+    return this.#queued(async () => {
+      const updated = await updateTrustMap(file, this.workspace.root, change);
+      this.#adopt(updated);
+      return updated.result;
+    });
+  }
+
+  /** Problems met with the stored state mid-session (a corrupt trust map set aside). */
+  onStateProblem(listener: (problem: string) => void): void {
+    this.#problemListeners.push(listener);
+  }
+
+  #adopt(stored: StoredTrust): void {
+    this.#stored = stored.map;
+    this.#stamp = stored.stamp;
+    this.trust = this.#overlay();
+    if (stored.problem) { for (const f of this.#problemListeners) f(stored.problem); }
+  }
+
+  #queued<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.#trustQueue.then(fn);
+    this.#trustQueue = next.catch(() => {});
+    return next;
   }
 
   // ---- the approval policy file's commands (cli.md; design.md §8) ----
@@ -148,6 +210,7 @@ export class Policy {
 
   /** The label of a file's content: integrity from the trust map, confidentiality by path. */
   async fileLabel(rel: string): Promise<Label> {
+    await this.refreshTrust();
     const integrity = await this.trust.fileIntegrity(rel, async () => {
       const h = await this.worker.call({ op: "hash", path: this.#abs(rel) });
       return h.ok ? h.value : null;
@@ -198,15 +261,15 @@ export class Policy {
    * approved those exact bytes.
    */
   async recordWrite(rel: string, written: Label, sha256: string): Promise<void> {
-    if (written.integrity === "U") this.storedTrust.setFile(rel, { integrity: "U", why: "write" });
-    else this.storedTrust.setFile(rel, { integrity: "T", sha256, why: "write" });
-    await this.saveTrust();
+    const entry: FileEntry = written.integrity === "U"
+      ? { integrity: "U", why: "write" }
+      : { integrity: "T", sha256, why: "write" };
+    await this.changeTrust((map) => map.setFile(rel, entry));
   }
 
   /** A file vouch at the quarantined-read prompt: these bytes, as they are now, are trusted. */
   async vouchFile(rel: string, sha256: string): Promise<void> {
-    this.storedTrust.setFile(rel, { integrity: "T", sha256, why: "vouch" });
-    await this.saveTrust();
+    await this.changeTrust((map) => map.setFile(rel, { integrity: "T", sha256, why: "vouch" }));
   }
 
   // ---- the audit log ----

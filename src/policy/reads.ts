@@ -42,6 +42,7 @@ export function labelNeedsHash(policy: Policy, rel: string): boolean {
 }
 
 async function labelOf(policy: Policy, rel: string, hash: () => string | null): Promise<Label> {
+  await policy.refreshTrust();
   const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(hash()));
   return label(integrity, policy.privatePaths.confidentialityOf(rel));
 }

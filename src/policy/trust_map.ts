@@ -9,7 +9,13 @@
  */
 import { z } from "zod";
 import type { Integrity } from "./label.ts";
-import { loadJsonFile, saveJsonFile, setAside } from "../state/jsonfile.ts";
+import {
+  type Loaded,
+  loadJsonFileStamped,
+  setAside,
+  type Stamp,
+  updateJsonFile,
+} from "../state/jsonfile.ts";
 import { checkPathSyntax } from "./paths.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -44,6 +50,8 @@ export type FirstUseChoice = "workspace" | "nothing" | "custom";
 
 const fileSchema = z.object({
   version: z.literal(1),
+  /** Counts the changes written; kept second, within the bytes a stamp reads (jsonfile.ts). */
+  generation: z.number().int().min(0).optional(),
   workspace: z.string(),
   firstUse: z.enum(["workspace", "nothing", "custom"]).nullable(),
   rules: z.array(z.object({ dir: z.string(), trusted: z.boolean() })),
@@ -92,8 +100,12 @@ function coverage(rule: TrustRule, rel: string): number {
   return -1;
 }
 
+type TrustFile = z.infer<typeof fileSchema>;
+
 export class TrustMap {
   firstUse: FirstUseChoice | null = null;
+  /** How many changes the stored file had when this map was read from it. */
+  generation = 0;
   #rules: TrustRule[] = [];
   #files = new Map<string, FileEntry>();
 
@@ -172,9 +184,10 @@ export class TrustMap {
     return copy;
   }
 
-  toJSON(): z.infer<typeof fileSchema> {
+  toJSON(): TrustFile {
     return {
       version: 1,
+      generation: this.generation,
       workspace: this.workspace,
       firstUse: this.firstUse,
       rules: [...this.#rules],
@@ -182,31 +195,36 @@ export class TrustMap {
     };
   }
 
-  static fromJSON(data: z.infer<typeof fileSchema>): TrustMap {
+  static fromJSON(data: TrustFile): TrustMap {
     const map = new TrustMap(data.workspace);
     map.firstUse = data.firstUse;
+    map.generation = data.generation ?? 0;
     for (const rule of data.rules) map.setRule(rule.dir, rule.trusted);
     for (const [rel, entry] of Object.entries(data.files)) map.setFile(rel, entry);
     return map;
   }
 }
 
-/** Loads the map stored at `path` for `workspace`; a corrupt file is set aside and reported. */
-export async function loadTrustMap(
+/** A map as read from its file, with the stamp of the version read (null: no file). */
+export interface StoredTrust {
+  map: TrustMap;
+  problem?: string;
+  stamp: Stamp | null;
+}
+
+/**
+ * The map a loaded file gives `workspace`. Trust given to another folder is never borrowed, and
+ * never silently overwritten: such a file is set aside (call this holding the file's lock).
+ */
+async function usableMap(
+  loaded: Loaded<TrustFile>,
   path: string,
   workspace: string,
 ): Promise<{ map: TrustMap; problem?: string }> {
-  const loaded = await loadJsonFile(path, fileSchema);
   if (loaded.status === "ok") {
-    if (loaded.value.workspace !== workspace) {
-      // Trust given to another folder is never borrowed, and never silently overwritten.
-      const problem = await setAside(
-        path,
-        `belongs to ${loaded.value.workspace}, not ${workspace}`,
-      );
-      return { map: new TrustMap(workspace), problem };
-    }
-    return { map: TrustMap.fromJSON(loaded.value) };
+    if (loaded.value.workspace === workspace) return { map: TrustMap.fromJSON(loaded.value) };
+    const problem = await setAside(path, `belongs to ${loaded.value.workspace}, not ${workspace}`);
+    return { map: new TrustMap(workspace), problem };
   }
   return {
     map: new TrustMap(workspace),
@@ -214,6 +232,39 @@ export async function loadTrustMap(
   };
 }
 
-export async function saveTrustMap(path: string, map: TrustMap): Promise<void> {
-  await saveJsonFile(path, map.toJSON());
+/** Loads the map stored at `path` for `workspace`; a corrupt file is set aside and reported. */
+export async function loadTrustMap(path: string, workspace: string): Promise<StoredTrust> {
+  const { loaded, stamp } = await loadJsonFileStamped(path, fileSchema);
+  if (loaded.status !== "ok" || loaded.value.workspace === workspace) {
+    return { ...(await usableMap(loaded, path, workspace)), stamp };
+  }
+  // Another workspace's map: looked at again under the lock before it is set aside.
+  let found: { map: TrustMap; problem?: string } = { map: new TrustMap(workspace) };
+  const held = await updateJsonFile(path, fileSchema, async (current) => {
+    found = await usableMap(current, path, workspace);
+    return undefined;
+  });
+  return { ...found, stamp: held.stamp };
+}
+
+/**
+ * Applies one change to the stored map, as the file holds it now, under its lock; the change
+ * is all that is written, so another session's entries and removals are kept. Returns the map
+ * as written, with its stamp, and what `change` returned.
+ */
+export async function updateTrustMap<R>(
+  path: string,
+  workspace: string,
+  change: (map: TrustMap) => R,
+): Promise<StoredTrust & { result: R }> {
+  let map = new TrustMap(workspace);
+  let problem: string | undefined;
+  let result!: R;
+  const { stamp } = await updateJsonFile(path, fileSchema, async (current) => {
+    ({ map, problem } = await usableMap(current, path, workspace));
+    result = change(map);
+    map.generation++;
+    return map.toJSON();
+  });
+  return { map, problem, stamp, result };
 }

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  type FileEntry,
   FOREIGN_TREES,
   loadTrustMap,
   normaliseRuleDir,
-  saveTrustMap,
   TrustMap,
+  updateTrustMap,
 } from "./trust_map.ts";
+import { saveJsonFile } from "../state/jsonfile.ts";
 import { Policy } from "./core.ts";
 import { AuditLog } from "./audit.ts";
 import { PrivatePaths } from "./private.ts";
@@ -182,12 +184,12 @@ Deno.test("trust map: an overlay adds rules for the run; the stored map is untou
 Deno.test("trust map: save and load round-trip rules, files and the first-use answer", async () => {
   await using t = await tempDir();
   const file = join(t.dir, "state", "trust.json");
-  const map = new TrustMap("/w");
-  map.applyFirstUse("workspace");
-  map.setRule("src/gen", false);
-  map.setFile("a.txt", { integrity: "T", sha256: HASH_A, why: "vouch" });
-  map.setFile("b.txt", { integrity: "U", why: "write" });
-  await saveTrustMap(file, map);
+  const { map } = await updateTrustMap(file, "/w", (map) => {
+    map.applyFirstUse("workspace");
+    map.setRule("src/gen", false);
+    map.setFile("a.txt", { integrity: "T", sha256: HASH_A, why: "vouch" });
+    map.setFile("b.txt", { integrity: "U", why: "write" });
+  });
   if (Deno.build.os !== "windows") assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
   const { map: back, problem } = await loadTrustMap(file, "/w");
   assert.equal(problem, undefined);
@@ -195,8 +197,11 @@ Deno.test("trust map: save and load round-trip rules, files and the first-use an
   assert.equal(back.firstUse, "workspace");
   assert.equal(back.ruleIntegrity("x/node_modules/y"), "U");
   assert.equal(await back.fileIntegrity("b.txt", noHash), "U");
-  // No temporary files are left beside it.
-  assert.deepEqual([...Deno.readDirSync(join(t.dir, "state"))].map((e) => e.name), ["trust.json"]);
+  // No temporary files are left beside it; the lock file stays (it is never replaced).
+  assert.deepEqual(
+    [...Deno.readDirSync(join(t.dir, "state"))].map((e) => e.name).sort(),
+    ["trust.json", "trust.json.lock"],
+  );
 });
 
 Deno.test("trust map: a missing file is an empty map with no problem", async () => {
@@ -247,8 +252,8 @@ Deno.test("trust map: a corrupt trust.json is set aside with its path, never tru
     assert.equal(await Deno.readTextFile(aside), text, "the bytes are kept for the person");
     assert.equal(map.ruleIntegrity("."), "U", "nothing from a corrupt file is trusted");
     assert.equal(map.firstUse, null, "so the first-use question is asked again");
-    // Saving afterwards writes a new file and leaves the corrupt one where it was put.
-    await saveTrustMap(file, map);
+    // A change afterwards writes a new file and leaves the corrupt one where it was put.
+    await updateTrustMap(file, "/w", (m) => m.setRule("src", true));
     assert.equal(await Deno.readTextFile(aside), text);
   }
 });
@@ -267,7 +272,7 @@ Deno.test("trust map: a map that belongs to another workspace is set aside, not 
   const file = join(t.dir, "trust.json");
   const other = new TrustMap("/elsewhere");
   other.setRule(".", true);
-  await saveTrustMap(file, other);
+  await saveJsonFile(file, other.toJSON());
   const { map, problem } = await loadTrustMap(file, "/w");
   await expectSetAside(t.dir, file, problem, /belongs to \/elsewhere, not \/w/);
   assert.equal(map.ruleIntegrity("."), "U");
@@ -355,4 +360,208 @@ Deno.test("policy: a U write marks the file untrusted anywhere; a T write trusts
   assert.deepEqual(await policy.fileLabel("vendor/x.js"), label("T", "pub"));
   assert.deepEqual(await policy.fileLabel(".env"), label("T", "priv"));
   assert.deepEqual(policy.nameLabel("vendor"), label("U", "pub"));
+});
+
+// ---- two sessions at once: changes are applied to the file under its lock ----
+
+/** Fails loudly instead of hanging when a lock is never released. */
+async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const UNTRUSTED: FileEntry = { integrity: "U", why: "write" };
+
+Deno.test("trust map: two updaters, thirty entries each, interleaved: every entry is kept", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "state", "trust.json");
+  await updateTrustMap(file, "/w", (m) => m.setRule("src", true));
+  const session = (who: string) =>
+    Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        updateTrustMap(file, "/w", (m) => m.setFile(`src/${who}${i}.ts`, UNTRUSTED))),
+    );
+  await within(20_000, "60 updates", Promise.all([session("a"), session("b")]));
+  const { map } = await loadTrustMap(file, "/w");
+  assert.equal(map.files.size, 60);
+  for (const [, e] of map.files) assert.equal(e.integrity, "U");
+  assert.equal(map.generation, 61, "each change counted once");
+  assert.equal(map.ruleIntegrity("src/x.ts"), "T");
+});
+
+Deno.test("trust map: a rule removed by one session is not brought back by another's writes", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "state", "trust.json");
+  await updateTrustMap(file, "/w", (m) => {
+    m.setRule("src", true);
+    m.setRule("docs", true);
+  });
+  // The other session read the map (with docs/) before the removal, and keeps writing.
+  const { map: stale } = await loadTrustMap(file, "/w");
+  assert.equal(stale.ruleIntegrity("docs/a.md"), "T");
+  const writes = Array.from(
+    { length: 20 },
+    (_, i) => updateTrustMap(file, "/w", (m) => m.setFile(`src/w${i}.ts`, UNTRUSTED)),
+  );
+  const removal = updateTrustMap(file, "/w", (m) => m.removeRule("docs"));
+  await within(20_000, "updates", Promise.all([...writes, removal]));
+  const { map } = await loadTrustMap(file, "/w");
+  assert.equal(map.ruleIntegrity("docs/a.md"), "U", "the removed rule came back");
+  assert.equal(map.files.size, 20);
+});
+
+const TRUST_MAP_URL = new URL("./trust_map.ts", import.meta.url).href;
+const REPO_ROOT = new URL("../..", import.meta.url).pathname;
+
+/**
+ * Another process that says it is ready, waits for `go`, then writes thirty untrusted entries
+ * `src/<who>N`, one change at a time, as a session's writes do.
+ */
+function childWriter(file: string, who: string, go: string): Deno.ChildProcess {
+  const code = `
+    import { updateTrustMap } from ${JSON.stringify(TRUST_MAP_URL)};
+    const [file, who, go] = Deno.args;
+    const prefix = "src/" + who;
+    await Deno.writeTextFile(go + "." + who, "");
+    for (let i = 0; ; i++) {
+      try { Deno.statSync(go); break; } catch { if (i > 2000) throw new Error("no go"); }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    for (let i = 0; i < 30; i++) {
+      await updateTrustMap(file, "/w", (m) => m.setFile(prefix + i, { integrity: "U", why: "write" }));
+    }`;
+  return new Deno.Command(Deno.execPath(), {
+    args: ["eval", code, file, who, go],
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+Deno.test("trust map: two processes, thirty entries each, at the same time: every entry is kept", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "state", "trust.json");
+  const go = join(t.dir, "go");
+  await updateTrustMap(file, "/w", (m) => m.setRule("src", true));
+  const children = [childWriter(file, "a", go), childWriter(file, "b", go)];
+  const kill = () => {
+    for (const c of children) {
+      try {
+        c.kill("SIGKILL");
+      } catch { /* already ended */ }
+    }
+  };
+  const timer = setTimeout(kill, 60_000);
+  try {
+    // Both started and waiting, then released together, so their changes interleave.
+    const ready = () =>
+      ["a", "b"].every((who) => {
+        try {
+          return Deno.statSync(`${go}.${who}`).isFile;
+        } catch {
+          return false;
+        }
+      });
+    for (let i = 0; i < 600 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
+    if (!ready()) kill();
+    await Deno.writeTextFile(go, "");
+    const outs = await Promise.all(children.map((c) => c.output()));
+    for (const out of outs) assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  } finally {
+    clearTimeout(timer);
+  }
+  const { map } = await loadTrustMap(file, "/w");
+  const missing = ["a", "b"].flatMap((w) =>
+    Array.from({ length: 30 }, (_, i) => `src/${w}${i}`).filter((rel) => !map.files.has(rel))
+  );
+  assert.deepEqual(missing, [], "entries lost between the two processes");
+});
+
+/** Applies `change` (source of a function of the map) to the stored map from another process. */
+async function inOtherProcess(file: string, root: string, change: string): Promise<void> {
+  const code = `
+    import { updateTrustMap } from ${JSON.stringify(TRUST_MAP_URL)};
+    await updateTrustMap(Deno.args[0], Deno.args[1], ${change});`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", code, file, root],
+    cwd: REPO_ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+}
+
+Deno.test("policy: a file entry or rule another process wrote counts at the next label decision", async () => {
+  await using t = await tempDir();
+  const root = join(t.dir, "ws");
+  await Deno.mkdir(root);
+  const trustFile = join(t.dir, "state", "trust.json");
+  await updateTrustMap(trustFile, root, (m) => m.setRule("src", true));
+  const policy = await policyFor(root, trustFile, null);
+  assert.deepEqual(await policy.fileLabel("src/a.ts"), label("T", "pub"));
+
+  await inOtherProcess(
+    trustFile,
+    root,
+    `(m) => m.setFile("src/a.ts", { integrity: "U", why: "write" })`,
+  );
+  assert.deepEqual(await policy.fileLabel("src/a.ts"), label("U", "pub"), "the entry counts");
+
+  await inOtherProcess(trustFile, root, `(m) => m.removeRule("src")`);
+  await policy.refreshTrust(); // as the driver does before every tool call
+  assert.deepEqual(policy.nameLabel("src"), label("U", "pub"), "the removal counts");
+  assert.deepEqual(await policy.fileLabel("src/b.ts"), label("U", "pub"));
+
+  // This session's own write is applied to the file as it is now: both changes stay.
+  await policy.recordWrite("docs/x.md", label("U", "pub"), HASH_A);
+  const { map } = await loadTrustMap(trustFile, root);
+  assert.equal(map.files.get("src/a.ts")?.integrity, "U");
+  assert.equal(map.files.get("docs/x.md")?.integrity, "U");
+  assert.equal(map.ruleIntegrity("src/b.ts"), "U", "the removed rule did not come back");
+});
+
+Deno.test("policy: the --approvals rules stay on top of a map read again mid-run", async () => {
+  await using t = await tempDir();
+  const root = join(t.dir, "ws");
+  await Deno.mkdir(root);
+  const trustFile = join(t.dir, "state", "trust.json");
+  const policy = await policyFor(root, trustFile, { trust: ["src/"], untrust: ["src/vendor"] });
+  assert.deepEqual(await policy.fileLabel("src/a.ts"), label("T", "pub"));
+  // Elsewhere the person trusts src/vendor and marks one file untrusted; the run's own
+  // untrust rule still wins, and the new entry counts.
+  await updateTrustMap(trustFile, root, (m) => {
+    m.setRule("src/vendor", true);
+    m.setFile("src/b.ts", UNTRUSTED);
+  });
+  assert.deepEqual(await policy.fileLabel("src/vendor/x.js"), label("U", "pub"));
+  assert.deepEqual(await policy.fileLabel("src/b.ts"), label("U", "pub"));
+  assert.deepEqual(await policy.fileLabel("src/a.ts"), label("T", "pub"));
+  const saved = JSON.parse(await Deno.readTextFile(trustFile));
+  assert.deepEqual(saved.rules, [{ dir: "src/vendor", trusted: true }], "the overlay is not saved");
+});
+
+Deno.test("policy: a trust map corrupted mid-session is set aside, reported, and trusts nothing", async () => {
+  await using t = await tempDir();
+  const root = join(t.dir, "ws");
+  await Deno.mkdir(root);
+  const trustFile = join(t.dir, "state", "trust.json");
+  await updateTrustMap(trustFile, root, (m) => m.setRule(".", true));
+  const policy = await policyFor(root, trustFile, null);
+  const problems: string[] = [];
+  policy.onStateProblem((p) => problems.push(p));
+  assert.deepEqual(await policy.fileLabel("a.ts"), label("T", "pub"));
+  await Deno.writeTextFile(trustFile, "{ not json");
+  assert.deepEqual(await policy.fileLabel("a.ts"), label("U", "pub"));
+  assert.equal(problems.length, 1);
+  assert.match(problems[0], /trust\.json was corrupt .* moved to .*trust\.json\.corrupt-/);
 });

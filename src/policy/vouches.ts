@@ -11,7 +11,7 @@
  * takes effect in a running session at its next command.
  */
 import { z } from "zod";
-import { loadJsonFile, saveJsonFile } from "../state/jsonfile.ts";
+import { type Loaded, loadJsonFile, updateJsonFile } from "../state/jsonfile.ts";
 import { formatArgv } from "../util/escape.ts";
 
 /** A program and its arguments as a vouch fixes them. */
@@ -89,7 +89,7 @@ const pipelineVouchSchema = z.strictObject({
   created: z.string(),
 });
 
-const fileSchema = z.strictObject({
+const fileSchema: z.ZodType<VouchFile> = z.strictObject({
   version: z.literal(1),
   workspace: z.string(),
   next: z.number().int().min(1),
@@ -189,7 +189,11 @@ export class VouchStore {
 
   async #load(): Promise<VouchFile> {
     if (this.path === null) return this.#memory;
-    const loaded = await loadJsonFile(this.path, fileSchema);
+    return this.#usable(await loadJsonFile(this.path, fileSchema));
+  }
+
+  /** What a loaded file grants: nothing from a corrupt file or another workspace's (reported). */
+  #usable(loaded: Loaded<VouchFile>): VouchFile {
     if (loaded.status === "ok") {
       if (loaded.value.workspace === this.workspace) return loaded.value;
       this.problems.push(
@@ -199,9 +203,24 @@ export class VouchStore {
     return { version: 1, workspace: this.workspace, next: 1, vouches: [] };
   }
 
-  async #save(file: VouchFile): Promise<void> {
-    if (this.path === null) this.#memory = file;
-    else await saveJsonFile(this.path, file);
+  /**
+   * Applies one change to the vouches as the file holds them now, under its lock, so a vouch
+   * another process added meanwhile is kept and one it removed stays removed. `change` returns
+   * the new contents (null: leave them) and its result.
+   */
+  async #update<R>(change: (file: VouchFile) => [VouchFile | null, R]): Promise<R> {
+    if (this.path === null) {
+      const [next, result] = change(this.#memory);
+      if (next) this.#memory = next;
+      return result;
+    }
+    let result!: R;
+    await updateJsonFile(this.path, fileSchema, (loaded) => {
+      const [next, r] = change(this.#usable(loaded));
+      result = r;
+      return next ?? undefined;
+    });
+    return result;
   }
 
   async list(): Promise<Vouch[]> {
@@ -233,22 +252,22 @@ export class VouchStore {
   }
 
   /** Records a vouch the person gave; an identical one already there is returned instead. */
-  async add(fields: NewVouch): Promise<Vouch> {
-    const file = await this.#load();
-    const same = file.vouches.find((v) => sameVouch(v, fields));
-    if (same) return same;
-    const vouch = toStored(fields, `v${file.next}`, new Date().toISOString());
-    await this.#save({ ...file, next: file.next + 1, vouches: [...file.vouches, vouch] });
-    return vouch;
+  add(fields: NewVouch): Promise<Vouch> {
+    return this.#update((file) => {
+      const same = file.vouches.find((v) => sameVouch(v, fields));
+      if (same) return [null, same];
+      const vouch = toStored(fields, `v${file.next}`, new Date().toISOString());
+      return [{ ...file, next: file.next + 1, vouches: [...file.vouches, vouch] }, vouch];
+    });
   }
 
   /** Removes a vouch by id; null when there is none by that id. */
-  async remove(id: string): Promise<Vouch | null> {
-    const file = await this.#load();
-    const found = file.vouches.find((v) => v.id === id);
-    if (!found) return null;
-    await this.#save({ ...file, vouches: file.vouches.filter((v) => v.id !== id) });
-    return found;
+  remove(id: string): Promise<Vouch | null> {
+    return this.#update((file) => {
+      const found = file.vouches.find((v) => v.id === id);
+      if (!found) return [null, null];
+      return [{ ...file, vouches: file.vouches.filter((v) => v.id !== id) }, found];
+    });
   }
 }
 

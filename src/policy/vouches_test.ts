@@ -113,3 +113,35 @@ Deno.test("vouch: described with every argument escaped", () => {
   assert.ok(line.includes("'x y'"));
   assert.ok(!line.includes("\u202E"));
 });
+
+Deno.test("vouch store: two stores on one file, thirty vouches each at once: none lost, ids unique", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-vouch-" });
+  try {
+    const file = join(dir, "vouches.json");
+    const stores = [VouchStore.at(file, "/ws"), VouchStore.at(file, "/ws")];
+    const adds = stores.flatMap((store, s) =>
+      Array.from(
+        { length: 30 },
+        (_, i) => store.add({ program: "/usr/bin/git", match: "exact", args: [`s${s}-${i}`] }),
+      )
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("60 vouches: not done within 20 s")), 20_000);
+    });
+    const added = await Promise.race([Promise.all(adds), late]).finally(() => clearTimeout(timer));
+    assert.equal(new Set(added.map((v) => v.id)).size, 60, "an id was handed out twice");
+    const listed = await stores[0].list();
+    assert.equal(listed.length, 60);
+
+    // A vouch removed through one store stays removed when the other adds after it.
+    const gone = added[0];
+    assert.equal((await stores[1].remove(gone.id))?.id, gone.id);
+    await stores[0].add({ program: "/bin/ls", match: "exact", args: [] });
+    const after = await stores[0].list();
+    assert.equal(after.length, 60);
+    assert.ok(!after.some((v) => v.id === gone.id), "the removed vouch came back");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { z } from "zod";
-import { appendJsonLine, loadJsonFile, readJsonLines, saveJsonFile } from "./jsonfile.ts";
+import {
+  appendJsonLine,
+  currentStamp,
+  loadJsonFile,
+  loadJsonFileStamped,
+  readJsonLines,
+  saveJsonFile,
+  updateJsonFile,
+} from "./jsonfile.ts";
 
 const schema = z.strictObject({ n: z.number() });
 
@@ -39,7 +47,9 @@ Deno.test("jsonfile: a corrupt file is moved aside with both paths reported, its
       assert.equal(r.status, "corrupt");
       if (r.status !== "corrupt") return;
       assert.match(r.problem, why);
-      const aside = [...Deno.readDirSync(dir)].map((e) => join(dir, e.name));
+      // Set aside under the lock, whose sidecar file stays.
+      const aside = [...Deno.readDirSync(dir)].map((e) => join(dir, e.name))
+        .filter((p) => !p.endsWith(".lock"));
       assert.equal(aside.length, 1);
       assert.match(aside[0], /s\.json\.corrupt-/);
       assert.ok(r.problem.startsWith(`${path} was corrupt`));
@@ -77,5 +87,92 @@ Deno.test("jsonfile: a JSON-lines path that cannot be read is set aside and repo
       /refs\.jsonl was unreadable .*; it was moved to .*refs\.jsonl\.corrupt-/,
     );
     await assert.rejects(Deno.stat(path), Deno.errors.NotFound);
+  });
+});
+
+const names = z.strictObject({ names: z.array(z.string()) });
+
+/** Fails loudly instead of hanging when a lock is never released. */
+async function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Adds `name` to the file as it is now; a yield in between gives the other updater its turn. */
+function addName(path: string, name: string) {
+  return updateJsonFile(path, names, async (current) => {
+    const list = current.status === "ok" ? current.value.names : [];
+    await new Promise((r) => setTimeout(r, 0));
+    return { names: [...list, name] };
+  });
+}
+
+Deno.test("jsonfile: two updaters, thirty changes each, interleaved: none is lost", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    const run = (who: string) =>
+      Promise.all(Array.from({ length: 30 }, (_, i) => addName(path, `${who}${i}`)));
+    await within(20_000, "60 updates", Promise.all([run("a"), run("b")]));
+    const loaded = await loadJsonFile(path, names);
+    assert.equal(loaded.status, "ok");
+    if (loaded.status !== "ok") return;
+    assert.equal(loaded.value.names.length, 60);
+    assert.equal(new Set(loaded.value.names).size, 60);
+  });
+});
+
+Deno.test("jsonfile: a removal applied under the lock is not undone by another updater", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    await addName(path, "gone");
+    const remove = updateJsonFile(path, names, (current) => ({
+      names: current.status === "ok" ? current.value.names.filter((n) => n !== "gone") : [],
+    }));
+    const adds = Array.from({ length: 10 }, (_, i) => addName(path, `kept${i}`));
+    await within(20_000, "updates", Promise.all([remove, ...adds]));
+    const loaded = await loadJsonFile(path, names);
+    assert.ok(loaded.status === "ok");
+    assert.ok(!loaded.value.names.includes("gone"), "the removed name came back");
+    assert.equal(loaded.value.names.length, 10);
+  });
+});
+
+Deno.test("jsonfile: the stamp changes with every update and is null for no file", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    assert.equal(currentStamp(path), null);
+    const first = await updateJsonFile(path, names, () => ({ names: ["x"] }));
+    assert.equal(currentStamp(path), first.stamp);
+    const { stamp } = await loadJsonFileStamped(path, names);
+    assert.equal(stamp, first.stamp, "a reader gets the stamp of the version it read");
+    // The same size again: the inode (and, for the trust map, the generation) still differs.
+    const second = await updateJsonFile(path, names, () => ({ names: ["y"] }));
+    assert.notEqual(second.stamp, first.stamp);
+    const kept = await updateJsonFile(path, names, () => undefined);
+    assert.equal(kept.stamp, second.stamp, "no change written: the same version");
+    assert.deepEqual(kept.value, { names: ["y"] });
+  });
+});
+
+Deno.test("jsonfile: an updater given a corrupt file is told so, and the file is set aside", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    await Deno.writeTextFile(path, "{nope");
+    let seen = "";
+    await updateJsonFile(path, names, (current) => {
+      seen = current.status === "corrupt" ? current.problem : current.status;
+      return { names: [] };
+    });
+    assert.match(seen, /was corrupt \(not valid JSON.*moved to .*s\.json\.corrupt-/);
+    const aside = [...Deno.readDirSync(dir)].filter((e) => e.name.startsWith("s.json.corrupt-"));
+    assert.equal(aside.length, 1);
+    assert.equal(await Deno.readTextFile(join(dir, aside[0].name)), "{nope");
   });
 });

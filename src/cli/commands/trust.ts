@@ -8,8 +8,8 @@ import { statePaths } from "../../state/session_paths.ts";
 import {
   loadTrustMap,
   normaliseRuleDir,
-  saveTrustMap,
   type TrustMap,
+  updateTrustMap,
 } from "../../policy/trust_map.ts";
 import { UsageError } from "../exit_codes.ts";
 
@@ -39,10 +39,17 @@ export function describeTrust(map: TrustMap): string[] {
   return lines;
 }
 
-/** Applies one trust subcommand to a map; returns the lines to print. Shared with `/trust`. */
-export function applyTrustCommand(map: TrustMap, action: string, dir?: string): string[] {
-  if (action === "list") return describeTrust(map);
-  if (!["add", "untrust", "remove"].includes(action)) {
+/** One checked change to the rules: what `trust add|untrust|remove DIR` asks for. */
+export interface TrustChange {
+  action: "add" | "untrust" | "remove";
+  /** Normalised. */
+  dir: string;
+}
+
+/** Checks a trust subcommand; null for `list`. A bad one is a usage error, before any change. */
+export function parseTrustCommand(action: string, dir?: string): TrustChange | null {
+  if (action === "list") return null;
+  if (action !== "add" && action !== "untrust" && action !== "remove") {
     throw new UsageError(
       `trust: unknown action '${action}'; use list, add DIR, untrust DIR or remove DIR`,
     );
@@ -52,16 +59,31 @@ export function applyTrustCommand(map: TrustMap, action: string, dir?: string): 
   }
   const normal = normaliseRuleDir(dir);
   if (!normal.ok) throw new UsageError(`trust ${action}: ${normal.error}`);
-  const shown = normal.value === "." ? "./" : normal.value + "/";
-  if (action === "remove") {
-    if (!map.removeRule(normal.value)) return [`no rule for ${shown}; nothing changed`];
-    return [`removed the rule for ${shown}`];
-  }
-  map.setRule(normal.value, action === "add");
-  if (map.firstUse === null) map.firstUse = "custom";
-  return [`${shown} is now ${action === "add" ? "trusted" : "untrusted"}`];
+  return { action, dir: normal.value };
 }
 
+/** Applies one checked change to a map; returns the lines to print. */
+export function applyTrustChange(map: TrustMap, change: TrustChange): string[] {
+  const shown = change.dir === "." ? "./" : change.dir + "/";
+  if (change.action === "remove") {
+    if (!map.removeRule(change.dir)) return [`no rule for ${shown}; nothing changed`];
+    return [`removed the rule for ${shown}`];
+  }
+  map.setRule(change.dir, change.action === "add");
+  if (map.firstUse === null) map.firstUse = "custom";
+  return [`${shown} is now ${change.action === "add" ? "trusted" : "untrusted"}`];
+}
+
+/** Applies one trust subcommand to a map in memory; returns the lines to print. */
+export function applyTrustCommand(map: TrustMap, action: string, dir?: string): string[] {
+  const change = parseTrustCommand(action, dir);
+  return change ? applyTrustChange(map, change) : describeTrust(map);
+}
+
+/**
+ * `bravebot trust`: a change is applied to the stored map as it is now, under its lock, so a
+ * running session's writes made meanwhile are kept.
+ */
 export async function trustCommand(
   workspaceDir: string,
   stateDir: string,
@@ -69,12 +91,16 @@ export async function trustCommand(
   dir: string | undefined,
   print: (line: string) => void,
 ): Promise<void> {
+  const change = parseTrustCommand(action, dir);
   const workspace = await openWorkspace(workspaceDir, stateDir);
   const paths = statePaths(stateDir, workspace.root);
-  const { map, problem } = await loadTrustMap(paths.trustFile, workspace.root);
+  const { problem, result: lines } = change
+    ? await updateTrustMap(paths.trustFile, workspace.root, (map) => applyTrustChange(map, change))
+    : await loadTrustMap(paths.trustFile, workspace.root).then((s) => ({
+      ...s,
+      result: describeTrust(s.map),
+    }));
   if (problem) print(`warning: ${problem}`);
   print(`workspace: ${workspace.root}`);
-  const lines = applyTrustCommand(map, action, dir);
   for (const line of lines) print(line);
-  if (action !== "list") await saveTrustMap(paths.trustFile, map);
 }
