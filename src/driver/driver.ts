@@ -182,8 +182,10 @@ export class Driver {
             }),
         });
       } catch (e) {
+        // The endpoint's words are the person's to read (the `error` event); nothing of the
+        // failure is placed in the conversation.
         if (e instanceof ModelError) {
-          return end(e.kind === "aborted" ? "aborted" : "error", e.message);
+          return end(e.kind === "aborted" ? "aborted" : "error", e.forPerson("planner"));
         }
         throw e;
       }

@@ -410,3 +410,47 @@ Deno.test("a private result to a planner endpoint not marked local asks once per
   const local = await drive([call, { text: "ok" }]);
   assert.equal(results(local)[0].content, "TOKEN=abc");
 });
+
+Deno.test("a planner endpoint's error words reach the person, never the next request or the transcript", async () => {
+  const canary = "CANARY-40aa-planner-error-words";
+  for (
+    const fault of [
+      { status: 400, error_message: `refused: ${canary}` },
+      { raw_body: `not json ${canary}` },
+      { sse_error: `stream failed ${canary}` },
+    ]
+  ) {
+    const mock = await startMockModel({ script: { replies: [{ fault }, { text: "fine" }] } });
+    const dir = await Deno.makeTempDir({ prefix: "bb-driver-" });
+    try {
+      await withPolicy({}, async (fx) => {
+        const client = new OpenAIModelClient({ endpoint: mock.url, model: "m", timeoutMs: 10_000 });
+        const events: DriverEvent[] = [];
+        const transcriptPath = join(dir, "transcript.jsonl");
+        const driver = new Driver({
+          planner: client,
+          processor: new ModelProcessor(client),
+          policy: fx.policy,
+          settings: fx.settings,
+          session: fx.ctx.session,
+          transcript: new TranscriptWriter(transcriptPath),
+          emit: (e) => events.push(e),
+          tools: TOOLS,
+        });
+        const first = await driver.runTurn("first");
+        assert.equal(first.status, "error");
+        const error = events.find((e) => e.type === "error") as { message: string };
+        assert.ok(error.message.includes(canary), "the person is shown the endpoint's words");
+        assert.ok(!JSON.stringify(driver.messages).includes(canary));
+        const second = await driver.runTurn("second");
+        assert.equal(second.status, "finished");
+        assert.equal(mock.requests.length, 2);
+        assert.ok(!mock.requests[1].raw.includes(canary), "the next request quoted the error");
+        assert.ok(!(await Deno.readTextFile(transcriptPath)).includes(canary));
+      });
+    } finally {
+      await mock.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});

@@ -221,11 +221,12 @@ Deno.test("a processor endpoint that fails is an error result, and nothing is st
   await withPolicy({ files }, async (fx) => {
     await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([
-      new ModelError("unreachable", "the model endpoint http://x/v1 did not answer", "http://x/v1"),
+      new ModelError("unreachable", { attempts: 3, seconds: 2 }, "http://x/v1", "last: HTTP 503"),
     ]);
     const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
     assert.equal(out.isError, true);
-    assert.match(out.content, /did not answer; no answer was stored/);
+    assert.match(out.content, /^error: the processor endpoint did not answer after 3 tries/);
+    assert.match(out.content, /no answer was stored$/);
     assert.equal(fx.policy.refs.size, 1);
   });
 });
