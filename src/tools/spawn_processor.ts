@@ -43,7 +43,12 @@ export const spawnProcessorTool = defineTool({
     const maxBytes = Math.floor(settings.contextWindow * 3 * 0.6);
     const inputs = await processorInputs(policy, args.reads, args.about, maxBytes);
     if (!inputs.ok) return failure(inputs.error);
-    const egress = await approvePrivateEgress(policy, settings.processor, inputs.value.documents);
+    const egress = await approvePrivateEgress(
+      policy,
+      settings.processor,
+      inputs.value.documents,
+      args.instruction,
+    );
     if (!egress.ok) return failure(egress.error);
 
     let reply: string;
