@@ -42,7 +42,18 @@ export interface MockFault {
   empty_choices?: boolean;
   /** This exact body, as `application/json`, in place of a reply. */
   raw_body?: string;
+  /** The error message sent with `status` (default "mock fault: HTTP N"). */
+  error_message?: string;
+  /** Start a stream, then send an SSE `event: error` with this data and close. */
+  sse_error?: string;
 }
+
+/**
+ * In `raw_body`, `error_message` and `sse_error`, `$REQUEST` stands for the newest message of
+ * the request (a processor's instruction and documents): an endpoint that quotes its input back
+ * in an error, as real servers do.
+ */
+const QUOTE = "$REQUEST";
 
 export interface MockReply {
   for?: "planner" | "processor";
@@ -183,16 +194,28 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     const reply = entries[entry].reply;
     const fault = reply.fault ?? {};
     if (fault.delay_ms) await wait(fault.delay_ms, req.signal);
+    const quote = (text: string) => text.replaceAll(QUOTE, newestMessage(body));
     if (fault.status) {
       const headers: Record<string, string> = {};
       if (fault.retry_after !== undefined) headers["retry-after"] = String(fault.retry_after);
+      const message = quote(fault.error_message ?? `mock fault: HTTP ${fault.status}`);
       return Response.json(
-        { error: { message: `mock fault: HTTP ${fault.status}`, type: "mock_fault" } },
+        { error: { message, type: "mock_fault" } },
         { status: fault.status, headers },
       );
     }
     if (fault.raw_body !== undefined) {
-      return new Response(fault.raw_body, { headers: { "content-type": "application/json" } });
+      return new Response(quote(fault.raw_body), {
+        headers: { "content-type": "application/json" },
+      });
+    }
+    if (fault.sse_error !== undefined) {
+      const data = quote(fault.sse_error).split("\n").map((l) => `data: ${l}\n`).join("");
+      return new Response(
+        `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: "" } }] })}\n\n` +
+          `event: error\n${data}\n`,
+        { headers: { "content-type": "text/event-stream" } },
+      );
     }
     if (fault.empty_choices) {
       return Response.json({
@@ -338,6 +361,12 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       },
     });
   });
+}
+
+function newestMessage(body: unknown): string {
+  const messages = (body as { messages?: { content?: unknown }[] })?.messages;
+  const content = Array.isArray(messages) ? messages.at(-1)?.content : undefined;
+  return typeof content === "string" ? content : "";
 }
 
 /** Replaces `$FIRST_REF` / `$LAST_REF` with the refs named in the request's newest tool result. */

@@ -56,12 +56,12 @@ const fatal: [string, MockReply, RegExp, Record<string, unknown>?][] = [
   [
     "invalid JSON in the stream",
     { text: "x", fault: { invalid_json: true } },
-    /cannot read: a streamed chunk is not valid JSON/,
+    /sent a reply that is not JSON .*a streamed chunk/,
   ],
   [
     "a body that is not JSON",
     { fault: { raw_body: "<html>Bad gateway</html>" } },
-    /cannot read: the reply is not valid JSON/,
+    /sent a reply that is not JSON .*Bad gateway/,
   ],
   [
     "a reply that never ends",

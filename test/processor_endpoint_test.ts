@@ -79,3 +79,26 @@ Deno.test("private bytes are not sent to a processor endpoint that is not local 
     await processor.stop();
   }
 });
+
+Deno.test("a processor endpoint not marked local gets no instruction when nobody can be asked: it carries the context's private label", async () => {
+  const processor = await startMockModel({
+    script: { replies: [{ text: "=== document ===\nsummary" }] },
+  });
+  try {
+    await oneShotRun({
+      files,
+      replies: processFile("vendor/lib.txt"),
+      config: { processorEndpointLocal: false },
+      args: ["--processor-endpoint", processor.url, "--output-format", "stream-json"],
+    }, (run) => {
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(processor.requests.length, 0, "nothing reached the remote processor");
+      const result = run.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l))
+        .find((e) => e.type === "tool_result" && e.name === "spawn_processor");
+      assert.equal(result.is_error, true);
+      assert.match(result.content, /the instruction carries the planner context's private label/);
+    });
+  } finally {
+    await processor.stop();
+  }
+});

@@ -199,7 +199,7 @@ export async function interactiveSession(
       case "notice":
         // Skill and AGENTS.md notes come again at every turn's start: say each once. Retries
         // and other happenings are said every time.
-        if (!e.text.startsWith("the model endpoint") && shownNotices.has(e.text)) return;
+        if (!/^the (model|processor) endpoint/.test(e.text) && shownNotices.has(e.text)) return;
         shownNotices.add(e.text);
         endLine();
         person.notice(e.text);

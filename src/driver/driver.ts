@@ -7,7 +7,13 @@
  */
 import { z } from "zod";
 import type { Policy } from "../policy/core.ts";
-import { formatLabel, type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../policy/label.ts";
+import {
+  formatLabel,
+  type Label,
+  TRUSTED_PRIVATE,
+  TRUSTED_PUBLIC,
+  UNTRUSTED_PRIVATE,
+} from "../policy/label.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
 import type { TranscriptWriter } from "../state/transcript.ts";
@@ -28,8 +34,7 @@ import {
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
 import { fitToWindow } from "./context_window.ts";
-import { carriesMachineBytes, mayLeave } from "../policy/egress.ts";
-import { sha256 } from "../util/hash.ts";
+import { resultMayLeave, withheldResult } from "../policy/egress.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 
@@ -56,6 +61,8 @@ export interface DriverOptions {
   systemPrompt?: () => Promise<SystemPromptPart> | SystemPromptPart;
   /** The conversation so far, for a resumed session (from loadTranscript). */
   history?: ChatMessage[];
+  /** What each message of `history` placed in the planner context (null: not recorded). */
+  historyLabels?: readonly (Label | null)[];
 }
 
 export interface TurnOptions {
@@ -81,6 +88,10 @@ export class Driver {
   readonly #byName: Map<string, ToolDef<unknown>>;
   readonly #specs: ToolSpec[];
   #messages: ChatMessage[];
+  /** What each tool result placed in the planner context. */
+  readonly #placed = new WeakMap<ChatMessage, Label>();
+  /** Tool results the egress rule let go to the planner endpoint in this session. */
+  readonly #cleared = new WeakSet<ChatMessage>();
   /** Planner replies over the whole session. */
   replies = 0;
 
@@ -90,6 +101,10 @@ export class Driver {
     this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
     this.#specs = toolSpecs(this.#tools);
     this.#messages = [...(options.history ?? [])];
+    this.#messages.forEach((m, i) => {
+      const l = options.historyLabels?.[i];
+      if (l) this.#placed.set(m, l);
+    });
     options.policy.onContextChange((l) =>
       options.emit({ type: "context_label", label: formatLabel(l) })
     );
@@ -123,10 +138,63 @@ export class Driver {
     return { role: "system", content: part.text };
   }
 
-  async #append(message: ChatMessage, placed?: Label): Promise<void> {
+  async #append(message: ChatMessage, placed?: Label): Promise<ChatMessage> {
     this.#messages.push(message);
-    if (placed) this.#o.policy.placeInContext(placed);
+    if (placed) {
+      this.#placed.set(message, placed);
+      this.#o.policy.placeInContext(placed);
+    }
     await this.#o.transcript.message(message, placed);
+    return message;
+  }
+
+  /**
+   * The egress rule at the moment the conversation is sent: a tool result not yet let go to
+   * this planner endpoint — one restored from a transcript, made in a session whose endpoint
+   * may have been local — is asked about now, and kept back unless the person allows it.
+   */
+  async #egressBeforeSend(): Promise<void> {
+    const o = this.#o;
+    for (let i = 0; i < this.#messages.length; i++) {
+      const m = this.#messages[i];
+      if (m.role !== "tool" || this.#cleared.has(m)) continue;
+      const tool = this.#toolOf(m.tool_call_id, i);
+      // A result whose label was not recorded is taken as the worst, never as public.
+      const placed = this.#placed.get(m) ?? UNTRUSTED_PRIVATE;
+      if (await this.#mayGo(tool, m.content, placed, `A stored result of ${tool}`)) {
+        this.#cleared.add(m);
+        continue;
+      }
+      const kept: ChatMessage = {
+        role: "tool",
+        tool_call_id: m.tool_call_id,
+        content: withheldResult(tool),
+      };
+      this.#placed.set(kept, TRUSTED_PUBLIC);
+      this.#cleared.add(kept);
+      this.#messages[i] = kept;
+    }
+  }
+
+  /** The tool whose call a result answers (the nearest assistant message before it). */
+  #toolOf(callId: string, at: number): string {
+    for (let j = at - 1; j >= 0; j--) {
+      const m = this.#messages[j];
+      if (m.role !== "assistant") continue;
+      const call = m.tool_calls?.find((c) => c.id === callId);
+      if (call) return call.function.name.slice(0, 80);
+    }
+    return "a tool";
+  }
+
+  /** Asks the policy layer whether a result may go to the planner; a failure to ask is a no. */
+  async #mayGo(tool: string, content: string, l: Label, what?: string): Promise<boolean> {
+    try {
+      return await resultMayLeave(this.#o.policy, this.#o.settings.planner, tool, content, l, what);
+    } catch (e) {
+      this.#o.emit({ type: "notice", text: `could not ask about a private result: ${String(e)}` });
+      return false;
+    }
   }
 
   /** One turn: the person's message, then planner replies and tool calls until it answers. */
@@ -158,6 +226,7 @@ export class Driver {
           } (--max-turns ${maxReplies})`,
         );
       }
+      await this.#egressBeforeSend();
       const fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
       if (!fit.ok) return end("error", fit.message);
       if (fit.compacted) {
@@ -185,8 +254,10 @@ export class Driver {
             }),
         });
       } catch (e) {
+        // The endpoint's words are the person's to read (the `error` event); nothing of the
+        // failure is placed in the conversation.
         if (e instanceof ModelError) {
-          return end(e.kind === "aborted" ? "aborted" : "error", e.message);
+          return end(e.kind === "aborted" ? "aborted" : "error", e.forPerson("planner"));
         }
         throw e;
       }
@@ -277,9 +348,12 @@ export class Driver {
               `${cap} were handled and the other ${dropped} were dropped. At most ${cap} calls a reply.]`,
           };
         }
-        await this.#append(
-          { role: "tool", tool_call_id: kept[i].id, content: output.content },
-          output.label,
+        // Asked about in #dispatch, before the note was added: not asked again when sent.
+        this.#cleared.add(
+          await this.#append(
+            { role: "tool", tool_call_id: kept[i].id, content: output.content },
+            output.label,
+          ),
         );
         o.emit({
           type: "tool_result",
@@ -370,26 +444,9 @@ export class Driver {
       );
     }
     // Private bytes to a planner endpoint not marked local: the person decides, once per value.
-    if (
-      !output.isError && output.label.confidentiality === "priv" && carriesMachineBytes(tool.name)
-    ) {
-      let allowed = false;
-      try {
-        allowed = await mayLeave(o.policy, o.settings.planner, "planner", tool.name, {
-          what: `The result of ${tool.name}`,
-          label: output.label,
-          sha256: sha256(output.content),
-        });
-      } catch (e) {
-        // A question that could not be put is a refusal, never a send.
-        o.emit({ type: "notice", text: `could not ask about a private result: ${String(e)}` });
-      }
-      if (!allowed) {
-        output = failure(
-          `${tool.name}: the result is private and the planner endpoint is not marked local; ` +
-            "the person did not allow sending it, so nothing of it was sent",
-        );
-      }
+    // An error result is asked about like any other: its label says what it carries.
+    if (!(await this.#mayGo(tool.name, output.content, output.label))) {
+      output = { content: withheldResult(tool.name), isError: true, label: TRUSTED_PUBLIC };
     }
     for (const entry of o.policy.audit.entries.slice(auditBefore)) {
       o.emit({

@@ -12,6 +12,8 @@ import { defineTool, failure, shown, type ToolDef, toolSchema } from "../tools/t
 import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "../person/scripted.ts";
 import type { Settings } from "../state/settings.ts";
+import type { ChatMessage } from "../model/types.ts";
+import type { Label } from "../policy/label.ts";
 
 const routing = z.strictObject({ path: z.string().describe("workspace-relative path") });
 const content = z.strictObject({ offset: z.number().int().optional() });
@@ -79,6 +81,10 @@ async function drive(
     signal?: AbortSignal;
     answers?: ScriptedAnswer[];
     asked?: (person: ScriptedPerson) => void;
+    tools?: ToolDef<unknown>[];
+    /** A resumed conversation, with what each message placed in the context. */
+    history?: ChatMessage[];
+    historyLabels?: (Label | null)[];
   } = {},
 ): Promise<Run> {
   let result: Run | null = null;
@@ -102,7 +108,9 @@ async function drive(
         session: fx.ctx.session,
         transcript: new TranscriptWriter(transcriptPath),
         emit: (e) => events.push(e),
-        tools: TOOLS,
+        tools: opts.tools ?? TOOLS,
+        history: opts.history,
+        historyLabels: opts.historyLabels,
       });
       const outcome = await driver.runTurn("do it", {
         maxReplies: opts.maxReplies,
@@ -409,4 +417,119 @@ Deno.test("a private result to a planner endpoint not marked local asks once per
   // A local endpoint receives it without asking.
   const local = await drive([call, { text: "ok" }]);
   assert.equal(results(local)[0].content, "TOKEN=abc");
+});
+
+Deno.test("a planner endpoint's error words reach the person, never the next request or the transcript", async () => {
+  const canary = "CANARY-40aa-planner-error-words";
+  for (
+    const fault of [
+      { status: 400, error_message: `refused: ${canary}` },
+      { raw_body: `not json ${canary}` },
+      { sse_error: `stream failed ${canary}` },
+    ]
+  ) {
+    const mock = await startMockModel({ script: { replies: [{ fault }, { text: "fine" }] } });
+    const dir = await Deno.makeTempDir({ prefix: "bb-driver-" });
+    try {
+      await withPolicy({}, async (fx) => {
+        const client = new OpenAIModelClient({ endpoint: mock.url, model: "m", timeoutMs: 10_000 });
+        const events: DriverEvent[] = [];
+        const transcriptPath = join(dir, "transcript.jsonl");
+        const driver = new Driver({
+          planner: client,
+          processor: new ModelProcessor(client),
+          policy: fx.policy,
+          settings: fx.settings,
+          session: fx.ctx.session,
+          transcript: new TranscriptWriter(transcriptPath),
+          emit: (e) => events.push(e),
+          tools: TOOLS,
+        });
+        const first = await driver.runTurn("first");
+        assert.equal(first.status, "error");
+        const error = events.find((e) => e.type === "error") as { message: string };
+        assert.ok(error.message.includes(canary), "the person is shown the endpoint's words");
+        assert.ok(!JSON.stringify(driver.messages).includes(canary));
+        const second = await driver.runTurn("second");
+        assert.equal(second.status, "finished");
+        assert.equal(mock.requests.length, 2);
+        assert.ok(!mock.requests[1].raw.includes(canary), "the next request quoted the error");
+        assert.ok(!(await Deno.readTextFile(transcriptPath)).includes(canary));
+      });
+    } finally {
+      await mock.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
+
+const REMOTE = { url: "https://models.example/v1", model: "m", local: false };
+
+/** A conversation as a transcript gives it back: a private result made in an earlier session. */
+const RESTORED: ChatMessage[] = [
+  { role: "user", content: "earlier" },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{
+      id: "old_1",
+      type: "function",
+      function: { name: "read_output", arguments: "{}" },
+    }],
+  },
+  { role: "tool", tool_call_id: "old_1", content: "TOKEN=restored-9d2" },
+  { role: "assistant", content: "noted" },
+];
+
+Deno.test("a resumed conversation's private result is asked about before it goes to a remote planner", async () => {
+  const labels = [TRUSTED_PRIVATE, null, TRUSTED_PRIVATE, null];
+  let asked: ScriptedPerson["asked"] = [];
+  const kept = await drive([{ text: "ok" }], {
+    settings: { planner: REMOTE },
+    history: RESTORED,
+    historyLabels: labels,
+    answers: [{ ask: { kind: "options", chosen: ["do not send"] } }],
+    asked: (p) => asked = p.asked,
+  });
+  assert.equal(kept.outcome.status, "finished");
+  assert.equal(asked.length, 1);
+  assert.match((asked[0].request as { question: string }).question, /stored result of read_output/);
+  assert.ok(!kept.requests[0].raw.includes("TOKEN=restored-9d2"));
+  assert.match(lastToolMessage(kept, 0), /private and the planner endpoint is not marked local/);
+  // Allowed, it is sent; a label that was never recorded is asked about too.
+  const sent = await drive([{ text: "ok" }], {
+    settings: { planner: REMOTE },
+    history: RESTORED,
+    historyLabels: [null, null, null, null],
+    answers: [{ ask: { kind: "options", chosen: ["send"] } }],
+    asked: (p) => asked = p.asked,
+  });
+  assert.equal(asked.length, 1);
+  assert.ok(sent.requests[0].raw.includes("TOKEN=restored-9d2"));
+  // A local endpoint receives it without asking.
+  const local = await drive([{ text: "ok" }], { history: RESTORED, historyLabels: labels });
+  assert.ok(local.requests[0].raw.includes("TOKEN=restored-9d2"));
+});
+
+Deno.test("a private error result is asked about like any other before it goes to a remote planner", async () => {
+  const e3 = z.strictObject({});
+  const failsPrivately = defineTool({
+    name: "run",
+    description: "fails with private words",
+    routing: e3,
+    content: e3,
+    schema: toolSchema(e3, e3),
+    handler: () =>
+      Promise.resolve({ content: "error: TOKEN=err-41b", isError: true, label: TRUSTED_PRIVATE }),
+  });
+  let asked = 0;
+  const r = await drive([{ tool_calls: [{ name: "run", arguments: {} }] }, { text: "ok" }], {
+    tools: [failsPrivately] as ToolDef<unknown>[],
+    settings: { planner: REMOTE },
+    answers: [{ ask: { kind: "options", chosen: ["do not send"] } }],
+    asked: (p) => asked = p.asked.length,
+  });
+  assert.equal(asked, 1);
+  for (const req of r.requests) assert.ok(!req.raw.includes("TOKEN=err-41b"));
+  assert.match(results(r)[0].content, /private and the planner endpoint is not marked local/);
 });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { type OpenSession, openSession } from "../cli/open_session.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
-import { join as joinLabels, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { join as joinLabels, type Label, TRUSTED_PUBLIC } from "../policy/label.ts";
 import type { Settings } from "../state/settings.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
@@ -63,9 +63,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const problems = [...session.problems];
   const transcript = new TranscriptWriter(session.paths.transcript);
   let history: ChatMessage[] = [];
+  let historyLabels: (Label | null)[] = [];
   if (options.resume) {
     const loaded = await loadTranscript(session.paths.transcript);
     history = loaded.messages;
+    historyLabels = loaded.labels;
     problems.push(...loaded.problems);
     session.policy.placeInContext(loaded.contextLabel);
   } else {
@@ -101,6 +103,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     emit: options.emit,
     systemPrompt,
     history,
+    historyLabels,
   });
   return {
     session,

@@ -99,13 +99,9 @@ export class OpenAIModelClient implements ModelClient {
         if (attempt >= this.#retry.attempts || outOfTime) {
           throw new ModelError(
             "unreachable",
-            `the model endpoint ${this.endpoint} did not answer after ${attempt} ${
-              attempt === 1 ? "try" : "tries"
-            } over ${
-              Math.round((Date.now() - started) / 1000)
-            } s (last: ${f.why}); is the server ` +
-              `running and is --endpoint (or "endpoint" in the config) right?`,
+            { attempts: attempt, seconds: (Date.now() - started) / 1000 },
             this.endpoint,
+            `last: ${f.why}`,
           );
         }
         request.onRetry?.(f.why, delay, attempt);
@@ -140,7 +136,7 @@ export class OpenAIModelClient implements ModelClient {
         maxRetries: 0,
       }).asResponse();
       const type = response.headers.get("content-type") ?? "";
-      if (!response.body) throw new ReplyFormatError("the reply has no body");
+      if (!response.body) throw new ReplyFormatError("malformed", "the reply has no body");
       if (type.includes("text/event-stream")) {
         await readEventStream(response.body, builder);
       } else {
@@ -150,7 +146,7 @@ export class OpenAIModelClient implements ModelClient {
         try {
           parsed = JSON.parse(text);
         } catch {
-          throw new ReplyFormatError(`the reply is not valid JSON: ${text.slice(0, 80)}`);
+          throw new ReplyFormatError("not_json", `the body began: ${text.slice(0, 200)}`);
         }
         builder.addWhole(parsed);
       }
@@ -165,9 +161,13 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   #aborted(): ModelError {
-    return new ModelError("aborted", "the model call was stopped", this.endpoint);
+    return new ModelError("aborted", {}, this.endpoint);
   }
 
+  /**
+   * Decides what a failure was. The endpoint's words (an error body, the bytes that were not
+   * JSON) go into the error's `detail` only; its kind and facts are all the planner is told.
+   */
   #classify(e: unknown, signal: AbortSignal | undefined): Failure {
     const final = (error: ModelError): Failure => ({
       retry: false,
@@ -179,29 +179,17 @@ export class OpenAIModelClient implements ModelClient {
       retry: true,
       why,
       retryAfterMs,
-      error: new ModelError("unreachable", why, this.endpoint),
+      error: new ModelError("unreachable", { attempts: 1 }, this.endpoint, why),
     });
     if (signal?.aborted) return final(this.#aborted());
     if (e instanceof TimedOut) {
       return final(
-        new ModelError(
-          "timeout",
-          `no complete reply from the model endpoint ${this.endpoint} within ${
-            Math.round(this.#timeoutMs / 100) / 10
-          } s; the limit is "timeouts.requestMs" in the config`,
-          this.endpoint,
-        ),
+        new ModelError("timeout", { limitSeconds: this.#timeoutMs / 1000 }, this.endpoint),
       );
     }
     if (e instanceof StreamCutError) return again("the reply was cut off mid-way");
     if (e instanceof ReplyFormatError) {
-      return final(
-        new ModelError(
-          "malformed",
-          `the model endpoint ${this.endpoint} sent a reply Brave Bot cannot read: ${e.message}`,
-          this.endpoint,
-        ),
-      );
+      return final(new ModelError(e.kind, {}, this.endpoint, e.detail));
     }
     if (e instanceof OpenAI.APIError && typeof e.status === "number") {
       const status = e.status;
@@ -209,7 +197,9 @@ export class OpenAIModelClient implements ModelClient {
         const headers = e.headers as Headers | undefined;
         return again(`HTTP ${status}`, parseRetryAfter(headers?.get?.("retry-after")));
       }
-      return final(new ModelError("http", this.#httpMessage(status, e), this.endpoint));
+      return final(
+        new ModelError("http", { status, model: this.model }, this.endpoint, httpDetail(e)),
+      );
     }
     if (e instanceof OpenAI.APIError || e instanceof TypeError || isNetworkError(e)) {
       const cause = (e as { cause?: unknown }).cause;
@@ -223,29 +213,21 @@ export class OpenAIModelClient implements ModelClient {
     return final(
       new ModelError(
         "malformed",
-        `the model call to ${this.endpoint} failed: ${
-          e instanceof Error ? oneLine(e.message) : String(e)
-        }`,
+        {},
         this.endpoint,
+        e instanceof Error ? oneLine(e.message) : String(e),
       ),
     );
   }
+}
 
-  #httpMessage(status: number, e: InstanceType<typeof OpenAI.APIError>): string {
-    const detail = oneLine(
-      typeof (e.error as { message?: unknown })?.message === "string"
-        ? (e.error as { message: string }).message
-        : e.message,
-    );
-    const hint = status === 401 || status === 403
-      ? "; set BRAVEBOT_API_KEY if the server needs a token"
-      : status === 404
-      ? `; is the model '${this.model}' available there, and does the URL end in /v1?`
-      : status === 400 || status === 413
-      ? "; the conversation may be too long for the server, or the server may not support tool calls"
-      : "";
-    return `the model endpoint ${this.endpoint} refused the request (HTTP ${status}: ${detail})${hint}`;
-  }
+/** What the endpoint said with a refusal: its error body's message, for the person only. */
+function httpDetail(e: InstanceType<typeof OpenAI.APIError>): string {
+  return oneLine(
+    typeof (e.error as { message?: unknown })?.message === "string"
+      ? (e.error as { message: string }).message
+      : e.message,
+  );
 }
 
 class TimedOut extends Error {}

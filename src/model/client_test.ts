@@ -91,7 +91,7 @@ Deno.test("an endpoint that stays down ends in an error naming it, after a bound
   await withMock([{ fault: { status: 500 }, times: 100 }], async (c, mock) => {
     const e = await modelError(c.complete({ messages: USER }));
     assert.equal(e.kind, "unreachable");
-    assert.match(e.message, new RegExp(mock.url.replace(/[.]/g, "\\.")));
+    assert.match(e.forPerson("planner"), new RegExp(mock.url.replace(/[.]/g, "\\.")));
     assert.match(e.message, /3 tries/);
     assert.equal(mock.requests.length, FAST.attempts);
   });
@@ -109,8 +109,8 @@ Deno.test("a refused connection is retried and then named", async () => {
   });
   const e = await modelError(c.complete({ messages: USER }));
   assert.equal(e.kind, "unreachable");
-  assert.match(e.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
-  assert.match(e.message, /cannot connect/);
+  assert.match(e.forPerson("planner"), new RegExp(`127\\.0\\.0\\.1:${port}`));
+  assert.match(e.forPerson("planner"), /cannot connect/);
 });
 
 Deno.test("a stream cut mid-way is asked again; cut every time, it ends in an error", async () => {
@@ -127,7 +127,7 @@ Deno.test("a stream cut mid-way is asked again; cut every time, it ends in an er
     async (c) => {
       const e = await modelError(c.complete({ messages: USER }));
       assert.equal(e.kind, "unreachable");
-      assert.match(e.message, /cut off/);
+      assert.match(e.forPerson("planner"), /cut off/);
     },
   );
 });
@@ -135,12 +135,12 @@ Deno.test("a stream cut mid-way is asked again; cut every time, it ends in an er
 Deno.test("invalid JSON in the stream is a clear error, not a crash", async () => {
   await withMock([{ text: "abc", fault: { invalid_json: true } }], async (c) => {
     const e = await modelError(c.complete({ messages: USER }));
-    assert.equal(e.kind, "malformed");
-    assert.match(e.message, /not valid JSON/);
+    assert.equal(e.kind, "not_json");
+    assert.match(e.message, /not JSON/);
   });
   await withMock([{ fault: { raw_body: "<html>oops" } }], async (c) => {
     const e = await modelError(c.complete({ messages: USER }));
-    assert.equal(e.kind, "malformed");
+    assert.equal(e.kind, "not_json");
   });
 });
 
@@ -211,5 +211,26 @@ Deno.test("requests say nothing about the machine: no SDK platform headers", asy
     const names = Object.keys(mock.requests[0].headers);
     assert.deepEqual(names.filter((n) => n.startsWith("x-stainless")), []);
     assert.equal(mock.requests[0].headers["user-agent"], "bravebot");
+  });
+});
+
+Deno.test("an endpoint's words in a 400, a non-JSON body or an SSE error event are kept apart from the kind", async () => {
+  const canary = "CANARY-5b0c-endpoint-words";
+  const faults: [MockReply["fault"], string][] = [
+    [{ status: 400, error_message: `no: ${canary}` }, "http"],
+    [{ raw_body: `<html>${canary}` }, "not_json"],
+    [{ sse_error: `{"error":{"message":"${canary}"}}` }, "endpoint_error"],
+    [{ sse_error: `plain words ${canary}` }, "endpoint_error"],
+  ];
+  await withMock(faults.map(([fault]) => ({ fault })), async (c) => {
+    for (const [, kind] of faults) {
+      const e = await modelError(c.complete({ messages: USER }));
+      assert.equal(e.kind, kind);
+      for (const planner of [e.message, e.forPlanner("processor"), JSON.stringify(e.facts)]) {
+        assert.ok(!planner.includes(canary), planner);
+      }
+      assert.ok(e.detail?.includes(canary));
+      assert.ok(e.forPerson("processor").includes(canary));
+    }
   });
 });

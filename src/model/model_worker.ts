@@ -37,12 +37,8 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     self.postMessage({ id: msg.id, type: "done", reply });
   } catch (e) {
     const error = e instanceof ModelError
-      ? { kind: e.kind, message: e.message, endpoint: e.endpoint }
-      : {
-        kind: "malformed",
-        message: `the model call failed: ${String(e)}`,
-        endpoint: msg.client.endpoint,
-      };
+      ? e.toData()
+      : new ModelError("internal", {}, msg.client.endpoint, String(e)).toData();
     self.postMessage({ id: msg.id, type: "error", error });
   } finally {
     running.delete(msg.id);

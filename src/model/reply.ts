@@ -9,8 +9,18 @@ import type { ModelReply, ToolCall } from "./types.ts";
 /** Far beyond any sensible reply; a server that keeps sending is stopped here, not by memory. */
 export const MAX_REPLY_BYTES = 16 * 1024 * 1024;
 
+/**
+ * A reply Brave Bot cannot use. `detail` may quote the endpoint (its error text, the bytes that
+ * were not JSON) and is for the person only; the kind is what the planner may be told.
+ */
 export class ReplyFormatError extends Error {
   override name = "ReplyFormatError";
+  constructor(
+    readonly kind: "not_json" | "endpoint_error" | "malformed",
+    readonly detail: string,
+  ) {
+    super(`the reply cannot be used (${kind})`);
+  }
 }
 
 /** The stream ended before the server said it was done: worth asking again. */
@@ -43,7 +53,10 @@ export class ReplyBuilder {
   #grow(n: number): void {
     this.#size += n;
     if (this.#size > MAX_REPLY_BYTES) {
-      throw new ReplyFormatError(`the reply grew past ${MAX_REPLY_BYTES / 1024 / 1024} MiB`);
+      throw new ReplyFormatError(
+        "malformed",
+        `the reply grew past ${MAX_REPLY_BYTES / 1024 / 1024} MiB`,
+      );
     }
   }
 
@@ -51,11 +64,11 @@ export class ReplyBuilder {
   addChunk(chunk: unknown): void {
     const obj = asObject(chunk, "a streamed chunk");
     if (obj.error !== undefined) {
-      throw new ReplyFormatError(`the server sent an error: ${errorText(obj.error)}`);
+      throw new ReplyFormatError("endpoint_error", errorText(obj.error));
     }
     const choices = obj.choices;
     if (choices === undefined || choices === null) return; // usage-only chunks
-    if (!Array.isArray(choices)) throw new ReplyFormatError("'choices' is not a list");
+    if (!Array.isArray(choices)) throw new ReplyFormatError("malformed", "'choices' is not a list");
     for (const c of choices) {
       const choice = asObject(c, "a choice");
       if (choice.index !== undefined && choice.index !== 0) continue; // only the first choice
@@ -110,9 +123,11 @@ export class ReplyBuilder {
   addWhole(body: unknown): void {
     const obj = asObject(body, "the reply");
     if (obj.error !== undefined) {
-      throw new ReplyFormatError(`the server sent an error: ${errorText(obj.error)}`);
+      throw new ReplyFormatError("endpoint_error", errorText(obj.error));
     }
-    if (!Array.isArray(obj.choices)) throw new ReplyFormatError("the reply has no 'choices' list");
+    if (!Array.isArray(obj.choices)) {
+      throw new ReplyFormatError("malformed", "the reply has no 'choices' list");
+    }
     const first = obj.choices[0];
     if (first === undefined) return;
     this.#sawChoice = true;
@@ -151,7 +166,7 @@ export class ReplyBuilder {
 
 function asObject(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ReplyFormatError(`${what} is not a JSON object`);
+    throw new ReplyFormatError("malformed", `${what} is not a JSON object`);
   }
   return value as Record<string, unknown>;
 }
@@ -177,16 +192,22 @@ export async function readEventStream(
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let data: string[] = [];
+  let event = "";
   const dispatch = (): boolean => {
-    if (data.length === 0) return false;
-    const payload = data.join("\n");
+    const type = event;
+    event = "";
+    const lines = data;
     data = [];
+    const payload = lines.join("\n");
+    // An `error` event is the endpoint's report, whatever its data looks like (or none).
+    if (type === "error") throw new ReplyFormatError("endpoint_error", payload.slice(0, 300));
+    if (lines.length === 0) return false;
     if (payload.trim() === "[DONE]") return true;
     let chunk: unknown;
     try {
       chunk = JSON.parse(payload);
     } catch {
-      throw new ReplyFormatError(`a streamed chunk is not valid JSON: ${payload.slice(0, 80)}`);
+      throw new ReplyFormatError("not_json", `a streamed chunk: ${payload.slice(0, 200)}`);
     }
     builder.addChunk(chunk);
     return false;
@@ -198,7 +219,10 @@ export async function readEventStream(
       const scanFrom = buffer.length;
       buffer += value;
       if (buffer.length > MAX_REPLY_BYTES) {
-        throw new ReplyFormatError(`an event grew past ${MAX_REPLY_BYTES / 1024 / 1024} MiB`);
+        throw new ReplyFormatError(
+          "malformed",
+          `an event grew past ${MAX_REPLY_BYTES / 1024 / 1024} MiB`,
+        );
       }
       // Only the new bytes are searched, so one very long line costs linear time.
       let nl = buffer.indexOf("\n", scanFrom);
@@ -211,8 +235,10 @@ export async function readEventStream(
           if (dispatch()) return;
         } else if (line.startsWith("data:")) {
           data.push(line.slice(5).replace(/^ /, ""));
+        } else if (line.startsWith("event:")) {
+          event = line.slice(6).trim();
         }
-        // Comments (`:`), `event:`, `id:` and `retry:` lines carry nothing we use.
+        // Comments (`:`), `id:` and `retry:` lines carry nothing we use.
       }
       buffer = buffer.slice(start);
     }

@@ -69,7 +69,9 @@ Deno.test("a stream without [DONE] or a finish reason was cut off", async () => 
 Deno.test("an error object inside the stream is reported, not ignored", async () => {
   await assert.rejects(
     () => parse([`data: ${JSON.stringify({ error: { message: "model not loaded" } })}\n\n`]),
-    (e) => e instanceof ReplyFormatError && /model not loaded/.test(e.message),
+    (e) =>
+      e instanceof ReplyFormatError && e.kind === "endpoint_error" &&
+      /model not loaded/.test(e.detail),
   );
 });
 

@@ -50,17 +50,5 @@ export interface ModelClient {
   complete(request: CompleteRequest): Promise<ModelReply>;
 }
 
-export type ModelErrorKind =
-  | "unreachable" // connection errors, 429 or 5xx that outlasted the retries
-  | "http" // a 4xx other than 429: retrying would not help
-  | "timeout" // no complete reply within the request timeout
-  | "malformed" // the endpoint's reply is not what the protocol says
-  | "aborted"; // the person stopped it
-
-/** Every failure of a model call: a message fit for the person, naming the endpoint. */
-export class ModelError extends Error {
-  override name = "ModelError";
-  constructor(readonly kind: ModelErrorKind, message: string, readonly endpoint: string) {
-    super(message);
-  }
-}
+// A failure is a value with a planner-safe kind and the endpoint's words apart (failure.ts).
+export { ModelError, type ModelFailureKind as ModelErrorKind } from "./failure.ts";

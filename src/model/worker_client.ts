@@ -51,8 +51,9 @@ export class ModelWorker {
           id,
           type: "error",
           error: {
-            kind: "malformed",
-            message: `the model worker stopped: ${e.message}`,
+            kind: "internal",
+            facts: {},
+            detail: `the model worker stopped: ${e.message}`,
             endpoint: "",
           },
         });
@@ -65,7 +66,12 @@ export class ModelWorker {
   complete(client: ClientOptions, request: CompleteRequest): Promise<ModelReply> {
     if (this.#dead) {
       return Promise.reject(
-        new ModelError("malformed", `the model worker stopped: ${this.#dead}`, client.endpoint),
+        new ModelError(
+          "internal",
+          {},
+          client.endpoint,
+          `the model worker stopped: ${this.#dead}`,
+        ),
       );
     }
     const worker = this.#start();
@@ -85,9 +91,7 @@ export class ModelWorker {
           resolve(m.reply);
         } else {
           finish();
-          reject(
-            new ModelError(m.error.kind, m.error.message, m.error.endpoint || client.endpoint),
-          );
+          reject(ModelError.from({ ...m.error, endpoint: m.error.endpoint || client.endpoint }));
         }
       });
       worker.postMessage(

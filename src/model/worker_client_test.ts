@@ -53,7 +53,7 @@ Deno.test("the model worker cannot reach a host that is not a configured endpoin
     });
     await assert.rejects(() => client.complete({ messages: USER }), (e) => {
       assert.ok(e instanceof ModelError);
-      assert.match(e.message, /net access/i);
+      assert.match(e.forPerson("planner"), /net access/i);
       return true;
     });
     assert.equal(other.requests.length, 0);

@@ -1,6 +1,7 @@
 /** Messages between the main thread and the model worker. */
 import type { ClientOptions } from "./client.ts";
-import type { ChatMessage, ModelErrorKind, ModelReply, ToolSpec } from "./types.ts";
+import type { FailureData } from "./failure.ts";
+import type { ChatMessage, ModelReply, ToolSpec } from "./types.ts";
 
 export type ToWorker =
   | {
@@ -17,8 +18,4 @@ export type FromWorker =
   | { id: number; type: "text"; text: string }
   | { id: number; type: "retry"; why: string; delayMs: number; attempt: number }
   | { id: number; type: "done"; reply: ModelReply }
-  | {
-    id: number;
-    type: "error";
-    error: { kind: ModelErrorKind; message: string; endpoint: string };
-  };
+  | { id: number; type: "error"; error: FailureData };

@@ -1,12 +1,14 @@
 /**
  * Private bytes leaving the machine (design.md §3): `priv` content to a model endpoint not
  * marked `local` asks the person once per value; a local endpoint may receive it. Processors
- * (spawn_processor) and the planner (a private tool result about to be sent) both ask here,
- * so a value allowed or refused once is not asked about again in the session.
+ * (spawn_processor: the documents and the instruction) and the planner (a private tool result,
+ * an error result too, when it is made and when a resumed conversation is sent again) all ask
+ * here, so a value allowed or refused once is not asked about again in the session.
  */
 import type { Policy } from "./core.ts";
 import { formatLabel, type Label } from "./label.ts";
 import type { EndpointSettings } from "../state/settings.ts";
+import { sha256 } from "../util/hash.ts";
 
 /** Per policy (one session): the SHA-256 of a value → whether it may be sent. */
 const answers = new WeakMap<Policy, Map<string, boolean>>();
@@ -60,4 +62,26 @@ export async function mayLeave(
  */
 export function carriesMachineBytes(tool: string): boolean {
   return tool !== "todo_write" && tool !== "ask_user";
+}
+
+/**
+ * Whether a tool result may go to the planner endpoint: the one question for a result just
+ * made and for one restored from a transcript, error results included.
+ */
+export function resultMayLeave(
+  policy: Policy,
+  endpoint: EndpointSettings,
+  tool: string,
+  content: string,
+  label: Label,
+  what = `The result of ${tool}`,
+): Promise<boolean> {
+  if (!carriesMachineBytes(tool)) return Promise.resolve(true);
+  return mayLeave(policy, endpoint, "planner", tool, { what, label, sha256: sha256(content) });
+}
+
+/** What the planner is given in place of a private result the person kept back. */
+export function withheldResult(tool: string): string {
+  return `error: ${tool}: the result is private and the planner endpoint is not marked local; ` +
+    "the person did not allow sending it, so nothing of it was sent";
 }

@@ -118,12 +118,14 @@ export async function processorInputs(
 
 /**
  * `priv` inputs to a processor endpoint not marked local ask the person once per value
- * (egress.ts); an error names the first input that may not go.
+ * (egress.ts); an error names the first input that may not go. The instruction is one of them:
+ * the planner wrote it, so it carries the planner context's label (design.md §3).
  */
 export async function approvePrivateEgress(
   policy: Policy,
   endpoint: EndpointSettings,
   documents: ProcessorInputs["documents"],
+  instruction: string,
 ): Promise<Result<void>> {
   for (const d of documents) {
     const allowed = await mayLeave(policy, endpoint, "processor", "spawn_processor", {
@@ -137,6 +139,17 @@ export async function approvePrivateEgress(
           `the person did not allow sending it`,
       );
     }
+  }
+  const allowed = await mayLeave(policy, endpoint, "processor", "spawn_processor", {
+    what: "The instruction for the processor (written by the planner)",
+    label: policy.contextLabel,
+    sha256: sha256(instruction),
+  });
+  if (!allowed) {
+    return err(
+      "the instruction carries the planner context's private label and the processor endpoint " +
+        "is not marked local; the person did not allow sending it, so nothing was sent",
+    );
   }
   return ok(undefined);
 }

@@ -90,6 +90,11 @@ export interface LoadedTranscript {
   meta: SessionMeta | null;
   /** The conversation since the last `/clear`, repaired so it can be sent again. */
   messages: ChatMessage[];
+  /**
+   * What each of `messages` placed in the planner context, as recorded (null: no label on its
+   * line). The driver asks the egress rule about private results again before sending them.
+   */
+  labels: (Label | null)[];
   /** The join of what the messages since the last `/clear` placed in the planner context. */
   contextLabel: Label;
   /** Every message ever, across `/clear`s, for display. */
@@ -111,6 +116,7 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
   let meta: SessionMeta | null = null;
   let messages: ChatMessage[] = [];
   let labels: Label[] = [];
+  const placed = new Map<ChatMessage, Label>();
   const history: ChatMessage[] = [];
   rows.forEach((row, i) => {
     const parsed = recordSchema.safeParse(row);
@@ -131,6 +137,7 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
         const l = parseLabel(r.label);
         // An unreadable label is taken as the worst, never as trusted.
         labels.push(l ?? { integrity: "U", confidentiality: "priv" });
+        placed.set(m, l ?? { integrity: "U", confidentiality: "priv" });
         if (!l) {
           problems.push(`${path}: record ${i + 1} has an unreadable label; taken as (U,priv)`);
         }
@@ -147,6 +154,9 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
   return {
     meta,
     messages: repaired.messages,
+    labels: repaired.messages.map((m) =>
+      placed.get(m) ?? (repaired.made.has(m) ? TRUSTED_PUBLIC : null)
+    ),
     contextLabel: labels.length ? join(...labels) : TRUSTED_PUBLIC,
     history,
     problems,
@@ -156,15 +166,23 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
 /** Gives every tool call a result and drops results that answer no call. */
 export function repairToolRounds(
   messages: ChatMessage[],
-): { messages: ChatMessage[]; added: number } {
+): { messages: ChatMessage[]; added: number; made: Set<ChatMessage> } {
   const out: ChatMessage[] = [];
+  /** The results written here (Brave Bot's own words). */
+  const made = new Set<ChatMessage>();
   let added = 0;
   let open: ToolCall[] = [];
   const answered = new Set<string>();
   const closeRound = () => {
     for (const c of open) {
       if (!answered.has(c.id)) {
-        out.push({ role: "tool", tool_call_id: c.id, content: INTERRUPTED_RESULT });
+        const result: ChatMessage = {
+          role: "tool",
+          tool_call_id: c.id,
+          content: INTERRUPTED_RESULT,
+        };
+        out.push(result);
+        made.add(result);
         added++;
       }
     }
@@ -184,5 +202,5 @@ export function repairToolRounds(
     if (m.role === "assistant" && m.tool_calls?.length) open = [...m.tool_calls];
   }
   closeRound();
-  return { messages: out, added };
+  return { messages: out, added, made };
 }

@@ -43,7 +43,12 @@ export const spawnProcessorTool = defineTool({
     const maxBytes = Math.floor(settings.contextWindow * 3 * 0.6);
     const inputs = await processorInputs(policy, args.reads, args.about, maxBytes);
     if (!inputs.ok) return failure(inputs.error);
-    const egress = await approvePrivateEgress(policy, settings.processor, inputs.value.documents);
+    const egress = await approvePrivateEgress(
+      policy,
+      settings.processor,
+      inputs.value.documents,
+      args.instruction,
+    );
     if (!egress.ok) return failure(egress.error);
 
     let reply: string;
@@ -54,8 +59,13 @@ export const spawnProcessorTool = defineTool({
         ctx.signal,
       );
     } catch (e) {
-      const why = e instanceof ModelError ? e.message : `the processor call failed: ${String(e)}`;
-      return failure(`${why}; no answer was stored`);
+      // The endpoint's words may quote the documents: the person reads them, the planner is
+      // told only the kind of failure (design.md §3).
+      const error = e instanceof ModelError
+        ? e
+        : new ModelError("internal", {}, settings.processor.url, String(e));
+      ctx.emit({ type: "notice", text: error.forPerson("processor") });
+      return failure(`${error.forPlanner("processor")}; no answer was stored`);
     }
     const { remark, document } = splitProcessorReply(reply);
     // The remark is for the person's screen only: not stored, not returned to the planner.

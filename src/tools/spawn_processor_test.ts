@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { spawnProcessorTool } from "./spawn_processor.ts";
 import { type Fixture, withPolicy } from "../../test/support/policy_fixture.ts";
 import type { ProcessorPort, ToolContext, ToolDef } from "./tool.ts";
-import { formatLabel, UNTRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import {
+  formatLabel,
+  TRUSTED_PRIVATE,
+  UNTRUSTED_PRIVATE,
+  UNTRUSTED_PUBLIC,
+} from "../policy/label.ts";
 import { ModelError } from "../model/types.ts";
 import { contentFromRef } from "../policy/writes.ts";
 
@@ -221,11 +226,12 @@ Deno.test("a processor endpoint that fails is an error result, and nothing is st
   await withPolicy({ files }, async (fx) => {
     await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([
-      new ModelError("unreachable", "the model endpoint http://x/v1 did not answer", "http://x/v1"),
+      new ModelError("unreachable", { attempts: 3, seconds: 2 }, "http://x/v1", "last: HTTP 503"),
     ]);
     const out = await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
     assert.equal(out.isError, true);
-    assert.match(out.content, /did not answer; no answer was stored/);
+    assert.match(out.content, /^error: the processor endpoint did not answer after 3 tries/);
+    assert.match(out.content, /no answer was stored$/);
     assert.equal(fx.policy.refs.size, 1);
   });
 });
@@ -290,4 +296,47 @@ Deno.test("a file that became a link out of the workspace is refused", async () 
   } finally {
     await Deno.remove(outside, { recursive: true });
   }
+});
+
+Deno.test("the instruction carries the planner context's label: private, it is asked about for a remote processor", async () => {
+  await withPolicy({
+    files,
+    answers: [{ ask: { kind: "options", chosen: ["do not send"] } }, {
+      ask: { kind: "options", chosen: ["send"] },
+    }],
+  }, async (fx) => {
+    await quarantine(fx, "vendor/lib.js");
+    // The person's own words are (T,priv): after them, whatever the planner writes is private.
+    fx.policy.placeInContext(TRUSTED_PRIVATE);
+    const remote = {
+      ...fx.ctx,
+      settings: {
+        ...fx.settings,
+        processor: { url: "https://models.example/v1", model: "m", local: false },
+      },
+    };
+    const p = new FakeProcessor(["=== document ===\nA", "=== document ===\nA2"]);
+    const refused = await run(remote, p, { reads: ["ref:0"], instruction: "the person's words" });
+    assert.equal(refused.isError, true);
+    assert.match(refused.content, /the instruction carries the planner context's private label/);
+    assert.equal(p.calls.length, 0, "nothing was sent");
+    const question = (fx.scripted!.asked[0].request as { question: string }).question;
+    assert.match(question, /instruction for the processor/);
+    assert.match(question, /\(T,priv\)/);
+    // Another instruction is asked about; allowed, it goes, and is not asked about again.
+    const allowed = await run(remote, p, { reads: ["ref:0"], instruction: "other words" });
+    assert.equal(allowed.isError, false, allowed.content);
+    assert.equal(p.calls.length, 1);
+    assert.equal(fx.scripted!.asked.length, 2);
+    await run(remote, p, { reads: ["ref:0"], instruction: "other words" });
+    assert.equal(p.calls.length, 2);
+    assert.equal(fx.scripted!.asked.length, 2);
+    // A local processor endpoint receives it without asking.
+    const local = await run(fx.ctx, new FakeProcessor(["=== document ===\nB"]), {
+      reads: ["ref:0"],
+      instruction: "third words",
+    });
+    assert.equal(local.isError, false);
+    assert.equal(fx.scripted!.asked.length, 2);
+  });
 });

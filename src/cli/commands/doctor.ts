@@ -11,6 +11,7 @@ import { resolveGlobals } from "../global_options.ts";
 import type { Settings } from "../../state/settings.ts";
 import { EXIT } from "../exit_codes.ts";
 import { apiKeyFromEnv, OpenAIModelClient } from "../../model/client.ts";
+import { ModelError } from "../../model/failure.ts";
 import { EffectWorker } from "../../worker/client.ts";
 import { sandboxStatus } from "../../policy/sandbox.ts";
 import { messageOf } from "../../util/result.ts";
@@ -166,7 +167,9 @@ async function toolCallCheck(settings: Settings, apiKey: string | undefined): Pr
           "support (llama-server needs --jinja)",
     };
   } catch (e) {
-    return { name, ok: false, essential: true, detail: messageOf(e) };
+    // The doctor's report is the person's: it may carry what the endpoint said.
+    const detail = e instanceof ModelError ? e.forPerson("planner") : messageOf(e);
+    return { name, ok: false, essential: true, detail };
   }
 }
 
