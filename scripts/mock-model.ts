@@ -85,6 +85,8 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** Which script entry answered (index), or null when none was left. */
   entry: number | null;
+  /** For a streamed reply: how many of its events were handed to the connection so far. */
+  streamed: number;
 }
 
 export interface MockModel {
@@ -175,6 +177,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       authorization: req.headers.get("authorization"),
       headers: Object.fromEntries(req.headers.entries()),
       entry,
+      streamed: 0,
     };
     requests.push(record);
     if (options.recordFile) {
@@ -233,7 +236,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     if (!wantsStream || reply.stream === false) {
       return completion(model, reply, first, sub);
     }
-    return streamed(model, reply, fault, first, sub);
+    return streamed(model, reply, fault, first, sub, record);
   };
 
   const completion = (
@@ -270,6 +273,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     fault: MockFault,
     first: number,
     sub: (s: string) => string,
+    record: RecordedRequest,
   ): Response => {
     const events: string[] = [];
     const chunk = (delta: unknown, finish: string | null = null) =>
@@ -306,6 +310,29 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     if (fault.invalid_json) events.splice(Math.min(2, events.length), 0, "{this is not json");
     const finishing = [chunk({}, reply.tool_calls?.length ? "tool_calls" : "stop"), "[DONE]"];
     let controllerRef: ReadableStreamDefaultController<Uint8Array> | null = null;
+    if (fault.never_end) {
+      // Handed over one event at a time as the connection takes them, so a test can wait until
+      // the reply is really streaming (`streamed`); then it goes on forever, as far as the client
+      // can tell.
+      let next = 0;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controllerRef = controller;
+            open.add(controller);
+          },
+          pull(controller) {
+            if (next >= events.length) return new Promise<void>(() => {});
+            controller.enqueue(encoder.encode(`data: ${events[next++]}\n\n`));
+            record.streamed = next;
+          },
+          cancel() {
+            if (controllerRef) open.delete(controllerRef);
+          },
+        }, { highWaterMark: 0 }),
+        { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
+      );
+    }
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         controllerRef = controller;
@@ -316,8 +343,8 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
           if (sent >= limit) break;
           controller.enqueue(encoder.encode(`data: ${e}\n\n`));
           sent++;
+          record.streamed = sent;
         }
-        if (fault.never_end) return; // the reply goes on forever, as far as the client can tell
         if (sent < events.length || fault.cut_after !== undefined) {
           // Cut mid-way: the connection closes without the server finishing the reply.
           open.delete(controller);

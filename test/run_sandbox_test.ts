@@ -1,8 +1,9 @@
 /**
- * Optional confinement of run stages with bwrap (design.md §13): with `run.sandbox: "bwrap"`,
- * a stage cannot write outside the workspace and scratch folder, cannot reach the network and
- * cannot read Brave Bot's state. Where bwrap is missing or does not work (some containers),
- * these tests are skipped and say why.
+ * Confinement of run stages with bwrap (design.md §13): with `run.sandbox: "bwrap"`, a stage
+ * cannot write outside the workspace and scratch folder, cannot reach the network and cannot
+ * read Brave Bot's state. Where bwrap is missing or does not work (some containers), these tests
+ * are skipped and say why — except in CI, which installs bwrap: there a skip would let CI pass
+ * with confinement untested, so it fails instead.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -16,7 +17,16 @@ const run = runTool as unknown as ToolDef<never>;
 
 const status = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
 const skip = !status.inUse;
+const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
 if (skip) console.log(`bwrap confinement tests skipped: ${status.detail}`);
+
+Deno.test({
+  name: "bwrap: in CI confinement works, so its tests run rather than skip",
+  ignore: !inCi,
+  fn: () => {
+    assert.ok(!skip, `CI installs bubblewrap, but confinement does not work: ${status.detail}`);
+  },
+});
 
 function refOf(out: ToolOutput): number {
   const m = /(?:output: |kept as )ref:(\d+)/.exec(out.content);

@@ -64,10 +64,9 @@ async function killedMidTurn(d: Awaited<ReturnType<typeof setup>>) {
     output: "null",
   });
   try {
-    // Wait (bounded) until the second planner request is in flight.
-    await waitUntil(() => mock.requests.filter((r) => r.kind === "planner").length >= 2, 600);
-    assert.equal(mock.requests.filter((r) => r.kind === "planner").length, 2);
-    await new Promise((r) => setTimeout(r, 200));
+    // Wait (bounded) until the second planner reply is streaming: its events are on the wire.
+    const second = () => mock.requests.filter((r) => r.kind === "planner")[1];
+    await waitUntil(() => (second()?.streamed ?? 0) >= 3, 1200, "the second reply streaming");
     child.kill("SIGKILL");
     const status = await child.status;
     assert.equal(status.signal, "SIGKILL");

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { waitUntil } from "../../test/support/run_main.ts";
 import { ModelWorker, netTarget, WorkerModelClient } from "./worker_client.ts";
 import { ModelError } from "./types.ts";
 import { startMockModel } from "../../scripts/mock-model.ts";
@@ -78,9 +79,8 @@ Deno.test("a stopped request ends as aborted, and the worker goes on serving", a
     });
     const controller = new AbortController();
     const pending = client.complete({ messages: USER, signal: controller.signal });
-    for (let i = 0; i < 100 && mock.requests.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Stopped while the reply streams, not before it was sent: a bounded wait that fails loudly.
+    await waitUntil(() => (mock.requests[0]?.streamed ?? 0) >= 1, 400, "the reply streaming");
     controller.abort();
     await assert.rejects(() => pending, (e) => e instanceof ModelError && e.kind === "aborted");
     assert.equal((await client.complete({ messages: USER })).text, "next");

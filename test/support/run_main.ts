@@ -58,8 +58,14 @@ export function spawnMain(
 }
 
 /** Polls `done` every 50 ms, at most `tries` times: a bounded wait on a server's progress. */
-export async function waitUntil(done: () => boolean, tries = 300): Promise<void> {
+export async function waitUntil(
+  done: () => boolean,
+  tries = 300,
+  what = "the awaited condition",
+): Promise<void> {
   for (let i = 0; i < tries && !done(); i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
+  // A wait that runs out fails the test here, rather than letting it go on as if it had come.
+  if (!done()) throw new Error(`waitUntil: ${what} did not happen within ${tries * 50} ms`);
 }
