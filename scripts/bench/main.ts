@@ -1,7 +1,7 @@
 /**
  * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real]`: Brave Bot's benchmarks
  * (issue 7), printed as one table. Sections: search, list, glob, overhead, startup, memory,
- * prompt. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
+ * prompt, textcalls. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
  * a corpus a tenth the size and fewer rounds, for trying things out. Progress goes to stderr,
  * the table to stdout; the table, the glob size table and the machine are also written to
  * bench-data/results.md for docs/benchmarks.md.
@@ -16,10 +16,20 @@ import { overheadBench } from "./overhead_bench.ts";
 import { startupBench } from "./startup_bench.ts";
 import { memoryBench } from "./memory_bench.ts";
 import { promptBench } from "./prompt_bench.ts";
+import { textCallsBench } from "./text_calls_bench.ts";
 import { formatBytes } from "./measure.ts";
 import { type Row, summaryTable } from "./report.ts";
 
-const SECTIONS = ["search", "list", "glob", "overhead", "startup", "memory", "prompt"] as const;
+const SECTIONS = [
+  "search",
+  "list",
+  "glob",
+  "overhead",
+  "startup",
+  "memory",
+  "prompt",
+  "textcalls",
+] as const;
 type Section = typeof SECTIONS[number];
 
 interface Options {
@@ -60,7 +70,7 @@ function parseArgs(args: string[]): Options {
       }
     } else if (a === "-h" || a === "--help") {
       console.log(
-        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt] " +
+        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls] " +
           "[--rounds N] [--no-real]",
       );
       Deno.exit(0);
@@ -126,6 +136,7 @@ async function run(options: Options): Promise<void> {
   if (wants("overhead")) rows.push(...await overheadBench(1_000, log));
   if (wants("startup")) rows.push(...await startupBench(repo, dataDir, options.rounds, log));
   if (wants("prompt")) rows.push(...promptBench(log));
+  if (wants("textcalls")) rows.push(...await textCallsBench(options.quick, log));
 
   const table = summaryTable(rows);
   const about = await machine();

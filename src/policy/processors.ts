@@ -33,6 +33,11 @@ function fileOf(ref: RefRecord): string | null {
   return null;
 }
 
+function overWindow(maxBytes: number): string {
+  return `the documents come to more than ${maxBytes} bytes, more than the processor's context ` +
+    "window holds; give fewer or smaller references per call";
+}
+
 /**
  * Resolves `reads` to bytes (a file reference is consumed now, through the worker) and decides
  * what the answer is about: `about` when given, the single read's file, or nothing.
@@ -89,21 +94,18 @@ export async function processorInputs(
       bytes = new TextEncoder().encode(ref.path ?? "");
       name = `${refName(ref)} (a directory name)`;
     } else if (ref.kind === "file" || ref.kind === "file_name") {
-      const read = await readFileRef(policy, ref);
-      if (!read.ok) return read;
+      // What is left of the window: a file over it is refused from a stat, never read whole.
+      const read = await readFileRef(policy, ref, Math.max(0, maxBytes - total));
+      if (!read.ok) return err(`${read.error}; give fewer or smaller references per call`);
       bytes = read.value.bytes;
       l = read.value.label;
     } else {
       if (!ref.hasBytes) return err(`${refName(ref)} holds no content`);
+      if (ref.size !== undefined && total + ref.size > maxBytes) return err(overWindow(maxBytes));
       bytes = await policy.refs.bytes(ref);
     }
     total += bytes.length;
-    if (total > maxBytes) {
-      return err(
-        `the documents come to more than ${maxBytes} bytes, more than the processor's context window ` +
-          "holds; give fewer or smaller references per call",
-      );
-    }
+    if (total > maxBytes) return err(overWindow(maxBytes));
     const text = decodeText(bytes);
     if (text === null) return err(`${refName(ref)} is not text (binary, ${bytes.length} bytes)`);
     documents.push({ ref, name, text, label: l, sha256: sha256(bytes) });

@@ -157,6 +157,48 @@ export async function vouchBytes(
   return label("T", policy.privatePaths.confidentialityOf(rel));
 }
 
+/** What {@link readAtMost} found: the bytes, a file too big (and whether by the stat), or an error. */
+export type BoundedRead =
+  | { ok: true; bytes: Uint8Array }
+  | { ok: false; tooBig: true; size: number; grew: boolean }
+  | { ok: false; tooBig: false; error: string };
+
+/**
+ * The bytes of the file at `abs` when it holds at most `maxBytes` — the one way a file becomes
+ * bytes on the main thread. Refused from a stat (`knownSize` when the caller has just taken
+ * one) before anything is read; the worker's read is capped at `maxBytes + 1`, so a file that
+ * grew after the stat is refused too (`grew`), never read whole. Errors give only a name: a
+ * message may hold the real path.
+ */
+export async function readAtMost(
+  policy: Policy,
+  abs: string,
+  maxBytes: number,
+  knownSize?: number,
+): Promise<BoundedRead> {
+  let size = knownSize;
+  if (size === undefined) {
+    const info = await policy.worker.call({ op: "stat", path: abs });
+    if (!info.ok) return { ok: false, tooBig: false, error: info.error.name };
+    size = info.value.size;
+  }
+  if (size > maxBytes) return { ok: false, tooBig: true, size, grew: false };
+  const read = await policy.worker.call({ op: "read", path: abs, maxBytes });
+  if (!read.ok) return { ok: false, tooBig: false, error: read.error.name };
+  if (read.value.length > maxBytes) {
+    return { ok: false, tooBig: true, size: read.value.length, grew: true };
+  }
+  return { ok: true, bytes: read.value };
+}
+
+/** A too-big {@link BoundedRead} as the planner reads it, about `shownAs` (never a hidden path). */
+export function tooBigMessage(shownAs: string, r: { size: number; grew: boolean }, max: number) {
+  return r.grew
+    ? `${shownAs} grew past ${max} bytes while it was being read, more than is accepted here; ` +
+      `the read stopped there`
+    : `${shownAs} is ${r.size} bytes, more than the ${max} accepted here; it was not read`;
+}
+
 /** The bytes behind a file reference, with the label they carry where they really are. */
 export interface FileRefBytes {
   bytes: Uint8Array;
@@ -169,12 +211,13 @@ export interface FileRefBytes {
  * Opens the file a `file` or `file_name` reference stands for — the one place that does. The
  * path is resolved again, since the file may have become a link since the reference was made;
  * the bytes carry the join of the reference's label and the labels of both the name and the
- * real place, never less. Read through the effect worker, after an optional size check.
+ * real place, never less. At most `maxBytes` are accepted, as {@link readAtMost} enforces:
+ * every consumer has a limit, so none can be left out.
  */
 export async function readFileRef(
   policy: Policy,
   ref: RefRecord,
-  maxBytes = Infinity,
+  maxBytes: number,
 ): Promise<Result<FileRefBytes>> {
   const name = `ref:${ref.id}`;
   if ((ref.kind !== "file" && ref.kind !== "file_name") || ref.path === undefined) {
@@ -184,16 +227,15 @@ export async function readFileRef(
   const where = await resolvePath(policy.workspace, ref.path);
   if (!where.ok) return err(staleFileRef(ref));
   if (where.value.kind !== "file") return err(`${name} is no longer a file`);
-  if (Number.isFinite(maxBytes)) {
-    const info = await policy.worker.call({ op: "stat", path: where.value.abs });
-    if (!info.ok) return err(`${name} cannot be read (${info.error.name})`);
-    if (info.value.size > maxBytes) {
-      return err(`${name} is ${info.value.size} bytes; at most ${maxBytes} are accepted here`);
-    }
+  const read = await readAtMost(policy, where.value.abs, maxBytes);
+  if (!read.ok) {
+    return err(
+      read.tooBig
+        ? tooBigMessage(name, read, maxBytes)
+        : `${name} can no longer be read (${read.error})`,
+    );
   }
-  const read = await policy.worker.call({ op: "read", path: where.value.abs });
-  if (!read.ok) return err(`${name} can no longer be read (${read.error.name})`);
-  const bytes = read.value;
+  const bytes = read.bytes;
   const label = join(
     ref.label,
     await labelOfBytes(policy, ref.path, bytes),

@@ -20,7 +20,7 @@ Deno.test("readFileRef: a reference whose file became a link to a private file c
       });
       await Deno.remove(join(fx.root, "vendor/a.txt"));
       await Deno.symlink("../.env", join(fx.root, "vendor/a.txt"));
-      const read = await readFileRef(fx.policy, ref);
+      const read = await readFileRef(fx.policy, ref, 1024);
       assert.ok(read.ok);
       assert.equal(read.value.rel, ".env");
       assert.deepEqual(read.value.label, label("U", "priv"));
@@ -44,7 +44,7 @@ Deno.test("readFileRef: a reference whose file became a link out of the workspac
         });
         await Deno.remove(join(fx.root, "vendor/a.txt"));
         await Deno.symlink(join(outside, "x"), join(fx.root, "vendor/a.txt"));
-        const read = await readFileRef(fx.policy, ref);
+        const read = await readFileRef(fx.policy, ref, 1024);
         assert.equal(read.ok, false);
         if (!read.ok) {
           assert.match(read.error, /no longer names a usable file .*its name is not shown/);

@@ -20,7 +20,7 @@ import {
 } from "./label.ts";
 import type { RefRecord } from "./refs.ts";
 import { resolvePath } from "./paths.ts";
-import { readFileRef } from "./reads.ts";
+import { readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import { type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
 import { type RuleMatch, rulesMatch } from "./command_rules.ts";
@@ -197,7 +197,12 @@ export async function prepareRun(
 
 /** The bytes of the stdin reference, read by the policy layer (through the worker for a file). */
 export async function stdinBytes(policy: Policy, ref: RefRecord): Promise<Result<Uint8Array>> {
-  if (ref.kind !== "file") return ok(await policy.refs.bytes(ref));
+  if (ref.kind !== "file") {
+    if (ref.size !== undefined && ref.size > MAX_STDIN_BYTES) {
+      return err(tooBigMessage(`ref:${ref.id}`, { size: ref.size, grew: false }, MAX_STDIN_BYTES));
+    }
+    return ok(await policy.refs.bytes(ref));
+  }
   const read = await readFileRef(policy, ref, MAX_STDIN_BYTES);
   return read.ok ? ok(read.value.bytes) : read;
 }

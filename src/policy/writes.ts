@@ -11,7 +11,7 @@ import { describeKind } from "./core.ts";
 import type { Label } from "./label.ts";
 import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
-import { readFileRef } from "./reads.ts";
+import { readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import type { RefRecord } from "./refs.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -20,6 +20,11 @@ export type WriteTool = "write_file" | "edit_file";
 
 /** Past this size a diff is summarised rather than computed (it is for a person to read). */
 const DIFF_MAX_BYTES = 512 * 1024;
+/**
+ * The most a write puts in a file, or reads of the file it replaces (docs/decisions.md): as
+ * much as read_file pages through and run stdin takes, so a 256 MiB file is refused unread.
+ */
+export const MAX_WRITE_BYTES = 64 * 1024 * 1024;
 const PREVIEW_MAX_LINES = 400;
 const DIFF_MAX_EDITS = 5_000;
 const DIFF_TIMEOUT_MS = 1_000;
@@ -77,7 +82,7 @@ export async function contentFromRef(
       if (ref.entryType === "directory" || ref.path === undefined) {
         return err(`${name} is ${describeKind(ref)}; it has no content to write`);
       }
-      const read = await readFileRef(policy, ref);
+      const read = await readFileRef(policy, ref, MAX_WRITE_BYTES);
       return read.ok ? ok({ bytes: read.value.bytes, label: read.value.label }) : read;
     }
   }
@@ -85,6 +90,9 @@ export async function contentFromRef(
 
 async function storedBytes(policy: Policy, ref: RefRecord): Promise<Result<WriteSource>> {
   if (!ref.hasBytes) return err(`ref:${ref.id} holds no content`);
+  if (ref.size !== undefined && ref.size > MAX_WRITE_BYTES) {
+    return err(tooBigMessage(`ref:${ref.id}`, { size: ref.size, grew: false }, MAX_WRITE_BYTES));
+  }
   try {
     return ok({ bytes: await policy.refs.bytes(ref), label: ref.label });
   } catch {

@@ -10,6 +10,7 @@ import { dirname, join, relative } from "node:path";
 import type { Policy } from "../policy/core.ts";
 import { type Label, TRUSTED_PUBLIC } from "../policy/label.ts";
 import { resolvePath } from "../policy/paths.ts";
+import { readAtMost } from "../policy/reads.ts";
 import type { SkillEntry } from "../state/session_state.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { err, messageOf, ok, type Result } from "../util/result.ts";
@@ -234,12 +235,13 @@ async function readWorkspaceSkill(
   if (fileLabel.integrity !== "T") {
     return err("the file is not trusted (it was written from untrusted content)");
   }
-  const stat = await policy.worker.call({ op: "stat", path: abs });
-  if (!stat.ok) return err(`cannot be read (${stat.error.message})`);
-  if (stat.value.size > MAX_SKILL_BYTES) return err(`larger than ${MAX_SKILL_BYTES} bytes`);
-  const read = await policy.worker.call({ op: "read", path: abs });
-  if (!read.ok) return err(`cannot be read (${read.error.message})`);
-  const text = decode(read.value);
+  const read = await readAtMost(policy, abs, MAX_SKILL_BYTES);
+  if (!read.ok) {
+    return err(
+      read.tooBig ? `larger than ${MAX_SKILL_BYTES} bytes` : `cannot be read (${read.error})`,
+    );
+  }
+  const text = decode(read.bytes);
   return text.ok ? ok({ text: text.value, label: fileLabel }) : text;
 }
 

@@ -8,7 +8,14 @@ import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.ts";
 import type { Policy } from "../policy/core.ts";
 import { formatLabel, type Label, sameLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
-import { askQuarantinedRead, decodeText, labelOfBytes, vouchBytes } from "../policy/reads.ts";
+import {
+  askQuarantinedRead,
+  decodeText,
+  labelOfBytes,
+  readAtMost,
+  tooBigMessage,
+  vouchBytes,
+} from "../policy/reads.ts";
 import type { ResolvedPath } from "../policy/paths.ts";
 import type { RefRecord } from "../policy/refs.ts";
 import type { Limits } from "../state/settings.ts";
@@ -92,9 +99,17 @@ function render(shownAs: string, page: Page, fileLabel: Label, note: string | nu
   return [head.join("; "), page.text, ...notes.map((n) => `[${n}]`)].join("\n");
 }
 
-async function readBytes(policy: Policy, abs: string): Promise<Uint8Array | string> {
-  const read = await policy.worker.call({ op: "read", path: abs });
-  return read.ok ? read.value : `the file cannot be read (${read.error.name})`;
+/** The file's bytes once the person has answered: stat'ed again, since they may have taken a while. */
+async function readBytes(
+  policy: Policy,
+  abs: string,
+  shownAs: string,
+): Promise<Uint8Array | string> {
+  const read = await readAtMost(policy, abs, READ_FILE_MAX_BYTES);
+  if (read.ok) return read.bytes;
+  return read.tooBig
+    ? tooBigMessage(shownAs, read, READ_FILE_MAX_BYTES)
+    : `${shownAs}: the file cannot be read (${read.error})`;
 }
 
 function showBytes(
@@ -228,8 +243,8 @@ async function quarantined(
     );
   }
   // The answer was given for the file as it is now: read it once and use those bytes.
-  const read = await readBytes(policy, path.abs);
-  if (typeof read === "string") return failure(`${shownAs}: ${read}`);
+  const read = await readBytes(policy, path.abs, shownAs);
+  if (typeof read === "string") return failure(read);
   if (answer === "vouch") {
     const vouched = await vouchBytes(policy, "read_file", path.rel, read);
     return showBytes(read, shownAs, args, limits, vouched, null);

@@ -11,13 +11,14 @@ import {
   approveWrite,
   commitWrite,
   contentFromRef,
+  MAX_WRITE_BYTES,
   renderDiff,
   renderNewFile,
   type WriteTool,
 } from "../policy/writes.ts";
 import type { Policy } from "../policy/core.ts";
 import type { Decider } from "../policy/audit.ts";
-import { decodeText } from "../policy/reads.ts";
+import { decodeText, readAtMost, tooBigMessage } from "../policy/reads.ts";
 import { sha256 } from "../util/hash.ts";
 import { pathField, plural, refField, routeDestination } from "./fs_common.ts";
 
@@ -80,9 +81,16 @@ export async function approveAndWrite(
     let current: Uint8Array | null = null;
     if (now.ok) {
       if (now.value.kind !== "file") return failure(`${plan.shownAs} is not a regular file`);
-      const read = await policy.worker.call({ op: "read", path: plan.abs });
-      if (!read.ok) return failure(`${plan.shownAs} cannot be read (${read.error.name})`);
-      current = read.value;
+      // The file being replaced is read for its diff and hash, and bounded like the new content.
+      const read = await readAtMost(policy, plan.abs, MAX_WRITE_BYTES, now.value.size);
+      if (!read.ok) {
+        return failure(
+          read.tooBig
+            ? `${tooBigMessage(plan.shownAs, read, MAX_WRITE_BYTES)}; nothing was written`
+            : `${plan.shownAs} cannot be read (${read.error})`,
+        );
+      }
+      current = read.bytes;
     } else if (now.error.name !== "NotFound") {
       return failure(`${plan.shownAs} cannot be examined (${now.error.name})`);
     }

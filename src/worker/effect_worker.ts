@@ -33,7 +33,7 @@ async function handle(
         const value = readWithStat(request.path, request.maxBytes);
         return { value, transfer: value.bytes ? [value.bytes.buffer as ArrayBuffer] : [] };
       }
-      const bytes = await read(request.path, request.offset, request.length);
+      const bytes = await read(request.path, request);
       return { value: bytes, transfer: [bytes.buffer as ArrayBuffer] };
     }
     case "readMany": {

@@ -23,7 +23,7 @@ Deno.test("worker pool: every worker of the pool is behind the second wall (/etc
     assert.equal(w.pool.length, 3);
     assert.equal(new Set(w.pool).size, 3);
     for (const member of w.pool) {
-      const read = await member.call({ op: "read", path: "/etc/passwd" });
+      const read = await member.call({ op: "read", path: "/etc/passwd", maxBytes: 1 << 20 });
       assert.equal(read.ok, false);
       if (!read.ok) assert.equal(read.error.name, "NotCapable");
       const found = await member.call({

@@ -88,7 +88,13 @@ export interface SpawnResult {
 export type WorkerRequest =
   | { op: "stat"; path: string }
   | { op: "lstat"; path: string }
-  | { op: "read"; path: string; offset?: number; length?: number }
+  /** A range of a file: at most `length` bytes from `offset`. */
+  | { op: "read"; path: string; offset?: number; length: number }
+  /**
+   * A whole file, but never more than `maxBytes + 1` bytes of it: a reply longer than
+   * `maxBytes` means the file is too big (it may have grown since any stat), and no more was read.
+   */
+  | { op: "read"; path: string; maxBytes: number }
   /**
    * One round trip for stat then read: the bytes only when the path (followed) is a regular
    * file of at most `maxBytes`; otherwise just the stat.

@@ -1,4 +1,5 @@
 /** File-system primitives of the effect worker. Each acts on an absolute path it is handed. */
+import { createHash } from "node:crypto";
 import type { EntryInfo, PackedDirs, ReadManyItem, StatInfo, StatRead } from "../protocol.ts";
 
 function kindOf(info: Deno.FileInfo): StatInfo["kind"] {
@@ -13,13 +14,20 @@ export async function stat(path: string, follow: boolean): Promise<StatInfo> {
   return { kind: kindOf(info), size: info.size, mtimeMs: info.mtime?.getTime() ?? null };
 }
 
-/** Reads `length` bytes from `offset` (the whole file when no length is given). */
-export async function read(path: string, offset = 0, length?: number): Promise<Uint8Array> {
-  if (offset === 0 && length === undefined) return await Deno.readFile(path);
+/**
+ * Reads `length` bytes from `offset`, or, given `maxBytes` instead, the whole file up to
+ * `maxBytes + 1` bytes: one byte more than allowed tells the caller it is too big, and nothing
+ * past that is read however large the file is, or has grown since anyone looked at it.
+ */
+export async function read(
+  path: string,
+  bound: { offset?: number; length: number } | { maxBytes: number },
+): Promise<Uint8Array> {
+  if ("maxBytes" in bound) return readCapped(path, bound.maxBytes);
   using file = await Deno.open(path, { read: true });
+  const offset = bound.offset ?? 0;
   if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
-  const size = length ?? (await file.stat()).size - offset;
-  const buffer = new Uint8Array(Math.max(0, size));
+  const buffer = new Uint8Array(Math.max(0, bound.length));
   let filled = 0;
   while (filled < buffer.length) {
     const n = await file.read(buffer.subarray(filled));
@@ -30,9 +38,34 @@ export async function read(path: string, offset = 0, length?: number): Promise<U
 }
 
 /**
+ * The file's bytes, at most `maxBytes + 1` of them, read through one handle into a buffer that
+ * starts at the size the file had when opened and grows only up to the cap. Synchronous for the
+ * reason given at readMany.
+ */
+export function readCapped(path: string, maxBytes: number, sizeHint?: number): Uint8Array {
+  using file = Deno.openSync(path, { read: true });
+  const cap = Math.max(0, Math.floor(maxBytes)) + 1;
+  const hint = sizeHint ?? file.statSync().size;
+  let buffer = new Uint8Array(Math.min(cap, hint + 1));
+  let filled = 0;
+  while (filled < cap) {
+    if (filled === buffer.length) {
+      const larger = new Uint8Array(Math.min(cap, Math.max(64 * 1024, buffer.length * 2)));
+      larger.set(buffer);
+      buffer = larger;
+    }
+    const n = file.readSync(buffer.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/**
  * Stat and read in one round trip (a tool call's cost is mostly round trips: issue 7). The
- * path is stat'ed first, so a FIFO or device is never opened and an oversized file never read.
- * Synchronous for the reason given at readMany.
+ * path is stat'ed first, so a FIFO or device is never opened and an oversized file never read;
+ * the read is capped too, so a file that grew after the stat is reported too big (its stat's
+ * size then at least the bytes seen), not read whole.
  */
 export function readWithStat(path: string, maxBytes: number): StatRead {
   const info = Deno.statSync(path);
@@ -42,13 +75,16 @@ export function readWithStat(path: string, maxBytes: number): StatRead {
     mtimeMs: info.mtime?.getTime() ?? null,
   };
   if (stat.kind !== "file" || stat.size > maxBytes) return { stat, bytes: null };
-  return { stat, bytes: Deno.readFileSync(path) };
+  const bytes = readCapped(path, maxBytes, stat.size);
+  if (bytes.length > maxBytes) return { stat: { ...stat, size: bytes.length }, bytes: null };
+  return { stat, bytes };
 }
 
 /**
- * Reads many files in one round trip, skipping any over `maxBytes`. Synchronous on purpose:
- * this thread does nothing else meanwhile, and a blocking read skips the async-op hop per file,
- * which is most of the cost when a search reads thousands of small files.
+ * Reads many files in one round trip, skipping any over `maxBytes` (by the stat, or by the
+ * capped read when one grew after it). Synchronous on purpose: this thread does nothing else
+ * meanwhile, and a blocking read skips the async-op hop per file, which is most of the cost
+ * when a search reads thousands of small files.
  */
 export function readMany(paths: string[], maxBytes: number): ReadManyItem[] {
   return paths.map((path): ReadManyItem => {
@@ -56,7 +92,9 @@ export function readMany(paths: string[], maxBytes: number): ReadManyItem[] {
       const info = Deno.statSync(path);
       if (!info.isFile) return { path, skipped: "not_file" };
       if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
-      return { path, bytes: Deno.readFileSync(path), size: info.size };
+      const bytes = readCapped(path, maxBytes, info.size);
+      if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
+      return { path, bytes, size: bytes.length };
     } catch (e) {
       return { path, skipped: "error", error: (e as Error).name };
     }
@@ -121,8 +159,17 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return sha256(bytes);
 }
 
+/** A file's SHA-256, read a chunk at a time: hashing a large file never holds it whole. */
 export async function hash(path: string): Promise<string> {
-  return await sha256Hex(await Deno.readFile(path));
+  using file = await Deno.open(path, { read: true });
+  const digest = createHash("sha256");
+  const chunk = new Uint8Array(1024 * 1024);
+  for (;;) {
+    const n = await file.read(chunk);
+    if (n === null) break;
+    digest.update(chunk.subarray(0, n));
+  }
+  return digest.digest("hex");
 }
 
 function dirOf(path: string): string {
@@ -141,14 +188,15 @@ export async function write(
   expectSha256: string | null | undefined,
   makeParents: boolean,
 ): Promise<{ sha256: string; created: boolean }> {
-  let existing: Uint8Array | null = null;
+  // The current file is hashed in chunks, never held whole, whatever its size.
+  let existing: string | null = null;
   try {
-    existing = await Deno.readFile(path);
+    existing = await hash(path);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   if (expectSha256 !== undefined) {
-    const current = existing === null ? null : await sha256Hex(existing);
+    const current = existing;
     if (current !== expectSha256) {
       const error = new Error(
         current === null

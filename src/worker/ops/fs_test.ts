@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readDirsPacked, readWithStat } from "./fs.ts";
+import { read, readCapped, readDirsPacked, readMany, readWithStat } from "./fs.ts";
 import { EffectWorker } from "../client.ts";
 
 async function withDir(fn: (dir: string) => Promise<void> | void) {
@@ -113,5 +113,23 @@ Deno.test("effect worker: read with stat and packed readDirs cross the wall, and
       worker.terminate();
       await Deno.remove(scratch, { recursive: true });
     }
+  });
+});
+
+Deno.test("a whole-file read stops one byte past its bound, however big the file or its stat", async () => {
+  await withDir(async (dir) => {
+    const big = join(dir, "big");
+    await Deno.writeTextFile(big, "");
+    await Deno.truncate(big, 256 * 1024 * 1024); // sparse: no disk
+    assert.equal((await read(big, { maxBytes: 1000 })).length, 1001);
+    // A stat taken when the file was small: the cap, not the stale size, bounds the read.
+    assert.equal(readCapped(big, 100_000, 10).length, 100_001);
+    assert.deepEqual(readMany([big], 1000), [{ path: big, skipped: "too_big", size: 268435456 }]);
+    await Deno.writeTextFile(join(dir, "small"), "hello");
+    assert.equal(
+      new TextDecoder().decode(await read(join(dir, "small"), { maxBytes: 5 })),
+      "hello",
+    );
+    assert.equal(readCapped(join(dir, "small"), 5, 1_000_000).length, 5);
   });
 });
