@@ -12,7 +12,7 @@ import { spawnProcessorTool } from "../src/tools/spawn_processor.ts";
 import { writeFileTool } from "../src/tools/write_file.ts";
 import { READ_FILE_MAX_BYTES, readFileTool } from "../src/tools/read_file.ts";
 import type { ProcessorPort, ToolDef } from "../src/tools/tool.ts";
-import { UNTRUSTED_PUBLIC } from "../src/policy/label.ts";
+import { UNTRUSTED_PUBLIC } from "../src/util/label.ts";
 import { MAX_WRITE_BYTES } from "../src/policy/writes.ts";
 import type { WorkerRequest } from "../src/worker/protocol.ts";
 

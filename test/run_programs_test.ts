@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
-import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/policy/label.ts";
+import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/util/label.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import type { RunApprovalRequest } from "../src/person/person.ts";
 import { lookupOnPath } from "../src/policy/programs.ts";

@@ -15,8 +15,8 @@ import {
   TRUSTED_PUBLIC,
   UNTRUSTED_PRIVATE,
   UNTRUSTED_PUBLIC,
-} from "../src/policy/label.ts";
-import type { Label } from "../src/policy/label.ts";
+} from "../src/util/label.ts";
+import type { Label } from "../src/util/label.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import type { RunApprovalRequest } from "../src/person/person.ts";
 import { sha256 } from "../src/util/hash.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { withRunPolicy } from "./support/run_fixture.ts";
 import { parseShellLine, runShellLine } from "../src/person/shell_mode.ts";
-import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/policy/label.ts";
+import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/util/label.ts";
 
 Deno.test("shell mode: lines starting with ! and !! are shell lines, others are messages", () => {
   assert.deepEqual(parseShellLine("!ls -la"), { mode: "ref", command: "ls -la" });

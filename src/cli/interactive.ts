@@ -19,7 +19,7 @@ import { type Runtime, RuntimeError, startRuntime } from "../driver/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
 import { isPromptExit, type PromptContext, TerminalPerson } from "../person/terminal.ts";
 import { parseShellLine, runShellLine } from "../person/shell_mode.ts";
-import { formatLabel, join, type Label, TRUSTED_PRIVATE } from "../policy/label.ts";
+import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { renderTodos } from "../tools/todo_write.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { messageOf } from "../util/result.ts";
@@ -279,7 +279,7 @@ export async function interactiveSession(
 
   const runTurn = async (text: string) => {
     const message = [...pending.map((p) => p.text), text].filter((t) => t !== "").join("\n\n");
-    const label = join(TRUSTED_PRIVATE, ...pending.map((p) => p.label));
+    const label = joinLabels(TRUSTED_PRIVATE, ...pending.map((p) => p.label));
     pending.length = 0;
     turn = new AbortController();
     try {

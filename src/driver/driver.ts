@@ -13,7 +13,7 @@ import {
   TRUSTED_PRIVATE,
   TRUSTED_PUBLIC,
   UNTRUSTED_PRIVATE,
-} from "../policy/label.ts";
+} from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
 import type { TranscriptWriter } from "../state/transcript.ts";

@@ -9,11 +9,11 @@ import { OpenAIModelClient } from "../model/client.ts";
 import { ModelProcessor } from "../model/processor.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { defineTool, failure, shown, type ToolDef, toolSchema } from "../tools/tool.ts";
-import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "../person/scripted.ts";
 import type { Settings } from "../state/settings.ts";
 import type { ChatMessage } from "../model/types.ts";
-import type { Label } from "../policy/label.ts";
+import type { Label } from "../util/label.ts";
 
 const routing = z.strictObject({ path: z.string().describe("workspace-relative path") });
 const content = z.strictObject({ offset: z.number().int().optional() });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { type OpenSession, openSession } from "../cli/open_session.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
-import { join as joinLabels, type Label, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { joinLabels, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";

@@ -3,7 +3,7 @@
  * Implementations: the terminal (interactive session), a scripted one for tests, and the
  * approval policy file (one-shot), which declines whatever the file does not allow.
  */
-import type { Label } from "../policy/label.ts";
+import type { Label } from "../util/label.ts";
 
 export interface Refusal {
   approved: false;

@@ -12,7 +12,7 @@
  * shell line, shows `display`, and adds `forPlanner` to the person's next message.
  */
 import type { Policy } from "../policy/core.ts";
-import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../policy/label.ts";
+import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts";
 import type { RefRecord } from "../policy/refs.ts";
 import { decodeOutput, headTail, keepOutput, statusLines } from "../policy/outputs.ts";
 import { childEnv } from "../policy/programs.ts";

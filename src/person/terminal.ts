@@ -8,7 +8,7 @@
  */
 import { checkbox, input, select } from "@inquirer/prompts";
 import pc from "picocolors";
-import { formatLabel } from "../policy/label.ts";
+import { formatLabel } from "../util/label.ts";
 import { FOREIGN_TREES } from "../policy/trust_map.ts";
 import { escapeForScreen, formatArgv } from "../util/escape.ts";
 import type {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeTerminal, KEY } from "../../test/support/keys.ts";
-import { TRUSTED_PUBLIC, UNTRUSTED_PRIVATE } from "../policy/label.ts";
+import { TRUSTED_PUBLIC, UNTRUSTED_PRIVATE } from "../util/label.ts";
 import { TerminalPerson } from "./terminal.ts";
 import type { RunApprovalRequest, WriteApprovalRequest } from "./person.ts";
 

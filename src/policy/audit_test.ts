@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AuditLog } from "./audit.ts";
 import { Policy } from "./core.ts";
-import { label } from "./label.ts";
+import { label } from "../util/label.ts";
 import { PrivatePaths } from "./private.ts";
 import { RefTable } from "./refs.ts";
 import { TrustMap } from "./trust_map.ts";

@@ -8,7 +8,7 @@ import type { EffectWorker } from "../worker/client.ts";
 import type { Person } from "../person/person.ts";
 import type { ApprovalsFile } from "./approvals_file.ts";
 import { type AuditEntry, AuditLog, type Decider } from "./audit.ts";
-import { formatLabel, join, type Label, label } from "./label.ts";
+import { formatLabel, joinLabels, type Label, label } from "../util/label.ts";
 import { type ResolvedPath, resolvePath } from "./paths.ts";
 import type { PrivatePaths } from "./private.ts";
 import { type RefRecord, type RefTable } from "./refs.ts";
@@ -192,7 +192,7 @@ export class Policy {
   /** Joins a label into the planner context: called whenever bytes are placed in it. */
   placeInContext(l: Label): void {
     const before = this.#context;
-    this.#context = join(this.#context, l);
+    this.#context = joinLabels(this.#context, l);
     if (before !== this.#context) { for (const f of this.#contextListeners) f(this.#context); }
   }
 

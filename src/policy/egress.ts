@@ -6,7 +6,7 @@
  * here, so a value allowed or refused once is not asked about again in the session.
  */
 import type { Policy } from "./core.ts";
-import { formatLabel, type Label } from "./label.ts";
+import { formatLabel, type Label } from "../util/label.ts";
 import type { EndpointSettings } from "../state/settings.ts";
 import { sha256 } from "../util/hash.ts";
 

@@ -9,7 +9,7 @@
  */
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
-import { type Label, label } from "./label.ts";
+import { type Label, label } from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
 import type { Decider } from "./audit.ts";
 import type { SpawnResult } from "../worker/protocol.ts";

@@ -3,7 +3,7 @@
  * their integrity. The defaults cover the usual secrets; config adds more, never fewer.
  */
 import { compileGlob, type Glob } from "../util/glob.ts";
-import type { Confidentiality } from "./label.ts";
+import type { Confidentiality } from "../util/label.ts";
 
 export const DEFAULT_PRIVATE_PATTERNS: readonly string[] = [
   ".env",

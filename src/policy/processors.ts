@@ -5,7 +5,7 @@
  */
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
-import { join, type Label, label } from "./label.ts";
+import { joinLabels, type Label, label } from "../util/label.ts";
 import { mayLeave } from "./egress.ts";
 import { refName, type RefRecord } from "./refs.ts";
 import { decodeText, readFileRef } from "./reads.ts";
@@ -112,7 +112,7 @@ export async function processorInputs(
   }
   return ok({
     documents,
-    label: join(...documents.map((d) => d.label)),
+    label: joinLabels(...documents.map((d) => d.label)),
     about: aboutFile,
     aboutShown,
   });

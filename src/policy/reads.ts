@@ -6,7 +6,7 @@
 import { BINARY_SNIFF_BYTES, decodeText, hasNul } from "../util/text.ts";
 export { BINARY_SNIFF_BYTES, decodeText, hasNul };
 import { type Policy, staleFileRef } from "./core.ts";
-import { join, type Label, label, TRUSTED_PUBLIC } from "./label.ts";
+import { joinLabels, type Label, label, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { QuarantinedReadAnswer } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { sha256 } from "../util/hash.ts";
@@ -79,7 +79,7 @@ export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
   for (let i = start; i < segments.length; i++) {
     labels.push(entryNameLabel(policy, segments.slice(0, i + 1).join("/")));
   }
-  return join(...labels);
+  return joinLabels(...labels);
 }
 
 /** The first lines of a file, escaped so that control and invisible characters show. */
@@ -236,7 +236,7 @@ export async function readFileRef(
     );
   }
   const bytes = read.bytes;
-  const label = join(
+  const label = joinLabels(
     ref.label,
     await labelOfBytes(policy, ref.path, bytes),
     await labelOfBytes(policy, where.value.rel, bytes),

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { readFileRef } from "./reads.ts";
-import { label } from "./label.ts";
+import { label } from "../util/label.ts";
 
 Deno.test("readFileRef: a reference whose file became a link to a private file carries priv", async () => {
   await withPolicy(

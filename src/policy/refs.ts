@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
 import { ensurePrivateDir } from "../state/dirs.ts";
-import { formatLabel, type Label, parseLabel } from "./label.ts";
+import { formatLabel, type Label, parseLabel } from "../util/label.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export type RefKind =

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type NewRef, refName, RefTable } from "./refs.ts";
-import { label } from "./label.ts";
+import { label } from "../util/label.ts";
 
 const OUTPUT: NewRef = {
   kind: "command_output",

@@ -11,13 +11,13 @@
 import type { Policy } from "./core.ts";
 import { describeKind, staleFileRef } from "./core.ts";
 import {
-  join,
+  joinLabels,
   type Label,
   label,
   TRUSTED_PRIVATE,
   TRUSTED_PUBLIC,
   UNTRUSTED_PRIVATE,
-} from "./label.ts";
+} from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
 import { resolvePath } from "./paths.ts";
 import { readFileRef, tooBigMessage } from "./reads.ts";
@@ -153,7 +153,7 @@ async function prepareStdin(
     const where = await resolvePath(policy.workspace, ref.path);
     if (!where.ok) return err(`stdin: ${staleFileRef(ref)}`);
     if (where.value.kind !== "file") return err(`stdin: ref:${ref.id} is no longer a file`);
-    return ok({ ref, label: join(ref.label, await policy.fileLabel(where.value.rel)) });
+    return ok({ ref, label: joinLabels(ref.label, await policy.fileLabel(where.value.rel)) });
   }
   if (!ref.hasBytes) return err(`stdin: ref:${ref.id} holds no bytes`);
   return ok({ ref, label: ref.label });
@@ -272,7 +272,7 @@ function vouchToStore(prepared: PreparedRun, prefixArgs: number | undefined): Ne
  */
 export function outputLabel(vouched: boolean, stdin: Label | null): Label {
   if (!vouched) return UNTRUSTED_PRIVATE;
-  return join(TRUSTED_PRIVATE, label(stdin?.integrity ?? "T", "priv"));
+  return joinLabels(TRUSTED_PRIVATE, label(stdin?.integrity ?? "T", "priv"));
 }
 
 /** Why a command that might otherwise run unasked must ask; empty when it need not. */

@@ -8,7 +8,7 @@
  * trusting entry is bound to the file's content hash, so a later change falls back to the rules.
  */
 import { z } from "zod";
-import type { Integrity } from "./label.ts";
+import type { Integrity } from "../util/label.ts";
 import {
   type Loaded,
   loadJsonFileStamped,

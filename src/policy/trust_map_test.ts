@@ -14,7 +14,7 @@ import { AuditLog } from "./audit.ts";
 import { PrivatePaths } from "./private.ts";
 import { RefTable } from "./refs.ts";
 import { openWorkspace } from "./workspace.ts";
-import { label } from "./label.ts";
+import { label } from "../util/label.ts";
 import { statePaths } from "../state/session_paths.ts";
 import type { EffectWorker } from "../worker/client.ts";
 import type { Person } from "../person/person.ts";

@@ -8,7 +8,7 @@
 import { createTwoFilesPatch } from "diff";
 import type { Policy, Routed } from "./core.ts";
 import { describeKind } from "./core.ts";
-import type { Label } from "./label.ts";
+import type { Label } from "../util/label.ts";
 import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
 import { readFileRef, tooBigMessage } from "./reads.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { approveWrite, commitWrite, renderDiff, renderNewFile } from "./writes.ts";
 import { isGitPath } from "./git_dir.ts";
-import { TRUSTED_PUBLIC } from "./label.ts";
+import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { sha256 } from "../util/hash.ts";
 

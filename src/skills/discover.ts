@@ -8,7 +8,7 @@
 import { decodeText } from "../util/text.ts";
 import { dirname, join, relative } from "node:path";
 import type { Policy } from "../policy/core.ts";
-import { type Label, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import { resolvePath } from "../policy/paths.ts";
 import { readAtMost } from "../policy/reads.ts";
 import type { SkillEntry } from "../state/session_state.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import fc from "fast-check";
 import { fixture } from "../../test/support/person_side.ts";
-import { UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { UNTRUSTED_PUBLIC } from "../util/label.ts";
 import {
   discoverSkills,
   parseSkillFile,

@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
-import { formatLabel, join, type Label, parseLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, joinLabels, type Label, parseLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { ChatMessage, ToolCall } from "../model/types.ts";
 
 export const TRANSCRIPT_VERSION = 1;
@@ -157,7 +157,7 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
     labels: repaired.messages.map((m) =>
       placed.get(m) ?? (repaired.made.has(m) ? TRUSTED_PUBLIC : null)
     ),
-    contextLabel: labels.length ? join(...labels) : TRUSTED_PUBLIC,
+    contextLabel: labels.length ? joinLabels(...labels) : TRUSTED_PUBLIC,
     history,
     problems,
   };

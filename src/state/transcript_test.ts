@@ -6,7 +6,7 @@ import {
   repairToolRounds,
   TranscriptWriter,
 } from "./transcript.ts";
-import { UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { UNTRUSTED_PUBLIC } from "../util/label.ts";
 
 async function withDir(fn: (dir: string) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "bb-transcript-" });

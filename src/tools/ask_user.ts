@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
-import { TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { Answer, Question } from "../person/person.ts";
 import { messageOf } from "../util/result.ts";
 

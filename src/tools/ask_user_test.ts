@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { fixture } from "../../test/support/person_side.ts";
 import { ScriptedPerson } from "../person/scripted.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
-import { formatLabel, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { askRefusal, askUser } from "./ask_user.ts";
 
 const q = (n: number, extra: Record<string, unknown> = {}) => ({

@@ -7,7 +7,7 @@
 import { Buffer } from "node:buffer";
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
-import { join, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { joinLabels, TRUSTED_PUBLIC } from "../util/label.ts";
 import { decodeText, labelOfBytes } from "../policy/reads.ts";
 import {
   exactlyOneTarget,
@@ -124,7 +124,7 @@ export const editFileTool = defineTool({
         // The unchanged bytes keep the file's label; new_text carries the planner context's.
         return {
           bytes: splice(current, at, oldBytes.length, newBytes),
-          label: join(fileLabel, policy.contextLabel),
+          label: joinLabels(fileLabel, policy.contextLabel),
         };
       },
     });

@@ -6,7 +6,7 @@ import { listFilesTool } from "./list_files.ts";
 import { ScriptedPerson } from "../person/scripted.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import type { Approval, WriteApprovalRequest } from "../person/person.ts";
-import { UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { UNTRUSTED_PUBLIC } from "../util/label.ts";
 import fc from "fast-check";
 
 const yes = { write: { approved: true } } as const;

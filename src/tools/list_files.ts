@@ -8,7 +8,7 @@ import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import type { Policy } from "../policy/core.ts";
 import { resolvePath } from "../policy/paths.ts";
 import { isGitPath } from "../policy/git_dir.ts";
-import { type Label, sameLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { type Label, sameLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import { pathNameLabel } from "../policy/reads.ts";
 import type { RefRecord } from "../policy/refs.ts";
 import { compileGlob } from "../util/glob.ts";

@@ -3,7 +3,7 @@ import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { listFilesTool } from "./list_files.ts";
 import { readFileTool } from "./read_file.ts";
 import { searchTool } from "./search.ts";
-import { formatLabel } from "../policy/label.ts";
+import { formatLabel } from "../util/label.ts";
 
 Deno.test("list_files: lists recursively; entries in trusted directories come back as names", async () => {
   await withPolicy({

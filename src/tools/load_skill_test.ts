@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fixture } from "../../test/support/person_side.ts";
 import { discoverSkills } from "../skills/discover.ts";
-import { formatLabel } from "../policy/label.ts";
+import { formatLabel } from "../util/label.ts";
 import { loadSkill, selectSkill } from "./load_skill.ts";
 
 const skill = (name: string) =>

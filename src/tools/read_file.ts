@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.ts";
 import type { Policy } from "../policy/core.ts";
-import { formatLabel, type Label, sameLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, type Label, sameLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import {
   askQuarantinedRead,
   decodeText,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { READ_FILE_MAX_BYTES, readFileTool } from "./read_file.ts";
-import { formatLabel } from "../policy/label.ts";
+import { formatLabel } from "../util/label.ts";
 import { sha256 } from "../util/hash.ts";
 
 const trustedSrc = { src: true };

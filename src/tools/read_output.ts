@@ -12,7 +12,7 @@ import {
   type ToolOutput,
   toolSchema,
 } from "./tool.ts";
-import { formatLabel } from "../policy/label.ts";
+import { formatLabel } from "../util/label.ts";
 import { decideReadOutput } from "../policy/outputs.ts";
 
 const routing = z.strictObject({

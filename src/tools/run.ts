@@ -13,7 +13,7 @@ import {
   type ToolOutput,
   toolSchema,
 } from "./tool.ts";
-import { formatLabel, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import {
   decideRun,
   displayPipeline,

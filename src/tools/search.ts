@@ -10,7 +10,7 @@ import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { resolvePath } from "../policy/paths.ts";
 import { isGitPath } from "../policy/git_dir.ts";
-import { join, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { joinLabels, type Label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { labelNeedsHash, labelOfHash } from "../policy/reads.ts";
 import { compileGlob } from "../util/glob.ts";
 import type { WorkerResult } from "../worker/client.ts";
@@ -257,7 +257,7 @@ export const searchTool = defineTool({
     }
     await finishWalk();
 
-    const resultLabel = join(...labels);
+    const resultLabel = joinLabels(...labels);
     const counts = [
       `${plural(matches.length, "matching line")} in ${plural(matchedFiles, "file")}`,
       `searched ${plural(searched, "file")}`,

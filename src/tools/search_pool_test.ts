@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { searchTool } from "./search.ts";
-import { formatLabel } from "../policy/label.ts";
+import { formatLabel } from "../util/label.ts";
 import { sha256 } from "../util/hash.ts";
 import { labelNeedsHash, labelOfHash } from "../policy/reads.ts";
 

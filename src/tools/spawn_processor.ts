@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
-import { TRUSTED_PUBLIC } from "../policy/label.ts";
+import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { refName } from "../policy/refs.ts";
 import { approvePrivateEgress, processorInputs, storeAnswer } from "../policy/processors.ts";
 import { DOCUMENT_MARKER, splitProcessorReply } from "../model/processor.ts";

@@ -7,7 +7,7 @@ import {
   TRUSTED_PRIVATE,
   UNTRUSTED_PRIVATE,
   UNTRUSTED_PUBLIC,
-} from "../policy/label.ts";
+} from "../util/label.ts";
 import { ModelError } from "../model/types.ts";
 import { contentFromRef } from "../policy/writes.ts";
 

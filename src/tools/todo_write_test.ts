@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { fixture } from "../../test/support/person_side.ts";
-import { formatLabel, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { normaliseStatus, renderTodos, todoWrite } from "./todo_write.ts";
 
 Deno.test("todo_write: the whole list replaces the previous one", async () => {

@@ -4,7 +4,7 @@
  * policy layer and acts only through the effect worker (tools.md, "Before adding a tool").
  */
 import { z } from "zod";
-import type { Label } from "../policy/label.ts";
+import type { Label } from "../util/label.ts";
 import type { Policy } from "../policy/core.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";

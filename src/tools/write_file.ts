@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.ts";
-import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../policy/label.ts";
+import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
 import {
   approveWrite,
   commitWrite,

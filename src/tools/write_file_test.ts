@@ -4,7 +4,7 @@ import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { writeFileTool } from "./write_file.ts";
 import { listFilesTool } from "./list_files.ts";
 import { readFileTool } from "./read_file.ts";
-import { formatLabel, UNTRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../policy/label.ts";
+import { formatLabel, UNTRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { ScriptedPerson } from "../person/scripted.ts";
 import type { Approval, WriteApprovalRequest } from "../person/person.ts";

@@ -4,7 +4,7 @@ import {
   formatLabel,
   isPrivate,
   isTrusted,
-  join,
+  joinLabels,
   type Label,
   label,
   parseLabel,
@@ -26,49 +26,51 @@ function below(a: Label, b: Label): boolean {
     (a.confidentiality === "pub" || b.confidentiality === "priv");
 }
 
-Deno.test("label: the join table of design.md §3", () => {
-  assert.deepEqual(join(TRUSTED_PUBLIC, UNTRUSTED_PUBLIC), UNTRUSTED_PUBLIC);
-  assert.deepEqual(join(TRUSTED_PUBLIC, TRUSTED_PRIVATE), TRUSTED_PRIVATE);
-  assert.deepEqual(join(UNTRUSTED_PUBLIC, TRUSTED_PRIVATE), UNTRUSTED_PRIVATE);
-  assert.deepEqual(join(TRUSTED_PUBLIC, TRUSTED_PUBLIC), TRUSTED_PUBLIC);
-  assert.deepEqual(join(), TRUSTED_PUBLIC, "the empty join is the bottom, (T,pub)");
+Deno.test("label: the joinLabels table of design.md §3", () => {
+  assert.deepEqual(joinLabels(TRUSTED_PUBLIC, UNTRUSTED_PUBLIC), UNTRUSTED_PUBLIC);
+  assert.deepEqual(joinLabels(TRUSTED_PUBLIC, TRUSTED_PRIVATE), TRUSTED_PRIVATE);
+  assert.deepEqual(joinLabels(UNTRUSTED_PUBLIC, TRUSTED_PRIVATE), UNTRUSTED_PRIVATE);
+  assert.deepEqual(joinLabels(TRUSTED_PUBLIC, TRUSTED_PUBLIC), TRUSTED_PUBLIC);
+  assert.deepEqual(joinLabels(), TRUSTED_PUBLIC, "the empty joinLabels is the bottom, (T,pub)");
 });
 
-Deno.test("label (property): join is commutative", () => {
-  fc.assert(fc.property(anyLabel, anyLabel, (a, b) => sameLabel(join(a, b), join(b, a))));
+Deno.test("label (property): joinLabels is commutative", () => {
+  fc.assert(
+    fc.property(anyLabel, anyLabel, (a, b) => sameLabel(joinLabels(a, b), joinLabels(b, a))),
+  );
 });
 
-Deno.test("label (property): join is associative", () => {
+Deno.test("label (property): joinLabels is associative", () => {
   fc.assert(
     fc.property(
       anyLabel,
       anyLabel,
       anyLabel,
-      (a, b, c) => sameLabel(join(join(a, b), c), join(a, join(b, c))),
+      (a, b, c) => sameLabel(joinLabels(joinLabels(a, b), c), joinLabels(a, joinLabels(b, c))),
     ),
   );
 });
 
-Deno.test("label (property): join is idempotent", () => {
-  fc.assert(fc.property(anyLabel, (a) => sameLabel(join(a, a), a)));
+Deno.test("label (property): joinLabels is idempotent", () => {
+  fc.assert(fc.property(anyLabel, (a) => sameLabel(joinLabels(a, a), a)));
 });
 
-Deno.test("label (property): join is monotone and an upper bound; nothing washes U or priv", () => {
+Deno.test("label (property): joinLabels is monotone and an upper bound; nothing washes U or priv", () => {
   fc.assert(
     fc.property(anyLabel, anyLabel, anyLabel, (a, b, c) => {
-      assert.ok(below(a, join(a, b)) && below(b, join(a, b)), "upper bound");
-      if (below(a, b)) assert.ok(below(join(a, c), join(b, c)), "monotone");
-      if (!isTrusted(a)) assert.equal(join(a, b).integrity, "U");
-      if (isPrivate(a)) assert.equal(join(a, b).confidentiality, "priv");
+      assert.ok(below(a, joinLabels(a, b)) && below(b, joinLabels(a, b)), "upper bound");
+      if (below(a, b)) assert.ok(below(joinLabels(a, c), joinLabels(b, c)), "monotone");
+      if (!isTrusted(a)) assert.equal(joinLabels(a, b).integrity, "U");
+      if (isPrivate(a)) assert.equal(joinLabels(a, b).confidentiality, "priv");
     }),
   );
 });
 
-Deno.test("label (property): n-ary join equals folding the binary join", () => {
+Deno.test("label (property): n-ary joinLabels equals folding the binary join", () => {
   fc.assert(
     fc.property(fc.array(anyLabel, { maxLength: 8 }), (ls) => {
-      const folded = ls.reduce((acc, l) => join(acc, l), TRUSTED_PUBLIC);
-      return sameLabel(join(...ls), folded);
+      const folded = ls.reduce((acc, l) => joinLabels(acc, l), TRUSTED_PUBLIC);
+      return sameLabel(joinLabels(...ls), folded);
     }),
   );
 });

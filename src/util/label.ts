@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * join(TRUSTED_PUBLIC, UNTRUSTED_PRIVATE); // { integrity: "U", confidentiality: "priv" }
+ * joinLabels(TRUSTED_PUBLIC, UNTRUSTED_PRIVATE); // { integrity: "U", confidentiality: "priv" }
  * formatLabel(TRUSTED_PRIVATE); // "(T,priv)"
  * ```
  */
@@ -35,7 +35,7 @@ export function label(integrity: Integrity, confidentiality: Confidentiality): L
 }
 
 /** The least label above all the given ones: `U` wins over `T`, `priv` over `pub`. */
-export function join(...labels: readonly Label[]): Label {
+export function joinLabels(...labels: readonly Label[]): Label {
   let integrity: Integrity = "T";
   let confidentiality: Confidentiality = "pub";
   for (const l of labels) {
