@@ -4,17 +4,8 @@
  * and the tests depend only on what an OpenAI-compatible endpoint actually exchanges.
  */
 
-export interface ToolCall {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-export type ChatMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
-  | { role: "tool"; tool_call_id: string; content: string };
+export type { ChatMessage, ToolCall } from "../util/chat.ts";
+import type { ChatMessage, ToolCall } from "../util/chat.ts";
 
 /** One tool as the planner is offered it (`tools` in the request body). */
 export interface ToolSpec {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { compileGlob } from "../util/glob.ts";
 import { normaliseRuleDir } from "./trust_map.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { describeZodError } from "../util/zod_error.ts";
 
 /** `{argv}` or `{prefix}`: one strict object, so an unknown or mistyped field is named. */
 const commandRule = z
@@ -39,18 +40,6 @@ export const approvalsSchema = z.strictObject({
 
 export type ApprovalsFile = z.output<typeof approvalsSchema>;
 export type CommandRule = z.output<typeof commandRule>;
-
-/** Names the first problem as `field: message`, the way the person will fix it. */
-export function describeZodError(error: z.ZodError): string {
-  const issue = error.issues[0];
-  const where = issue.path.length ? issue.path.join(".") : "(top level)";
-  if (issue.code === "unrecognized_keys") {
-    return `${where === "(top level)" ? "" : where + ": "}unknown field ${
-      issue.keys.map((k) => `'${k}'`).join(", ")
-    }`;
-  }
-  return `${where}: ${issue.message}`;
-}
 
 export function parseApprovals(text: string, source: string): Result<ApprovalsFile> {
   let data: unknown;

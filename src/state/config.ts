@@ -3,7 +3,7 @@
  * the field, never a silent default. A workspace `.bravebot/config.json` may only narrow it.
  */
 import { z } from "zod";
-import { describeZodError } from "../policy/approvals_file.ts";
+import { describeZodError } from "../util/zod_error.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1";

@@ -13,7 +13,7 @@
 import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
 import { formatLabel, joinLabels, type Label, parseLabel, TRUSTED_PUBLIC } from "../util/label.ts";
-import type { ChatMessage, ToolCall } from "../model/types.ts";
+import type { ChatMessage, ToolCall } from "../util/chat.ts";
 
 export const TRANSCRIPT_VERSION = 1;
 

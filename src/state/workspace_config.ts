@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { describeZodError } from "../policy/approvals_file.ts";
+import { describeZodError } from "../util/zod_error.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import type { Limits, Settings } from "./settings.ts";
 
