@@ -2,12 +2,18 @@
  * Builds the planner and processor clients from settings. Constructing them sends nothing
  * (design.md §14: nothing is sent at start-up); the first request is the planner's first turn.
  */
-import type { Settings } from "../state/settings.ts";
 import { apiKeyFromEnv, type ClientOptions } from "./client.ts";
 import { ModelProcessor } from "./processor.ts";
 import type { RetryPolicy } from "./retry.ts";
 import type { ModelClient } from "./types.ts";
 import { ModelWorker, WorkerModelClient } from "./worker_client.ts";
+
+/** What the clients are built from: the endpoints, the models and the request bound. */
+export interface ModelSettings {
+  planner: { url: string; model?: string | null };
+  processor: { url: string; model?: string | null };
+  requestTimeoutMs: number;
+}
 
 export interface Models {
   planner: ModelClient;
@@ -18,7 +24,7 @@ export interface Models {
 
 /** Null with a message when no model is named anywhere (cli.md: `--model` required if none). */
 export function modelsFrom(
-  settings: Settings,
+  settings: ModelSettings,
   retry?: RetryPolicy,
 ): { ok: true; value: Models } | { ok: false; error: string } {
   const plannerModel = settings.planner.model;

@@ -3,7 +3,6 @@
  * one system message saying how to answer, one user message with the instruction and the
  * documents. Nothing of the planner's conversation is sent.
  */
-import type { ProcessorPort } from "../tools/tool.ts";
 import type { ChatMessage, ModelClient } from "./types.ts";
 
 export const DOCUMENT_MARKER = "=== document ===";
@@ -27,7 +26,8 @@ export function processorMessages(
   ];
 }
 
-export class ModelProcessor implements ProcessorPort {
+/** Satisfies the tools' processor port by its shape; the model layer imports no tool. */
+export class ModelProcessor {
   constructor(private readonly client: ModelClient) {}
 
   get endpoint(): string {
