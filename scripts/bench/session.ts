@@ -5,6 +5,7 @@
  * them: arguments checked by the tool's schema, then the handler. So a timing includes the cost
  * of the walls, not just of the search loop.
  */
+import { toolPolicy } from "../../src/policy/api.ts";
 import { type OpenSession, openSession } from "../../src/cli/open_session.ts";
 import { ScriptedPerson } from "../../src/person/scripted.ts";
 import { type Limits, type Settings, settingsFrom } from "../../src/state/settings.ts";
@@ -39,8 +40,10 @@ export async function openBenchSession(workspaceDir: string): Promise<BenchSessi
     approvals: null,
     oneShot: false,
   });
+  const decide = toolPolicy(open.policy);
   const context = (limits?: Partial<Limits>): ToolContext => ({
     policy: open.policy,
+    decide,
     settings: limits ? { ...settings, limits: { ...settings.limits, ...limits } } : settings,
     session: open.state,
     processor: noProcessor,

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { Policy } from "../policy/core.ts";
+import { type ToolPolicy, toolPolicy } from "../policy/api.ts";
 import {
   formatLabel,
   type Label,
@@ -85,6 +86,8 @@ export interface TurnOutcome {
 export class Driver {
   readonly #o: DriverOptions;
   readonly #tools: readonly ToolDef<unknown>[];
+  /** The port every tool call receives, made once. */
+  readonly #decide: ToolPolicy;
   readonly #byName: Map<string, ToolDef<unknown>>;
   readonly #specs: ToolSpec[];
   #messages: ChatMessage[];
@@ -96,6 +99,7 @@ export class Driver {
   replies = 0;
 
   constructor(options: DriverOptions) {
+    this.#decide = toolPolicy(options.policy);
     this.#o = options;
     this.#tools = options.tools ?? allTools();
     this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
@@ -154,7 +158,6 @@ export class Driver {
    * may have been local — is asked about now, and kept back unless the person allows it.
    */
   async #egressBeforeSend(): Promise<void> {
-    const o = this.#o;
     for (let i = 0; i < this.#messages.length; i++) {
       const m = this.#messages[i];
       if (m.role !== "tool" || this.#cleared.has(m)) continue;
@@ -420,6 +423,7 @@ export class Driver {
     const auditBefore = o.policy.audit.entries.length;
     const ctx: ToolContext = {
       policy: o.policy,
+      decide: this.#decide,
       settings: o.settings,
       session: o.session,
       processor: o.processor,

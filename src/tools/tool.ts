@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Label } from "../util/label.ts";
 import type { Policy } from "../policy/core.ts";
+import type { ToolPolicy } from "../policy/api.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
 
@@ -43,7 +44,13 @@ export interface ProcessorPort {
 }
 
 export interface ToolContext {
+  /**
+   * The policy layer itself. Going: each tool moves to `decide`, and once none uses this it is
+   * removed, so that a tool can reach the policy layer only through its decision port.
+   */
   policy: Policy;
+  /** The tools' decision port (`policy/api.ts`): decisions to render, nothing else. */
+  decide: ToolPolicy;
   settings: Settings;
   session: SessionState;
   processor: ProcessorPort;

@@ -3,6 +3,7 @@
  * person's side (ask_user, todo_write, load_skill, skills, project memory). Everything lives
  * in temp folders that `close()` removes.
  */
+import { toolPolicy } from "../../src/policy/api.ts";
 import { join } from "node:path";
 import { openWorkspace } from "../../src/policy/workspace.ts";
 import { TrustMap } from "../../src/policy/trust_map.ts";
@@ -62,6 +63,7 @@ export async function fixture(options: {
   const events: { type: string; text: string }[] = [];
   const ctx: ToolContext = {
     policy,
+    decide: toolPolicy(policy),
     settings: settingsFrom({}),
     session,
     processor: { complete: () => Promise.reject(new Error("no processor in these tests")) },

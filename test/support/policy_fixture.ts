@@ -14,6 +14,7 @@
  */
 import { dirname, join } from "node:path";
 import { Policy } from "../../src/policy/core.ts";
+import { toolPolicy } from "../../src/policy/api.ts";
 import { AuditLog } from "../../src/policy/audit.ts";
 import { PrivatePaths } from "../../src/policy/private.ts";
 import { RefTable } from "../../src/policy/refs.ts";
@@ -204,6 +205,7 @@ export async function withPolicy(
     const emitted: { type: string; text: string }[] = [];
     const ctx: ToolContext = {
       policy,
+      decide: toolPolicy(policy),
       settings,
       session: new SessionState("test-session", !person.interactive),
       processor: noProcessor,

@@ -1,0 +1,76 @@
+/**
+ * The policy layer's decision API: the one module of `src/policy/` that the driver and the tools
+ * import (the layering test holds them to it). It hands out ports, never the `Policy` itself:
+ *
+ * - {@link ToolPolicy}, what a tool receives: one slice per group of tools, each method a
+ *   decision that returns a value for the tool to render. It has no effect worker, no audit log
+ *   and no way to place anything in the planner context: a tool validates, asks, renders.
+ * - {@link DriverPolicy}, what the driver receives: the planner context (the driver places every
+ *   result it sends), the decisions recorded during a call, and the egress rule for results.
+ *
+ * The session (`src/session/`) builds both from one `Policy`.
+ */
+import type { Policy } from "./core.ts";
+import type { Label } from "../util/label.ts";
+import type { AuditRecord } from "./audit.ts";
+import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
+import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
+import { type RunPort, runPort } from "./ports/run.ts";
+import { type OtherPort, otherPort } from "./ports/other.ts";
+
+export * from "./ports/files_read.ts";
+export * from "./ports/files_write.ts";
+export * from "./ports/run.ts";
+export * from "./ports/other.ts";
+export type { Limits, Settings } from "../state/settings.ts";
+export type { SessionState, Todo, TodoStatus } from "../state/session_state.ts";
+
+/** What a tool receives. */
+export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, OtherPort {
+  /** The planner context's label, read only: what the planner writes carries it (design.md §3). */
+  readonly contextLabel: Label;
+}
+
+export function toolPolicy(policy: Policy): ToolPolicy {
+  return {
+    ...filesReadPort(policy),
+    ...filesWritePort(policy),
+    ...runPort(policy),
+    ...otherPort(policy),
+    get contextLabel() {
+      return policy.contextLabel;
+    },
+  };
+}
+
+/** What the driver receives. */
+export interface DriverPolicy {
+  readonly contextLabel: Label;
+  /** Joins a label into the planner context: the driver calls it for whatever it sends. */
+  placeInContext(l: Label): void;
+  /** `/clear`: a new context at `(T,pub)`. */
+  clearContext(): void;
+  onContextChange(listener: (l: Label) => void): void;
+  /** A state file found corrupt mid-session, for the person. */
+  onStateProblem(listener: (problem: string) => void): void;
+  /** Re-reads the trust map when another session changed it, before a decision. */
+  refreshTrust(): Promise<void>;
+  /** The decisions recorded so far (the driver reports those a tool call added). */
+  readonly decisions: readonly AuditRecord[];
+}
+
+export function driverPolicy(policy: Policy): DriverPolicy {
+  return {
+    get contextLabel() {
+      return policy.contextLabel;
+    },
+    placeInContext: (l) => policy.placeInContext(l),
+    clearContext: () => policy.clearContext(),
+    onContextChange: (f) => policy.onContextChange(f),
+    onStateProblem: (f) => policy.onStateProblem(f),
+    refreshTrust: () => policy.refreshTrust(),
+    get decisions() {
+      return policy.audit.entries;
+    },
+  };
+}
