@@ -7,7 +7,13 @@
  */
 import { z } from "zod";
 import type { Policy } from "../policy/core.ts";
-import { type ToolPolicy, toolPolicy } from "../policy/api.ts";
+import {
+  type DriverPolicy,
+  driverPolicy,
+  type ToolPolicy,
+  toolPolicy,
+  withheldResult,
+} from "../policy/api.ts";
 import {
   formatLabel,
   type Label,
@@ -35,7 +41,6 @@ import {
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
 import { fitToWindow } from "./context_window.ts";
-import { resultMayLeave, withheldResult } from "../policy/egress.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 
@@ -88,6 +93,8 @@ export class Driver {
   readonly #tools: readonly ToolDef<unknown>[];
   /** The port every tool call receives, made once. */
   readonly #decide: ToolPolicy;
+  /** The driver's own port: the planner context, the recorded decisions, the egress rule. */
+  readonly #policy: DriverPolicy;
   readonly #byName: Map<string, ToolDef<unknown>>;
   readonly #specs: ToolSpec[];
   #messages: ChatMessage[];
@@ -100,6 +107,7 @@ export class Driver {
 
   constructor(options: DriverOptions) {
     this.#decide = toolPolicy(options.policy);
+    this.#policy = driverPolicy(options.policy);
     this.#o = options;
     this.#tools = options.tools ?? allTools();
     this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
@@ -109,10 +117,10 @@ export class Driver {
       const l = options.historyLabels?.[i];
       if (l) this.#placed.set(m, l);
     });
-    options.policy.onContextChange((l) =>
+    this.#policy.onContextChange((l) =>
       options.emit({ type: "context_label", label: formatLabel(l) })
     );
-    options.policy.onStateProblem((text) => options.emit({ type: "notice", text }));
+    this.#policy.onStateProblem((text) => options.emit({ type: "notice", text }));
   }
 
   /** The conversation (without the system prompt), as the planner will next see it. */
@@ -127,18 +135,18 @@ export class Driver {
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
-    this.#o.policy.clearContext();
+    this.#policy.clearContext();
     await this.#o.transcript.clear();
   }
 
   async #system(): Promise<ChatMessage> {
     // Skills and AGENTS.md are labeled by the trust map as it is now, not as this session read it.
-    await this.#o.policy.refreshTrust();
+    await this.#policy.refreshTrust();
     const part = this.#o.systemPrompt ? await this.#o.systemPrompt() : {
       text: buildSystemPrompt({ skills: this.#o.session.skills, oneShot: this.#o.session.oneShot }),
       label: TRUSTED_PUBLIC,
     };
-    this.#o.policy.placeInContext(part.label);
+    this.#policy.placeInContext(part.label);
     return { role: "system", content: part.text };
   }
 
@@ -146,7 +154,7 @@ export class Driver {
     this.#messages.push(message);
     if (placed) {
       this.#placed.set(message, placed);
-      this.#o.policy.placeInContext(placed);
+      this.#policy.placeInContext(placed);
     }
     await this.#o.transcript.message(message, placed);
     return message;
@@ -193,7 +201,7 @@ export class Driver {
   /** Asks the policy layer whether a result may go to the planner; a failure to ask is a no. */
   async #mayGo(tool: string, content: string, l: Label, what?: string): Promise<boolean> {
     try {
-      return await resultMayLeave(this.#o.policy, this.#o.settings.planner, tool, content, l, what);
+      return await this.#policy.resultMayLeave(this.#o.settings.planner, tool, content, l, what);
     } catch (e) {
       this.#o.emit({ type: "notice", text: `could not ask about a private result: ${String(e)}` });
       return false;
@@ -213,7 +221,7 @@ export class Driver {
         result: lastText,
         status,
         turns: replies,
-        context_label: formatLabel(o.policy.contextLabel),
+        context_label: formatLabel(this.#policy.contextLabel),
       });
       return { status, text: lastText, replies, ...(error !== undefined ? { error } : {}) };
     };
@@ -420,7 +428,7 @@ export class Driver {
     if (!checked.success) {
       return failure(`${tool.name}: ${describeSchemaError(checked.error, tool)}`);
     }
-    const auditBefore = o.policy.audit.entries.length;
+    const auditBefore = this.#policy.decisions.length;
     const ctx: ToolContext = {
       policy: o.policy,
       decide: this.#decide,
@@ -438,7 +446,7 @@ export class Driver {
     let output: ToolOutput;
     try {
       // Another session may have changed the trust map since the last call: decide on the file.
-      await o.policy.refreshTrust();
+      await this.#policy.refreshTrust();
       output = await tool.handler(checked.data, ctx);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
@@ -452,7 +460,7 @@ export class Driver {
     if (!(await this.#mayGo(tool.name, output.content, output.label))) {
       output = { content: withheldResult(tool.name), isError: true, label: TRUSTED_PUBLIC };
     }
-    for (const entry of o.policy.audit.entries.slice(auditBefore)) {
+    for (const entry of this.#policy.decisions.slice(auditBefore)) {
       o.emit({
         type: "decision",
         tool: entry.tool,

@@ -13,6 +13,8 @@
 import type { Policy } from "./core.ts";
 import type { Label } from "../util/label.ts";
 import type { AuditRecord } from "./audit.ts";
+import { resultMayLeave } from "./egress.ts";
+import type { EndpointSettings } from "../state/settings.ts";
 import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
 import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
 import { type RunPort, runPort } from "./ports/run.ts";
@@ -23,6 +25,7 @@ export * from "./ports/files_write.ts";
 export * from "./ports/run.ts";
 export * from "./ports/other.ts";
 export type { Limits, Settings } from "../state/settings.ts";
+export { withheldResult } from "./egress.ts";
 export type { SessionState, Todo, TodoStatus } from "../state/session_state.ts";
 
 /** What a tool receives. */
@@ -57,6 +60,17 @@ export interface DriverPolicy {
   refreshTrust(): Promise<void>;
   /** The decisions recorded so far (the driver reports those a tool call added). */
   readonly decisions: readonly AuditRecord[];
+  /**
+   * The egress rule for a tool result (design.md §3): whether it may go to the planner endpoint,
+   * asked for a result just made and for one restored from a transcript.
+   */
+  resultMayLeave(
+    endpoint: EndpointSettings,
+    tool: string,
+    content: string,
+    label: Label,
+    what?: string,
+  ): Promise<boolean>;
 }
 
 export function driverPolicy(policy: Policy): DriverPolicy {
@@ -72,5 +86,7 @@ export function driverPolicy(policy: Policy): DriverPolicy {
     get decisions() {
       return policy.audit.entries;
     },
+    resultMayLeave: (endpoint, tool, content, label, what) =>
+      resultMayLeave(policy, endpoint, tool, content, label, what),
   };
 }
