@@ -36,6 +36,7 @@ import {
   type ChatMessage,
   type ModelClient,
   ModelError,
+  type ModelReply,
   type ToolCall,
   type ToolSpec,
 } from "../model/types.ts";
@@ -77,6 +78,12 @@ export interface TurnOptions {
   maxReplies?: number;
   /** The label of the person's message: their own words are `(T,priv)` (design.md §3). */
   label?: Label;
+}
+
+/** What a turn has done so far: the replies it used and the last text the planner wrote. */
+interface TurnProgress {
+  replies: number;
+  lastText: string;
 }
 
 export interface TurnOutcome {
@@ -210,181 +217,216 @@ export class Driver {
 
   /** One turn: the person's message, then planner replies and tool calls until it answers. */
   async runTurn(userText: string, options: TurnOptions = {}): Promise<TurnOutcome> {
-    const o = this.#o;
-    const maxReplies = options.maxReplies ?? o.settings.maxTurns;
-    let replies = 0;
-    let lastText = "";
-    const end = (status: TurnStatus, error?: string): TurnOutcome => {
-      if (error !== undefined) o.emit({ type: "error", message: error });
-      o.emit({
-        type: "final",
-        result: lastText,
-        status,
-        turns: replies,
-        context_label: formatLabel(this.#policy.contextLabel),
-      });
-      return { status, text: lastText, replies, ...(error !== undefined ? { error } : {}) };
-    };
+    const maxReplies = options.maxReplies ?? this.#o.settings.maxTurns;
+    const turn: TurnProgress = { replies: 0, lastText: "" };
     await this.#append({ role: "user", content: userText }, options.label ?? TRUSTED_PRIVATE);
     const system = await this.#system();
     while (true) {
-      if (options.signal?.aborted) return end("aborted", "stopped by the person");
-      if (replies >= maxReplies) {
-        return end(
-          "max_turns",
-          `stopped after ${replies} planner ${
-            replies === 1 ? "reply" : "replies"
-          } (--max-turns ${maxReplies})`,
-        );
+      if (options.signal?.aborted) return this.#end(turn, "aborted", "stopped by the person");
+      if (turn.replies >= maxReplies) {
+        const replies = `${turn.replies} planner ${turn.replies === 1 ? "reply" : "replies"}`;
+        return this.#end(turn, "max_turns", `stopped after ${replies} (--max-turns ${maxReplies})`);
       }
-      await this.#egressBeforeSend();
-      const fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
-      if (!fit.ok) return end("error", fit.message);
-      if (fit.compacted) {
-        o.emit({
-          type: "notice",
-          text:
-            `the conversation was near the context window (${o.settings.contextWindow} tokens): ` +
-            `${fit.compacted} old tool result(s) were shortened`,
-        });
-      }
-      o.emit({ type: "model_request", turn: this.replies + 1 });
-      let reply;
-      try {
-        reply = await o.planner.complete({
-          messages: fit.messages,
-          tools: this.#specs,
-          signal: options.signal,
-          onText: (text) => o.emit({ type: "text_delta", text }),
-          onRetry: (why, delay, attempt) =>
-            o.emit({
-              type: "notice",
-              text: `the model endpoint ${o.planner.endpoint}: ${why}; trying again in ${
-                (delay / 1000).toFixed(1)
-              } s (try ${attempt + 1})`,
-            }),
-        });
-      } catch (e) {
-        // The endpoint's words are the person's to read (the `error` event); nothing of the
-        // failure is placed in the conversation.
-        if (e instanceof ModelError) {
-          return end(e.kind === "aborted" ? "aborted" : "error", e.forPerson("planner"));
-        }
-        throw e;
-      }
-      replies++;
+      const reply = await this.#request(system, options.signal);
+      if ("status" in reply) return this.#end(turn, reply.status, reply.error);
+      turn.replies++;
       this.replies++;
-      if (reply.finishReason === "length") {
-        o.emit({
-          type: "notice",
-          text: "the planner's reply was cut off at the model's output limit",
-        });
+      const { text, calls } = this.#readReply(reply);
+      if (text.trim() !== "") {
+        turn.lastText = text;
+        this.#o.emit({ type: "assistant_text", text });
       }
-      for (const p of reply.problems) {
-        if (p !== "the reply had no choices") {
-          o.emit({ type: "notice", text: `the planner's reply: ${p}` });
-        }
-      }
+      if (calls.length === 0) return await this.#answer(turn, text, reply);
+      await this.#runCalls(text, calls, options.signal);
+    }
+  }
 
-      let text = reply.text;
-      let calls: (ToolCall & { fromText?: boolean })[] = reply.toolCalls;
-      if (calls.length === 0) {
-        const found = findTextCalls(text);
-        if (found.calls.length) {
-          calls = found.calls.map((c, i) => ({
-            id: `text_call_${this.replies}_${i}`,
-            type: "function" as const,
-            function: { name: c.name, arguments: c.arguments },
-            fromText: true,
-          }));
-          text = found.rest;
+  /** Ends the turn: the error (if any) and the final event, for the person and the caller. */
+  #end(turn: TurnProgress, status: TurnStatus, error?: string): TurnOutcome {
+    const o = this.#o;
+    if (error !== undefined) o.emit({ type: "error", message: error });
+    o.emit({
+      type: "final",
+      result: turn.lastText,
+      status,
+      turns: turn.replies,
+      context_label: formatLabel(this.#policy.contextLabel),
+    });
+    return {
+      status,
+      text: turn.lastText,
+      replies: turn.replies,
+      ...(error !== undefined ? { error } : {}),
+    };
+  }
+
+  /**
+   * Sends the conversation, fitted to the window and egress-checked, and waits for the reply;
+   * a failure ends the turn (the endpoint's words go to the person, never into the conversation).
+   */
+  async #request(
+    system: ChatMessage,
+    signal: AbortSignal | undefined,
+  ): Promise<ModelReply | { status: TurnStatus; error: string }> {
+    const o = this.#o;
+    await this.#egressBeforeSend();
+    const fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
+    if (!fit.ok) return { status: "error", error: fit.message };
+    if (fit.compacted) {
+      o.emit({
+        type: "notice",
+        text:
+          `the conversation was near the context window (${o.settings.contextWindow} tokens): ` +
+          `${fit.compacted} old tool result(s) were shortened`,
+      });
+    }
+    o.emit({ type: "model_request", turn: this.replies + 1 });
+    try {
+      return await o.planner.complete({
+        messages: fit.messages,
+        tools: this.#specs,
+        signal,
+        onText: (text) => o.emit({ type: "text_delta", text }),
+        onRetry: (why, delay, attempt) =>
           o.emit({
             type: "notice",
-            text: `the planner wrote ${calls.length} tool call(s) as text; handled as calls`,
-          });
-        }
+            text: `the model endpoint ${o.planner.endpoint}: ${why}; trying again in ${
+              (delay / 1000).toFixed(1)
+            } s (try ${attempt + 1})`,
+          }),
+      });
+    } catch (e) {
+      if (e instanceof ModelError) {
+        return {
+          status: e.kind === "aborted" ? "aborted" : "error",
+          error: e.forPerson("planner"),
+        };
       }
-      if (text.trim() !== "") {
-        lastText = text;
-        o.emit({ type: "assistant_text", text });
+      throw e;
+    }
+  }
+
+  /** The reply's text and calls, with calls a small model wrote as text recovered. */
+  #readReply(reply: ModelReply): { text: string; calls: (ToolCall & { fromText?: boolean })[] } {
+    const o = this.#o;
+    if (reply.finishReason === "length") {
+      o.emit({
+        type: "notice",
+        text: "the planner's reply was cut off at the model's output limit",
+      });
+    }
+    for (const p of reply.problems) {
+      if (p !== "the reply had no choices") {
+        o.emit({ type: "notice", text: `the planner's reply: ${p}` });
       }
-      if (calls.length === 0) {
-        if (text.trim() === "") {
-          await this.#append({ role: "assistant", content: "" });
-          return end(
-            "error",
-            reply.problems.includes("the reply had no choices")
-              ? `the model endpoint ${o.planner.endpoint} sent a reply with no choices (nothing to act on)`
-              : `the planner (${o.planner.model} at ${o.planner.endpoint}) sent an empty reply: no text and no tool call`,
+    }
+    if (reply.toolCalls.length > 0) return { text: reply.text, calls: reply.toolCalls };
+    const found = findTextCalls(reply.text);
+    if (found.calls.length === 0) return { text: reply.text, calls: [] };
+    o.emit({
+      type: "notice",
+      text: `the planner wrote ${found.calls.length} tool call(s) as text; handled as calls`,
+    });
+    return {
+      text: found.rest,
+      calls: found.calls.map((c, i) => ({
+        id: `text_call_${this.replies}_${i}`,
+        type: "function" as const,
+        function: { name: c.name, arguments: c.arguments },
+        fromText: true,
+      })),
+    };
+  }
+
+  /** A reply with no call: the planner's answer, or an empty reply, which ends in an error. */
+  async #answer(turn: TurnProgress, text: string, reply: ModelReply): Promise<TurnOutcome> {
+    const planner = this.#o.planner;
+    if (text.trim() === "") {
+      await this.#append({ role: "assistant", content: "" });
+      return this.#end(
+        turn,
+        "error",
+        reply.problems.includes("the reply had no choices")
+          ? `the model endpoint ${planner.endpoint} sent a reply with no choices (nothing to act on)`
+          : `the planner (${planner.model} at ${planner.endpoint}) sent an empty reply: no text and no tool call`,
+      );
+    }
+    await this.#append({ role: "assistant", content: text });
+    return this.#end(turn, "finished");
+  }
+
+  /**
+   * Runs the calls of one reply, at most the configured number, each answered by one result in
+   * the conversation (a call stopped by the person gets a result saying so).
+   */
+  async #runCalls(
+    text: string,
+    calls: (ToolCall & { fromText?: boolean })[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const o = this.#o;
+    const cap = o.settings.limits.toolCallsPerReply;
+    const dropped = Math.max(0, calls.length - cap);
+    const seen = new Set<string>();
+    const kept = calls.slice(0, cap).map((c, i) => ({
+      ...c,
+      // Each result answers one call: a server that repeats an id gets it made unique.
+      id: seen.has(c.id) ? `${c.id}_${i}` : (seen.add(c.id), c.id),
+      function: {
+        name: c.function.name === "" ? "(no name)" : c.function.name,
+        // Oversized arguments are not kept in the conversation; the result says why.
+        arguments: c.function.arguments.length > MAX_ARGUMENT_BYTES ? "{}" : c.function.arguments,
+      },
+      original: c,
+    }));
+    if (dropped) {
+      o.emit({
+        type: "notice",
+        text:
+          `the planner asked for ${calls.length} tool calls in one reply; only the first ${cap} were handled`,
+      });
+    }
+    await this.#append({
+      role: "assistant",
+      content: text.trim() === "" ? null : text,
+      tool_calls: kept.map(({ id, type, function: f }) => ({ id, type, function: f })),
+    });
+    for (let i = 0; i < kept.length; i++) {
+      const call = { ...kept[i].original, id: kept[i].id };
+      let output = await this.#dispatch(call, signal);
+      if (dropped && i === kept.length - 1) {
+        output = {
+          ...output,
+          content:
+            `${output.content}\n[note: the reply asked for ${calls.length} tool calls; only the first ` +
+            `${cap} were handled and the other ${dropped} were dropped. At most ${cap} calls a reply.]`,
+        };
+      }
+      // Asked about in #dispatch, before the note was added: not asked again when sent.
+      this.#cleared.add(
+        await this.#append(
+          { role: "tool", tool_call_id: kept[i].id, content: output.content },
+          output.label,
+        ),
+      );
+      o.emit({
+        type: "tool_result",
+        id: kept[i].id,
+        name: kept[i].function.name,
+        content: output.content,
+        is_error: output.isError,
+        label: formatLabel(output.label),
+      });
+      if (signal?.aborted) {
+        // Every call needs a result, or the endpoint refuses the next request.
+        for (const rest of kept.slice(i + 1)) {
+          const stopped = failure("stopped by the person before this call ran; nothing was done");
+          await this.#append(
+            { role: "tool", tool_call_id: rest.id, content: stopped.content },
+            stopped.label,
           );
         }
-        await this.#append({ role: "assistant", content: text });
-        return end("finished");
-      }
-
-      const cap = o.settings.limits.toolCallsPerReply;
-      const dropped = Math.max(0, calls.length - cap);
-      const seen = new Set<string>();
-      const kept = calls.slice(0, cap).map((c, i) => ({
-        ...c,
-        // Each result answers one call: a server that repeats an id gets it made unique.
-        id: seen.has(c.id) ? `${c.id}_${i}` : (seen.add(c.id), c.id),
-        function: {
-          name: c.function.name === "" ? "(no name)" : c.function.name,
-          // Oversized arguments are not kept in the conversation; the result says why.
-          arguments: c.function.arguments.length > MAX_ARGUMENT_BYTES ? "{}" : c.function.arguments,
-        },
-        original: c,
-      }));
-      if (dropped) {
-        o.emit({
-          type: "notice",
-          text:
-            `the planner asked for ${calls.length} tool calls in one reply; only the first ${cap} were handled`,
-        });
-      }
-      await this.#append({
-        role: "assistant",
-        content: text.trim() === "" ? null : text,
-        tool_calls: kept.map(({ id, type, function: f }) => ({ id, type, function: f })),
-      });
-      for (let i = 0; i < kept.length; i++) {
-        const call = { ...kept[i].original, id: kept[i].id };
-        let output = await this.#dispatch(call, options.signal);
-        if (dropped && i === kept.length - 1) {
-          output = {
-            ...output,
-            content:
-              `${output.content}\n[note: the reply asked for ${calls.length} tool calls; only the first ` +
-              `${cap} were handled and the other ${dropped} were dropped. At most ${cap} calls a reply.]`,
-          };
-        }
-        // Asked about in #dispatch, before the note was added: not asked again when sent.
-        this.#cleared.add(
-          await this.#append(
-            { role: "tool", tool_call_id: kept[i].id, content: output.content },
-            output.label,
-          ),
-        );
-        o.emit({
-          type: "tool_result",
-          id: kept[i].id,
-          name: kept[i].function.name,
-          content: output.content,
-          is_error: output.isError,
-          label: formatLabel(output.label),
-        });
-        if (options.signal?.aborted) {
-          // Every call needs a result, or the endpoint refuses the next request.
-          for (const rest of kept.slice(i + 1)) {
-            const stopped = failure("stopped by the person before this call ran; nothing was done");
-            await this.#append(
-              { role: "tool", tool_call_id: rest.id, content: stopped.content },
-              stopped.label,
-            );
-          }
-          break;
-        }
+        return;
       }
     }
   }
