@@ -1,6 +1,6 @@
 /**
  * Prints what the planner pays on every request before the conversation starts: the system
- * prompt and the eleven tool schemas, in tokens counted with a real tokenizer (issue 5: at most
+ * prompt and the eleven tool schemas, in tokens counted with a real tokenizer (at most
  * 2,500 together). `deno run -A scripts/prompt-budget.ts`; exits 1 over budget.
  */
 import { encode } from "gpt-tokenizer";

@@ -1,6 +1,6 @@
 /**
  * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real]`: Brave Bot's benchmarks
- * (issue 7), printed as one table. Sections: search, list, glob, overhead, startup, memory,
+ * (docs/benchmarks.md), printed as one table. Sections: search, list, glob, overhead, startup, memory,
  * prompt, textcalls. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
  * a corpus a tenth the size and fewer rounds, for trying things out. Progress goes to stderr,
  * the table to stdout; the table, the glob size table and the machine are also written to

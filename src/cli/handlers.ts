@@ -3,7 +3,7 @@
  * session, vouch, skills, sessions and doctor commands plug into the command line.
  *
  * Each command's module is imported when the command runs, not before: `bravebot --version`
- * and `--help` then load no model client, prompt library or tool (issue 7, start-up).
+ * and `--help` then load no model client, prompt library or tool (start-up time, docs/benchmarks.md).
  */
 import type { GlobalOptions } from "./global_options.ts";
 

@@ -4,7 +4,7 @@
  *
  * Modules are imported when a command needs them: `bravebot --version` alone prints the
  * version before commander (or anything else from npm) is loaded, which is most of its
- * start-up time (issue 7, docs/benchmarks.md).
+ * start-up time (docs/benchmarks.md).
  */
 import type { Command } from "commander";
 import { VERSION } from "../version.ts";

@@ -1,7 +1,7 @@
 /**
  * The planner's system prompt: as short as it can be while explaining what the planner must
  * know to work here — references, labels, what it may and may not see — because a small
- * local model pays for every token of it on every request (issue 5: it and the eleven tool
+ * local model pays for every token of it on every request (it and the eleven tool
  * schemas together at most 2,500 tokens).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The audit log (issue 2, item 8): every policy decision, asked or not, appended as one JSON
+ * The audit log (design.md §12): every policy decision, asked or not, appended as one JSON
  * line to the session's `audit.jsonl`, so a person can later see who allowed what and why.
  */
 import { appendJsonLine } from "../state/jsonfile.ts";

@@ -203,7 +203,7 @@ export async function saveJsonFile(path: string, value: unknown): Promise<void> 
  * Appends one JSON line. If the file ends in a torn line (a kill mid-write), a newline goes
  * first, so the new record is never glued onto the broken one. The few system calls are made
  * synchronously: each async hop cost 30-100 µs, and every tool call appends to the audit log
- * and the transcript (issue 7: an append went from ~120 µs to ~20 µs). No other append to the
+ * and the transcript (an append went from ~120 µs to ~20 µs). No other append to the
  * same file can come between the check of the last byte and the write.
  */
 export function appendJsonLine(path: string, value: unknown): Promise<void> {

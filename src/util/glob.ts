@@ -132,7 +132,7 @@ function run(tokens: readonly Token[], text: string): boolean {
 /**
  * The same automaton with its states as the bits of one integer, for patterns of at most 30
  * tokens (nearly all): each character then costs a handful of word operations whatever the
- * pattern, instead of a pass over every state (issue 7: under 1 ms at 4,096 characters).
+ * pattern, instead of a pass over every state (under 1 ms at 4,096 characters, docs/benchmarks.md).
  */
 interface BitProgram {
   /** Per literal character, the states that advance on it. */
@@ -218,7 +218,7 @@ function runBits(p: BitProgram, text: string): boolean {
 
 /**
  * For `*` then literal characters only (`*.ts`, the common case), the literal suffix: such a
- * pattern matches exactly a text that ends with it after no `/` (issue 7: the simulation cost
+ * pattern matches exactly a text that ends with it after no `/` (the simulation cost
  * about 2 µs a name). Null when a suffix that is not well-formed could meet a surrogate pair
  * split in two, which only the simulation, reading whole code points, judges right.
  */
@@ -239,7 +239,7 @@ function starThenLiteral(tokens: readonly Token[]): string | null {
 export function compileGlob(pattern: string, options: { anchored?: boolean } = {}): Glob {
   const anchored = options.anchored ?? pattern.includes("/");
   // `**/X`, X one segment: since X cannot match a `/`, it matches exactly when X matches the
-  // last segment, so only that is simulated (issue 7: `**/*.ts` over a large tree, 8× faster).
+  // last segment, so only that is simulated (`**/*.ts` over a large tree: 8× faster).
   const rest = pattern.startsWith("**/") ? pattern.slice(3) : "";
   if (rest !== "" && rest !== "**" && !rest.includes("/")) {
     const last = compileGlob(rest, { anchored: false });

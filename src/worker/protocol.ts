@@ -18,7 +18,7 @@ export interface StatInfo {
 
 /**
  * Many directories' listings, packed so that crossing the wall costs one string per directory
- * rather than one object per entry (issue 7: cloning the objects was a large share of a walk).
+ * rather than one object per entry (cloning the objects was a large share of a walk).
  */
 export interface PackedDirs {
   /**

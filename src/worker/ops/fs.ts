@@ -62,7 +62,7 @@ export function readCapped(path: string, maxBytes: number, sizeHint?: number): U
 }
 
 /**
- * Stat and read in one round trip (a tool call's cost is mostly round trips: issue 7). The
+ * Stat and read in one round trip (a tool call's cost is mostly round trips). The
  * path is stat'ed first, so a FIFO or device is never opened and an oversized file never read;
  * the read is capped too, so a file that grew after the stat is reported too big (its stat's
  * size then at least the bytes seen), not read whole.
@@ -104,7 +104,7 @@ export function readMany(paths: string[], maxBytes: number): ReadManyItem[] {
 /**
  * Lists many directories in one round trip; symlinks are reported as such, never followed.
  * Synchronous for the same reason as readMany: one async op per directory entry was most of
- * a large listing's cost (issue 7: 2× faster over 800-1,800 directories).
+ * a large listing's cost (2× faster over 800-1,800 directories).
  */
 export function readDirs(paths: string[]): ({ entries: EntryInfo[] } | { error: string })[] {
   return paths.map((path) => {

@@ -1,7 +1,7 @@
 /**
  * Byte scans for the search op, 16 to 64 bytes a step with WebAssembly SIMD: a search reads
- * every file of a tree, and the engine's `Uint8Array.prototype.indexOf` is a plain loop (issue
- * 7: 1.2–2 GB/s against 6.6–9.4 GB/s here). The module is embedded as bytes, since the effect
+ * every file of a tree, and the engine's `Uint8Array.prototype.indexOf` is a plain loop (1.2–2 GB/s
+ * against 6.6–9.4 GB/s here). The module is embedded as bytes, since the effect
  * worker may read nothing outside the workspace; instantiating it needs no Deno permission.
  * Where WebAssembly SIMD is missing, the same three scans run in plain JavaScript.
  *
