@@ -17,7 +17,7 @@ import type { DriverEvent } from "../../src/driver/events.ts";
 import { modelsFrom } from "../../src/model/factory.ts";
 import type { ModelClient } from "../../src/model/types.ts";
 import { TranscriptWriter } from "../../src/state/transcript.ts";
-import { openSession } from "../../src/cli/open_session.ts";
+import { openSession } from "../../src/session/open.ts";
 import { ScriptedPerson } from "../../src/person/scripted.ts";
 import { settingsFrom } from "../../src/state/settings.ts";
 import { formatMs, median, percentile } from "./measure.ts";

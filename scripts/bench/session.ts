@@ -6,7 +6,7 @@
  * of the walls, not just of the search loop.
  */
 import { toolPolicy } from "../../src/policy/api.ts";
-import { type OpenSession, openSession } from "../../src/cli/open_session.ts";
+import { type OpenSession, openSession } from "../../src/session/open.ts";
 import { ScriptedPerson } from "../../src/person/scripted.ts";
 import { type Limits, type Settings, settingsFrom } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";

@@ -15,7 +15,7 @@ import { EXIT, UsageError } from "./exit_codes.ts";
 import { chooseSession } from "./sessions.ts";
 import { applyTrustChange, describeTrust, parseTrustCommand } from "./commands/trust.ts";
 import { applyVouchCommand } from "./commands/vouch.ts";
-import { type Runtime, RuntimeError, startRuntime } from "../driver/runtime.ts";
+import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
 import { isPromptExit, type PromptContext, TerminalPerson } from "../person/terminal.ts";
 import { parseShellLine, runShellLine } from "../person/shell_mode.ts";

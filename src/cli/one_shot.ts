@@ -9,7 +9,7 @@ import { EXIT, UsageError } from "./exit_codes.ts";
 import { type ApprovalsFile, loadApprovals } from "../policy/approvals_file.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { chooseSession } from "./sessions.ts";
-import { type Runtime, RuntimeError, startRuntime } from "../driver/runtime.ts";
+import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import type { RetryPolicy } from "../model/retry.ts";

@@ -7,7 +7,7 @@
 import { openWorkspace } from "../policy/workspace.ts";
 import { sessionPaths, statePaths } from "../state/session_paths.ts";
 import { loadTranscript } from "../state/transcript.ts";
-import { sessionExists, sessionIds } from "../driver/runtime.ts";
+import { sessionExists, sessionIds } from "../session/runtime.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";

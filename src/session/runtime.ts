@@ -5,7 +5,7 @@
  * mode and the interactive session both start here. Nothing is sent to a model.
  */
 import { join } from "node:path";
-import { type OpenSession, openSession } from "../cli/open_session.ts";
+import { type OpenSession, openSession } from "./open.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
 import { joinLabels, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
@@ -15,9 +15,9 @@ import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover
 import { modelsFrom } from "../model/factory.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import type { ChatMessage } from "../model/types.ts";
-import { Driver, type SystemPromptPart } from "./driver.ts";
-import type { DriverEvent } from "./events.ts";
-import { buildSystemPrompt } from "./system_prompt.ts";
+import { Driver, type SystemPromptPart } from "../driver/driver.ts";
+import type { DriverEvent } from "../driver/events.ts";
+import { buildSystemPrompt } from "../driver/system_prompt.ts";
 
 export interface RuntimeOptions {
   workspaceDir: string;
