@@ -17,6 +17,7 @@ import {
   write,
 } from "./ops/fs.ts";
 import { probe } from "./ops/probe.ts";
+import { snapshotTree } from "./ops/snapshot.ts";
 import { findInFiles } from "./ops/search.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
 
@@ -62,6 +63,10 @@ async function handle(
       };
     case "spawn":
       return { value: await spawnPipeline(request.request), transfer: [] };
+    case "snapshot": {
+      const value = snapshotTree(request.root, request.skip, request.maxEntries);
+      return { value, transfer: [value.stats.buffer as ArrayBuffer] };
+    }
     case "probe":
       return { value: await probe(request.what, request.target), transfer: [] };
     case "stopSpawns":

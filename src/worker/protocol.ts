@@ -85,6 +85,22 @@ export interface SpawnResult {
   stderrBytes: number;
 }
 
+/**
+ * Every entry below a root (design.md §13, files a run changes), packed: paths relative to the
+ * root joined by `\0`, one kind letter each (f file, d directory, l link, o other), and five
+ * numbers each in `stats`: device, inode, size, modification and change time (ms).
+ */
+export interface SnapshotResult {
+  paths: string;
+  kinds: string;
+  stats: Float64Array;
+  /** False when the tree held more entries than were recorded (`seen` of them). */
+  complete: boolean;
+  seen: number;
+  /** Folders or entries that could not be read (gone, or no permission). */
+  unreadable: number;
+}
+
 export type WorkerRequest =
   | { op: "stat"; path: string }
   | { op: "lstat"; path: string }
@@ -116,7 +132,9 @@ export type WorkerRequest =
   | { op: "spawn"; request: SpawnRequest }
   | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string }
   /** Kill every running pipeline (Ctrl-C in a session); answers how many were running. */
-  | { op: "stopSpawns" };
+  | { op: "stopSpawns" }
+  /** Every entry below `root` by lstat, not entering `skip`, recording at most `maxEntries`. */
+  | { op: "snapshot"; root: string; skip: string[]; maxEntries: number };
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
   : R extends { op: "read"; withStat: true } ? StatRead
@@ -130,6 +148,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "spawn" } ? SpawnResult
   : R extends { op: "probe" } ? { refused: boolean; error: string | null }
   : R extends { op: "stopSpawns" } ? { stopped: number }
+  : R extends { op: "snapshot" } ? SnapshotResult
   : never;
 
 /** An error crossing the wall keeps its name (`NotCapable`, `NotFound`, …) and message. */
