@@ -3,17 +3,20 @@
  * label a `contents_ref` stands for (a processor answer only to the file it is bound to), the
  * approval of every write and edit (by the person, or in advance by the approval policy
  * file's `writes` globs), the diff the person is shown, and the atomic write itself, checked
- * by hash so a file that changed after approval is never overwritten unseen.
+ * by hash so a file that changed after approval is never overwritten unseen. write_file is
+ * decided here whole ({@link writeFile}); edit_file's own rules are in edits.ts.
  */
 import { createTwoFilesPatch } from "diff";
 import type { Policy, Routed } from "./core.ts";
 import { describeKind } from "./core.ts";
-import type { Label } from "../util/label.ts";
+import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
 import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
-import { readFileRef, tooBigMessage } from "./reads.ts";
+import { decodeText, readAtMost, readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
-import type { RefRecord } from "./refs.ts";
+import { refName, type RefRecord } from "./refs.ts";
+import { checkPathSyntax } from "./paths.ts";
+import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export type WriteTool = "write_file" | "edit_file";
@@ -232,4 +235,183 @@ export async function commitWrite(
     sha256: result.value.sha256,
   });
   return { status: "written", sha256: result.value.sha256, created: result.value.created };
+}
+
+/** A write's destination, routed and checked, and how the planner may be told about it. */
+export interface WriteTarget {
+  routed: Routed;
+  /** The planner's own spelling of the path, or `ref:N`: never where a link led. */
+  shownAs: string;
+}
+
+/**
+ * Routes exactly one of `path` and `path_ref`, then applies the rules for a destination
+ * ({@link checkDestination}). Failures about a reference name the reference only.
+ */
+export async function routeWriteTarget(
+  policy: Policy,
+  path: string | undefined,
+  pathRef: string | undefined,
+): Promise<Result<WriteTarget>> {
+  const routed = await policy.route(path, pathRef);
+  if (!routed.ok) return routed;
+  const shownAs = routed.value.viaRef ? refName(routed.value.viaRef) : plannerSpelling(path!);
+  const dest = checkDestination(routed.value, shownAs);
+  return dest.ok ? ok({ routed: routed.value, shownAs }) : dest;
+}
+
+/** The planner's path tidied (`./a//b` → `a/b`), as the file tools show a path they were given. */
+function plannerSpelling(given: string): string {
+  const syntax = checkPathSyntax(given);
+  return (syntax.ok ? syntax.value.join("/") : given) || ".";
+}
+
+/** What a write or an edit came to, for the tool to render. */
+export type WriteRefusal =
+  /** The rule or the person said no; `reason` is theirs, and `label` what it carries. */
+  | { status: "refused"; shownAs: string; reason?: string; label: Label }
+  /** The write could not be made; `error` is for the planner as it stands. */
+  | { status: "failed"; error: string };
+
+export type WriteFileResult =
+  | { status: "written"; shownAs: string; created: boolean; bytes: number; lines: number }
+  | WriteRefusal;
+
+/** What the planner asks write_file for: the schema's fields, exactly one of each pair given. */
+export interface WriteFileRequest {
+  path?: string;
+  path_ref?: string;
+  contents?: string;
+  contents_ref?: string;
+}
+
+/**
+ * write_file: routes the destination, resolves the content (a reference's bytes and label, or
+ * the planner's text, which carries the planner context's label: design.md §3), and has it
+ * approved and written.
+ */
+export async function writeFile(policy: Policy, req: WriteFileRequest): Promise<WriteFileResult> {
+  const target = await routeWriteTarget(policy, req.path, req.path_ref);
+  if (!target.ok) return failed(target.error);
+  const rel = target.value.routed.path.rel;
+  let source: WriteSource;
+  if (req.contents_ref !== undefined) {
+    const found = policy.refs.lookup(req.contents_ref);
+    if (!found.ok) return failed(found.error);
+    const from = await contentFromRef(policy, found.value, rel);
+    if (!from.ok) return failed(from.error);
+    source = from.value;
+  } else {
+    source = { bytes: new TextEncoder().encode(req.contents!), label: policy.contextLabel };
+  }
+  const done = await approveAndWrite(policy, {
+    tool: "write_file",
+    target: target.value,
+    produce: () => Promise.resolve(source),
+  });
+  if (done.status !== "written") return done;
+  return {
+    status: "written",
+    shownAs: target.value.shownAs,
+    created: done.created,
+    bytes: source.bytes.length,
+    lines: countLines(source.bytes),
+  };
+}
+
+/** Lines as a person counts them: a final newline ends the last line rather than starting one. */
+export function countLines(bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  return new TextDecoder().decode(bytes).split("\n").length - (bytes.at(-1) === 0x0a ? 1 : 0);
+}
+
+export function failed(error: string): WriteRefusal {
+  return { status: "failed", error };
+}
+
+/** A refusal; the person's own reason is their words, so it carries `(T,priv)`. */
+function refusal(shownAs: string, by: Decider, reason: string | undefined): WriteRefusal {
+  return {
+    status: "refused",
+    shownAs,
+    reason,
+    label: by === "person" && reason ? TRUSTED_PRIVATE : TRUSTED_PUBLIC,
+  };
+}
+
+export interface PlannedWrite<S extends WriteSource> {
+  tool: WriteTool;
+  target: WriteTarget;
+  /** The new bytes, given the current ones (null: no file); a string refuses with it. */
+  produce(current: Uint8Array | null): Promise<S | string>;
+}
+
+/**
+ * Ask, then write, checked by hash: if the file changed between the approval and the write,
+ * the person is asked once more about the new state; a second change refuses.
+ */
+export async function approveAndWrite<S extends WriteSource>(
+  policy: Policy,
+  plan: PlannedWrite<S>,
+): Promise<{ status: "written"; created: boolean; produced: S } | WriteRefusal> {
+  const { routed, shownAs } = plan.target;
+  const { rel, abs } = routed.path;
+  const viaRef = routed.viaRef !== null;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const now = await policy.worker.call({ op: "lstat", path: abs });
+    let current: Uint8Array | null = null;
+    if (now.ok) {
+      if (now.value.kind !== "file") return failed(`${shownAs} is not a regular file`);
+      // The file being replaced is read for its diff and hash, and bounded like the new content.
+      const read = await readAtMost(policy, abs, MAX_WRITE_BYTES, now.value.size);
+      if (!read.ok) {
+        return failed(
+          read.tooBig
+            ? `${tooBigMessage(shownAs, read, MAX_WRITE_BYTES)}; nothing was written`
+            : `${shownAs} cannot be read (${read.error})`,
+        );
+      }
+      current = read.bytes;
+    } else if (now.error.name !== "NotFound") {
+      return failed(`${shownAs} cannot be examined (${now.error.name})`);
+    }
+    const produced = await plan.produce(current);
+    if (typeof produced === "string") return failed(produced);
+    const after = decodeText(produced.bytes);
+    if (after === null) return failed("the new contents are not UTF-8 text");
+    const before = current === null ? null : decodeText(current);
+    const preview = current === null
+      ? renderNewFile(rel, after)
+      : before === null
+      ? `replaces a binary file of ${current.length} bytes with:\n${renderNewFile(rel, after)}`
+      : renderDiff(rel, before, after);
+    const decision = await approveWrite(policy, {
+      tool: plan.tool,
+      rel,
+      viaRef,
+      isNew: current === null,
+      preview,
+      label: produced.label,
+    });
+    if (!decision.approved) return refusal(shownAs, decision.by, decision.reason);
+    const outcome = await commitWrite(
+      policy,
+      plan.tool,
+      rel,
+      produced.bytes,
+      current === null ? null : sha256(current),
+      produced.label,
+    );
+    if (outcome.status === "written") {
+      return { status: "written", created: outcome.created, produced };
+    }
+    if (outcome.status === "failed") {
+      // Only the error's name: its message may hold the real path behind a path_ref.
+      return failed(`${shownAs} could not be written (${outcome.name}); nothing changed`);
+    }
+    policy.person.notice(
+      `${plan.tool} ${rel}: ${outcome.message}; ${attempt === 0 ? "asking again" : "refused"}`,
+    );
+  }
+  return failed(`${shownAs} changed again after it was approved; nothing was written — try again`);
 }

@@ -4,10 +4,30 @@
  * tool renders; none hands out the effect worker, the audit log or the planner context.
  */
 import type { Policy } from "../core.ts";
+import { writeFile, type WriteFileRequest, type WriteFileResult } from "../writes.ts";
+import { editFile, type EditFileRequest, type EditFileResult } from "../edits.ts";
 
-// deno-lint-ignore no-empty-interface
-export interface FilesWritePort {}
+export type { WriteFileRequest, WriteFileResult, WriteRefusal } from "../writes.ts";
+export type { EditFileRequest, EditFileResult } from "../edits.ts";
 
-export function filesWritePort(_policy: Policy): FilesWritePort {
-  return {};
+export interface FilesWritePort {
+  /**
+   * write_file, decided whole: the destination routed from the raw `path`/`path_ref` and
+   * checked, the content resolved (`contents_ref`, or the planner's text with the planner
+   * context's label), the person's approval of the diff, the hash-checked write, and one more
+   * ask if the file changed meanwhile. Every audit entry and notice is the policy layer's.
+   */
+  writeFile(request: WriteFileRequest): Promise<WriteFileResult>;
+  /**
+   * edit_file, decided whole: as {@link writeFile}, with the new bytes made from the file's
+   * current ones only if it is trusted text holding old_text once (or at all, with replace_all).
+   */
+  editFile(request: EditFileRequest): Promise<EditFileResult>;
+}
+
+export function filesWritePort(policy: Policy): FilesWritePort {
+  return {
+    writeFile: (request) => writeFile(policy, request),
+    editFile: (request) => editFile(policy, request),
+  };
 }

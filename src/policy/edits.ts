@@ -1,0 +1,140 @@
+/**
+ * edit_file's decisions (tools.md): an exact passage, matched byte for byte, replaced in a
+ * trusted file. Locating a passage is a comparison, and a comparison is a decision, so a file
+ * nobody vouched for is refused before its bytes are compared with anything. The edit refuses
+ * rather than guesses: zero or several occurrences (without replace_all) say which. The
+ * approval and the hash-checked write are write_file's (writes.ts).
+ */
+import { Buffer } from "node:buffer";
+import type { Policy } from "./core.ts";
+import { joinLabels } from "../util/label.ts";
+import { decodeText, labelOfBytes } from "./reads.ts";
+import {
+  approveAndWrite,
+  failed,
+  routeWriteTarget,
+  type WriteRefusal,
+  type WriteSource,
+  type WriteTarget,
+} from "./writes.ts";
+
+/** What the planner asks edit_file for: the schema's fields. */
+export interface EditFileRequest {
+  path?: string;
+  path_ref?: string;
+  old_text: string;
+  new_text: string;
+  replace_all?: boolean;
+}
+
+export type EditFileResult =
+  | { status: "edited"; shownAs: string; replaced: number }
+  | WriteRefusal;
+
+/** edit_file: routes the file, decides the edit on its current bytes, has it approved and written. */
+export async function editFile(policy: Policy, req: EditFileRequest): Promise<EditFileResult> {
+  const target = await routeWriteTarget(policy, req.path, req.path_ref);
+  if (!target.ok) return failed(target.error);
+  const { shownAs } = target.value;
+  if (!target.value.routed.path.exists) {
+    return failed(
+      `${shownAs} does not exist; edit_file changes an existing file (write_file creates one)`,
+    );
+  }
+  const done = await approveAndWrite(policy, {
+    tool: "edit_file",
+    target: target.value,
+    produce: (current) => decideEdit(policy, target.value, current, req),
+  });
+  if (done.status !== "written") return done;
+  return { status: "edited", shownAs, replaced: done.produced.replaced };
+}
+
+/**
+ * Whether `edit` may be made to the file's `current` bytes, and the bytes it makes: only in a
+ * trusted text file (the refusal of an untrusted one is audited), where old_text occurs once,
+ * or at all with replace_all. A string is the refusal, for the planner.
+ */
+export async function decideEdit(
+  policy: Policy,
+  target: WriteTarget,
+  current: Uint8Array | null,
+  edit: Pick<EditFileRequest, "old_text" | "new_text" | "replace_all">,
+): Promise<(WriteSource & { replaced: number }) | string> {
+  const { routed, shownAs } = target;
+  const rel = routed.path.rel;
+  if (current === null) return `${shownAs} no longer exists`;
+  const fileLabel = await labelOfBytes(policy, rel, current);
+  if (fileLabel.integrity !== "T") {
+    await policy.record({
+      tool: "edit_file",
+      routing: { path: rel, via_ref: routed.viaRef !== null },
+      labels: { file: fileLabel },
+      decision: "refused: file not trusted",
+      by: "rule",
+    });
+    return `edit_file requires a trusted file and ${shownAs} is not trusted; to change a ` +
+      "file you may not read, use spawn_processor and then write_file with contents_ref";
+  }
+  if (decodeText(current) === null) {
+    return `${shownAs} is not UTF-8 text; it cannot be edited`;
+  }
+  const replaced = replacePassage(
+    current,
+    new TextEncoder().encode(edit.old_text),
+    new TextEncoder().encode(edit.new_text),
+    edit.replace_all ?? false,
+  );
+  if (replaced.found === 0) {
+    return `old_text does not occur in ${shownAs} (matched byte for byte: check whitespace and indentation); nothing was changed`;
+  }
+  if (replaced.bytes === null) {
+    return `old_text occurs ${replaced.found} times in ${shownAs}; include more surrounding text to make it unique, or set replace_all; nothing was changed`;
+  }
+  // The unchanged bytes keep the file's label; new_text carries the planner context's.
+  return {
+    bytes: replaced.bytes,
+    label: joinLabels(fileLabel, policy.contextLabel),
+    replaced: replaced.found,
+  };
+}
+
+/**
+ * Replaces `oldBytes` in `hay` by `newBytes`: the one occurrence, or every one with `all`.
+ * `bytes` is null when nothing is replaced (none found, or several without `all`).
+ */
+export function replacePassage(
+  hay: Uint8Array,
+  oldBytes: Uint8Array,
+  newBytes: Uint8Array,
+  all: boolean,
+): { found: number; bytes: Uint8Array | null } {
+  const at = occurrences(hay, oldBytes);
+  if (at.length === 0 || (at.length > 1 && !all)) return { found: at.length, bytes: null };
+  return { found: at.length, bytes: splice(hay, at, oldBytes.length, newBytes) };
+}
+
+/** Offsets of every occurrence of `needle`, non-overlapping, left to right. */
+export function occurrences(hay: Uint8Array, needle: Uint8Array): number[] {
+  const buf = Buffer.from(hay.buffer, hay.byteOffset, hay.byteLength);
+  const out: number[] = [];
+  for (let at = buf.indexOf(needle); at !== -1; at = buf.indexOf(needle, at + needle.length)) {
+    out.push(at);
+  }
+  return out;
+}
+
+function splice(hay: Uint8Array, at: number[], oldLen: number, insert: Uint8Array): Uint8Array {
+  const out = new Uint8Array(hay.length + at.length * (insert.length - oldLen));
+  let from = 0;
+  let to = 0;
+  for (const a of at) {
+    out.set(hay.subarray(from, a), to);
+    to += a - from;
+    out.set(insert, to);
+    to += insert.length;
+    from = a + oldLen;
+  }
+  out.set(hay.subarray(from), to);
+  return out;
+}
