@@ -173,6 +173,11 @@ async function prepareStdin(
   return ok({ ref, label: ref.label });
 }
 
+/** The timeout of a run (or a shell line) nobody gave one: the configured one, within the ceiling. */
+export function defaultTimeoutMs(settings: Settings): number {
+  return Math.min(settings.limits.runTimeoutMs, settings.limits.runMaxTimeoutMs);
+}
+
 /** Checks and resolves everything the planner sent; nothing runs and nobody is asked here. */
 export async function prepareRun(
   policy: Policy,
@@ -198,7 +203,7 @@ export async function prepareRun(
     stdin = prepared.value;
   }
   const maxMs = settings.limits.runMaxTimeoutMs;
-  let timeoutMs = Math.min(settings.limits.runTimeoutMs, maxMs);
+  let timeoutMs = defaultTimeoutMs(settings);
   if (input.timeout_seconds !== undefined) {
     const s = input.timeout_seconds;
     if (!Number.isInteger(s) || s < 1 || s * 1000 > maxMs) {

@@ -18,6 +18,7 @@ import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts
 import type { RefRecord } from "./refs.ts";
 import { decodeOutput, headTail, keepOutput, statusLines } from "./outputs.ts";
 import { childEnv } from "./programs.ts";
+import { defaultTimeoutMs } from "./runs.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -71,7 +72,7 @@ export async function runShellLine(
     );
   }
   const shell = options.shell ?? personShell();
-  const timeoutMs = options.timeoutMs ?? settings.limits.runTimeoutMs;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs(settings);
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
