@@ -18,7 +18,7 @@ import { applyVouchCommand } from "./commands/vouch.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
 import { isPromptExit, type PromptContext, TerminalPerson } from "../person/terminal.ts";
-import { parseShellLine, runShellLine } from "../person/shell_mode.ts";
+import { parseShellLine, runShellLine } from "../policy/shell.ts";
 import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { renderTodos } from "../tools/todo_write.ts";
 import { escapeForScreen } from "../util/escape.ts";

@@ -40,9 +40,8 @@ export class PolicyFilePerson implements Person {
     return Promise.resolve({ answer: "refuse", reason: DECLINED });
   }
   approveReadOutput(): Promise<Approval> {
-    return Promise.resolve(
-      this.file?.readOutput ? { approved: true } : { approved: false, reason: DECLINED },
-    );
+    // The file's `readOutput` is applied by the policy layer before it would ask.
+    return Promise.resolve({ approved: false, reason: DECLINED });
   }
   ask(_question: Question): Promise<Answer> {
     return Promise.resolve({ kind: "skipped" });

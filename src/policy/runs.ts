@@ -7,6 +7,9 @@
  * every stage is vouched for, the planner context is `T`, and the stdin is `pub`. Anything else
  * asks the person; where nobody can be asked, the approval policy file's `run` entries answer
  * in advance and everything else is declined.
+ *
+ * {@link carryOutRun} is the whole of a `run` for the tool: it decides, has the effect worker
+ * spawn the pipeline, keeps the output and returns what became of it.
  */
 import type { Policy } from "./core.ts";
 import { describeKind, staleFileRef } from "./core.ts";
@@ -22,10 +25,12 @@ import type { RefRecord } from "./refs.ts";
 import { resolvePath } from "./paths.ts";
 import { readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
-import { type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
+import { childEnv, type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
+import { keepOutput, statusLines } from "./outputs.ts";
+import { planConfinement, type Spawner } from "./sandbox.ts";
 import { type RuleMatch, rulesMatch } from "./command_rules.ts";
 import { describeVouch, type NewVouch, type StageIdentity, type Vouch } from "./vouches.ts";
-import type { Settings } from "../state/settings.ts";
+import { DEFAULT_LIMITS, type Settings } from "../state/settings.ts";
 import type { RunAnswer } from "../person/person.ts";
 import { formatArgv } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -38,6 +43,15 @@ export const MAX_ARG_CHARS = 128 * 1024;
 export const MAX_ARGV_BYTES = 1024 * 1024;
 /** The largest file a stdin reference may feed to a pipeline. */
 export const MAX_STDIN_BYTES = 64 * 1024 * 1024;
+/**
+ * The timeout a run gets unless the planner asks for another, and the most it may ask for
+ * (tools.md), in seconds: the settings' defaults, so the tool's schema states the same bounds.
+ * A session's own limits (a config may change them) are checked by {@link prepareRun}.
+ */
+export const RUN_TIMEOUT_SECONDS = {
+  default: DEFAULT_LIMITS.runTimeoutMs / 1000,
+  max: DEFAULT_LIMITS.runMaxTimeoutMs / 1000,
+} as const;
 
 export interface StageInput {
   program: string;
@@ -159,6 +173,11 @@ async function prepareStdin(
   return ok({ ref, label: ref.label });
 }
 
+/** The timeout of a run (or a shell line) nobody gave one: the configured one, within the ceiling. */
+export function defaultTimeoutMs(settings: Settings): number {
+  return Math.min(settings.limits.runTimeoutMs, settings.limits.runMaxTimeoutMs);
+}
+
 /** Checks and resolves everything the planner sent; nothing runs and nobody is asked here. */
 export async function prepareRun(
   policy: Policy,
@@ -184,7 +203,7 @@ export async function prepareRun(
     stdin = prepared.value;
   }
   const maxMs = settings.limits.runMaxTimeoutMs;
-  let timeoutMs = Math.min(settings.limits.runTimeoutMs, maxMs);
+  let timeoutMs = defaultTimeoutMs(settings);
   if (input.timeout_seconds !== undefined) {
     const s = input.timeout_seconds;
     if (!Number.isInteger(s) || s < 1 || s * 1000 > maxMs) {
@@ -440,4 +459,142 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
   }
   // Run once: the output is trusted only if the command was vouched and no program is untrusted.
   return await allowed("person", "ran once", allVouched && !untrusted);
+}
+
+// ---- carrying it out ----
+
+/** A run's output reference as the tool names it: metadata, never the bytes. */
+export interface OutputRef {
+  id: number;
+  size: number;
+  lines: number;
+  label: Label;
+}
+
+/**
+ * What became of a run, for the tool to render. Only `ran` started anything; every other
+ * outcome ran nothing, and the one that failed to start says which stage, as the planner typed
+ * it (the resolved path may be an untrusted name behind a link).
+ */
+export type RunOutcome =
+  /** The request or the configured confinement cannot run; nobody was asked. */
+  | { outcome: "invalid"; reason: string }
+  /** Refused or declined (by rule, the policy file or the person). */
+  | { outcome: "refused"; reason: string }
+  /** Allowed, but the stdin reference's bytes could not be read. */
+  | { outcome: "stdin unreadable"; reason: string }
+  | {
+    outcome: "not started";
+    /** The stage that failed (0-based) and its program as typed, when the worker named one. */
+    stage: { index: number; typed: string } | null;
+    /** The kind of failure (`NotFound`, `PermissionDenied`, `NotCapable`, …). */
+    cause: string;
+  }
+  | {
+    outcome: "ran";
+    /** Each stage's program as the planner typed it. */
+    typed: string[];
+    vouched: boolean;
+    /** Run inside the configured sandbox. */
+    confined: boolean;
+    /** Exit status, duration, byte counts, cut or timed out: metadata the planner is shown. */
+    status: string[];
+    ref: OutputRef;
+    /** The label the output carries. */
+    label: Label;
+    /** A trusted output's capped text, which the planner is shown; null otherwise. */
+    shown: { text: string; omitted: number } | null;
+  };
+
+const spawners = new WeakMap<Policy, Spawner>();
+
+/** The effect worker as the sandbox probe's spawner: one per session, so the probe runs once. */
+function workerSpawner(policy: Policy): Spawner {
+  let spawner = spawners.get(policy);
+  if (!spawner) {
+    spawner = async (request) => {
+      const r = await policy.worker.call({ op: "spawn", request });
+      return r.ok ? r : { ok: false, error: `${r.error.name}: ${r.error.message}` };
+    };
+    spawners.set(policy, spawner);
+  }
+  return spawner;
+}
+
+/**
+ * A whole `run`: prepares it, plans the sandbox, decides (asking the person when §8 says so),
+ * reads the stdin, has the effect worker spawn the pipeline and keeps the output as a
+ * reference. Every audit entry of the run is written here or in what it calls.
+ */
+export async function carryOutRun(
+  policy: Policy,
+  settings: Settings,
+  input: RunInput,
+): Promise<RunOutcome> {
+  const prepared = await prepareRun(policy, settings, input);
+  if (!prepared.ok) return { outcome: "invalid", reason: prepared.error };
+  const run = prepared.value;
+
+  // A configured wall that cannot stand refuses the run before the person is bothered.
+  const hide = policy.workspace.protectedDirs;
+  const wrapper = await planConfinement(
+    settings,
+    { workspace: policy.workspace.root, scratch: policy.scratch, hide },
+    workerSpawner(policy),
+  );
+  if (!wrapper.ok) return { outcome: "invalid", reason: wrapper.error };
+
+  const decision = await decideRun(policy, run);
+  if (!decision.run) return { outcome: "refused", reason: decision.reason };
+
+  let stdin: Uint8Array | null = null;
+  if (run.stdin) {
+    const bytes = await stdinBytes(policy, run.stdin.ref);
+    if (!bytes.ok) return { outcome: "stdin unreadable", reason: bytes.error };
+    stdin = bytes.value;
+  }
+
+  const command = displayPipeline(run.stages);
+  const spawned = await policy.worker.call({
+    op: "spawn",
+    request: {
+      stages: run.stages.map((s) => ({ program: s.resolved, args: s.args })),
+      stdin,
+      cwd: policy.workspace.root,
+      env: childEnv(policy.scratch),
+      timeoutMs: run.timeoutMs,
+      maxOutputBytes: settings.limits.refOutputBytes,
+      ...(wrapper.value ? { wrapper: wrapper.value } : {}),
+    },
+  });
+  if (!spawned.ok) {
+    const { name, message, stage } = spawned.error;
+    await policy.record({
+      tool: "run",
+      routing: { pipeline: command },
+      labels: {},
+      decision: "failed to start",
+      by: "rule",
+      reason: `${name}: ${message}`,
+    });
+    const failed = stage !== undefined ? run.stages[stage] : undefined;
+    return {
+      outcome: "not started",
+      stage: failed ? { index: stage!, typed: failed.typed } : null,
+      cause: name,
+    };
+  }
+  const result = spawned.value;
+  const kept = await keepOutput(policy, settings, result, decision.outputLabel, command, "run");
+  const { ref } = kept;
+  return {
+    outcome: "ran",
+    typed: run.stages.map((s) => s.typed),
+    vouched: decision.vouched,
+    confined: wrapper.value !== null,
+    status: statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
+    ref: { id: ref.id, size: ref.size ?? 0, lines: ref.lines ?? 0, label: ref.label },
+    label: decision.outputLabel,
+    shown: kept.shown,
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * read_output (tools.md): asks the person to show the planner what a command printed. It works
  * only for a run's output — a quarantined file is not readable this way — and what comes back
- * is the person's assertion about those bytes (policy/outputs.ts decides and records it).
+ * is the person's assertion about those bytes (the policy layer decides and records it).
  */
 import { z } from "zod";
 import {
@@ -13,7 +13,6 @@ import {
   toolSchema,
 } from "./tool.ts";
 import { formatLabel } from "../util/label.ts";
-import { decideReadOutput } from "../policy/outputs.ts";
 
 const routing = z.strictObject({
   ref: z.string({ error: "ref must be a reference such as ref:0" })
@@ -24,7 +23,7 @@ const content = z.strictObject({});
 const schema = toolSchema(routing, content);
 
 async function handler(args: { ref: string }, ctx: ToolContext): Promise<ToolOutput> {
-  const decision = await decideReadOutput(ctx.policy, ctx.settings, args.ref);
+  const decision = await ctx.decide.readOutput(args.ref, ctx.settings);
   if (!decision.shown) return failure(decision.reason);
   const { ref } = decision;
   const notes = [

@@ -14,18 +14,7 @@ import {
   toolSchema,
 } from "./tool.ts";
 import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
-import {
-  decideRun,
-  displayPipeline,
-  MAX_STAGES,
-  prepareRun,
-  type RunInput,
-  stdinBytes,
-} from "../policy/runs.ts";
-import { keepOutput, statusLines } from "../policy/outputs.ts";
-import { childEnv } from "../policy/programs.ts";
-import { planConfinement, type Spawner } from "../policy/sandbox.ts";
-import type { Policy } from "../policy/core.ts";
+import { MAX_STAGES, RUN_TIMEOUT_SECONDS, type RunInput, type RunOutcome } from "../policy/api.ts";
 import { escapeForScreen } from "../util/escape.ts";
 
 const stage = z.strictObject({
@@ -49,105 +38,59 @@ const content = z.strictObject({
   timeout_seconds: z.number({ error: "timeout_seconds must be a number" })
     .int("timeout_seconds must be a whole number")
     .min(1, "timeout_seconds must be at least 1")
-    .max(600, "timeout_seconds is at most 600 (10 minutes)").optional()
-    .describe("default 120, at most 600"),
+    .max(
+      RUN_TIMEOUT_SECONDS.max,
+      `timeout_seconds is at most ${RUN_TIMEOUT_SECONDS.max} (${
+        RUN_TIMEOUT_SECONDS.max / 60
+      } minutes)`,
+    ).optional()
+    .describe(`default ${RUN_TIMEOUT_SECONDS.default}, at most ${RUN_TIMEOUT_SECONDS.max}`),
 });
 
 const schema = toolSchema(routing, content);
 
-const spawners = new WeakMap<Policy, Spawner>();
-
-/** The effect worker as the sandbox probe's spawner: one per session, so the probe runs once. */
-function workerSpawner(policy: Policy): Spawner {
-  let spawner = spawners.get(policy);
-  if (!spawner) {
-    spawner = async (request) => {
-      const r = await policy.worker.call({ op: "spawn", request });
-      return r.ok ? r : { ok: false, error: `${r.error.name}: ${r.error.message}` };
-    };
-    spawners.set(policy, spawner);
-  }
-  return spawner;
+/** Why a stage could not start, by the kind of failure the effect worker reported. */
+function startFailure(cause: string): string {
+  return cause === "NotCapable"
+    ? "the configuration does not let Brave Bot start this program (run.programs)"
+    : cause === "NotFound"
+    ? "the program or the interpreter its first line names was not found"
+    : cause === "PermissionDenied"
+    ? "permission denied"
+    : `it could not be started (${cause})`;
 }
 
-async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {
-  const { policy, settings } = ctx;
-  const prepared = await prepareRun(policy, settings, args);
-  if (!prepared.ok) return failure(prepared.error);
-  const run = prepared.value;
-
-  // A configured wall that cannot stand refuses the run before the person is bothered.
-  const hide = policy.workspace.protectedDirs;
-  const wrapper = await planConfinement(
-    settings,
-    { workspace: policy.workspace.root, scratch: policy.scratch, hide },
-    workerSpawner(policy),
-  );
-  if (!wrapper.ok) return failure(wrapper.error);
-
-  const decision = await decideRun(policy, run);
-  if (!decision.run) return failure(`${decision.reason}. Nothing was run.`);
-
-  let stdin: Uint8Array | null = null;
-  if (run.stdin) {
-    const bytes = await stdinBytes(policy, run.stdin.ref);
-    if (!bytes.ok) return failure(`stdin: ${bytes.error}. Nothing was run.`);
-    stdin = bytes.value;
+function render(r: RunOutcome): ToolOutput {
+  switch (r.outcome) {
+    case "invalid":
+      return failure(r.reason);
+    case "refused":
+      return failure(`${r.reason}. Nothing was run.`);
+    case "stdin unreadable":
+      return failure(`stdin: ${r.reason}. Nothing was run.`);
+    case "not started": {
+      const which = r.stage
+        ? `stage ${r.stage.index + 1} ('${escapeForScreen(r.stage.typed)}')`
+        : "a stage";
+      return failure(`the command could not start: ${which}: ${startFailure(r.cause)}`);
+    }
+    case "ran":
+      break;
   }
-
-  const spawned = await policy.worker.call({
-    op: "spawn",
-    request: {
-      stages: run.stages.map((s) => ({ program: s.resolved, args: s.args })),
-      stdin,
-      cwd: policy.workspace.root,
-      env: childEnv(policy.scratch),
-      timeoutMs: run.timeoutMs,
-      maxOutputBytes: settings.limits.refOutputBytes,
-      ...(wrapper.value ? { wrapper: wrapper.value } : {}),
-    },
-  });
-  if (!spawned.ok) {
-    const { name, message, stage } = spawned.error;
-    await policy.record({
-      tool: "run",
-      routing: { pipeline: displayPipeline(run.stages) },
-      labels: {},
-      decision: "failed to start",
-      by: "rule",
-      reason: `${name}: ${message}`,
-    });
-    // Named as the planner typed it: the resolved path may be an untrusted name behind a link.
-    const which = stage !== undefined && run.stages[stage]
-      ? `stage ${stage + 1} ('${escapeForScreen(run.stages[stage].typed)}')`
-      : "a stage";
-    const why = name === "NotCapable"
-      ? "the configuration does not let Brave Bot start this program (run.programs)"
-      : name === "NotFound"
-      ? "the program or the interpreter its first line names was not found"
-      : name === "PermissionDenied"
-      ? "permission denied"
-      : `it could not be started (${name})`;
-    return failure(`the command could not start: ${which}: ${why}`);
-  }
-  const result = spawned.value;
-  const command = displayPipeline(run.stages);
-  const kept = await keepOutput(policy, settings, result, decision.outputLabel, command, "run");
-
-  const names = run.stages.map((s) => escapeForScreen(s.typed)).join(" | ");
+  const names = r.typed.map((t) => escapeForScreen(t)).join(" | ");
   const lines = [
-    `ran${decision.vouched ? " (vouched)" : ""}: ${names}${wrapper.value ? " [confined]" : ""}`,
-    ...statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
+    `ran${r.vouched ? " (vouched)" : ""}: ${names}${r.confined ? " [confined]" : ""}`,
+    ...r.status,
   ];
-  const ref = kept.ref;
-  if (kept.shown) {
+  const { ref } = r;
+  if (r.shown) {
     lines.push(`also kept as ref:${ref.id} (${ref.size} bytes, ${ref.lines} lines)`);
-    const omitted = kept.shown.omitted
-      ? ` — ${kept.shown.omitted} characters left out in the middle`
+    const omitted = r.shown.omitted
+      ? ` — ${r.shown.omitted} characters left out in the middle`
       : "";
-    lines.push(`--- output ${formatLabel(decision.outputLabel)}${omitted} ---`);
-    lines.push(kept.shown.text === "" ? "(no output)" : kept.shown.text);
-    return shown(lines.join("\n"), decision.outputLabel);
+    lines.push(`--- output ${formatLabel(r.label)}${omitted} ---`);
+    lines.push(r.shown.text === "" ? "(no output)" : r.shown.text);
+    return shown(lines.join("\n"), r.label);
   }
   lines.push(
     `output: ref:${ref.id} — command output, ${
@@ -156,6 +99,10 @@ async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {
     "Pass it to spawn_processor, write it with write_file contents_ref, or ask the person to show it with read_output.",
   );
   return shown(lines.join("\n"), TRUSTED_PUBLIC);
+}
+
+async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {
+  return render(await ctx.decide.run(args, ctx.settings));
 }
 
 export const runTool = defineTool({

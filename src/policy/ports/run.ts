@@ -4,10 +4,27 @@
  * tool renders; none hands out the effect worker, the audit log or the planner context.
  */
 import type { Policy } from "../core.ts";
+import type { Settings } from "../../state/settings.ts";
+import { carryOutRun, type RunInput, type RunOutcome } from "../runs.ts";
+import { decideReadOutput, type ReadOutputDecision } from "../outputs.ts";
 
-// deno-lint-ignore no-empty-interface
-export interface RunPort {}
+export { MAX_STAGES, RUN_TIMEOUT_SECONDS } from "../runs.ts";
+export type { OutputRef, RunInput, RunOutcome, StageInput } from "../runs.ts";
+export type { ReadOutputDecision } from "../outputs.ts";
 
-export function runPort(_policy: Policy): RunPort {
-  return {};
+export interface RunPort {
+  /**
+   * run: checks the pipeline, plans the sandbox, decides whether it may start (asking the
+   * person when design.md §8 says so), spawns it and keeps its output as a reference.
+   */
+  run(input: RunInput, settings: Settings): Promise<RunOutcome>;
+  /** read_output: whether a run's output reference is shown to the planner, and what it shows. */
+  readOutput(ref: string, settings: Settings): Promise<ReadOutputDecision>;
+}
+
+export function runPort(policy: Policy): RunPort {
+  return {
+    run: (input, settings) => carryOutRun(policy, settings, input),
+    readOutput: (ref, settings) => decideReadOutput(policy, settings, ref),
+  };
 }

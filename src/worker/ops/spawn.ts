@@ -88,145 +88,199 @@ export function stopAllSpawns(): number {
   return count;
 }
 
-export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult> {
-  check(request);
-  const started = performance.now();
-  const children: Deno.ChildProcess[] = [];
-  const readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
-  const plumbingAbort = new AbortController();
-  let timedOut = false;
-  let truncated = false;
-
-  /** SIGKILL to the group each stage leads: the stage and every child that stayed in it. */
-  const killAll = () => {
-    for (const child of children) {
-      try {
-        Deno.kill(-child.pid, "SIGKILL");
-      } catch {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* already gone */ }
-      }
-    }
-  };
-  /** Stops waiting on every stream, whoever still holds the other end. */
-  const closeStreams = () => {
-    plumbingAbort.abort();
-    for (const reader of readers) reader.cancel().catch(() => {});
-  };
-
-  const spawnStage = (index: number): Deno.ChildProcess => {
-    const stage = request.stages[index];
-    const argv = [...(request.wrapper ?? []), stage.program, ...stage.args];
+/** SIGKILL to the group each stage leads: the stage and every child that stayed in it. */
+function killGroups(children: readonly Deno.ChildProcess[]): void {
+  for (const child of children) {
     try {
-      return new Deno.Command(argv[0], {
-        args: argv.slice(1),
-        cwd: request.cwd,
-        env: request.env,
-        clearEnv: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-        detached: Deno.build.os !== "windows",
-      }).spawn();
-    } catch (e) {
-      // The OS's message quotes the program's real path, which may be an untrusted name behind
-      // a link: only the kind of failure and the stage cross the wall.
-      const name = e instanceof Error ? e.name : "Error";
-      const failed = Object.assign(new Error(`stage ${index + 1} could not start (${name})`), {
-        stage: index,
-      });
-      failed.name = name;
-      throw failed;
+      Deno.kill(-child.pid, "SIGKILL");
+    } catch {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
     }
-  };
+  }
+}
 
+/** Starts one stage as its own session and process group, with only the environment given. */
+function spawnStage(request: SpawnRequest, index: number): Deno.ChildProcess {
+  const stage = request.stages[index];
+  const argv = [...(request.wrapper ?? []), stage.program, ...stage.args];
   try {
-    for (let i = 0; i < request.stages.length; i++) children.push(spawnStage(i));
+    return new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: request.cwd,
+      env: request.env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      detached: Deno.build.os !== "windows",
+    }).spawn();
   } catch (e) {
-    // Stop and reap what did start, so nothing outlives a failed pipeline.
-    killAll();
+    // The OS's message quotes the program's real path, which may be an untrusted name behind
+    // a link: only the kind of failure and the stage cross the wall.
+    const name = e instanceof Error ? e.name : "Error";
+    const failed = Object.assign(new Error(`stage ${index + 1} could not start (${name})`), {
+      stage: index,
+    });
+    failed.name = name;
+    throw failed;
+  }
+}
+
+/**
+ * Starts every stage in order. When one cannot start, those that did are stopped and reaped,
+ * so nothing outlives a failed pipeline, and that stage's failure is thrown.
+ */
+async function spawnStages(request: SpawnRequest): Promise<Deno.ChildProcess[]> {
+  const children: Deno.ChildProcess[] = [];
+  try {
+    for (let i = 0; i < request.stages.length; i++) children.push(spawnStage(request, i));
+  } catch (e) {
+    killGroups(children);
     await Promise.all(children.map(async (c) => {
-      await Promise.allSettled([
-        c.stdin.close(),
-        c.stdout.cancel(),
-        c.stderr.cancel(),
-      ]);
+      await Promise.allSettled([c.stdin.close(), c.stdout.cancel(), c.stderr.cancel()]);
       await c.status;
     }));
     throw e;
   }
+  return children;
+}
 
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killAll();
-    closeStreams();
-  }, request.timeoutMs);
-  const stop = () => {
-    killAll();
-    closeStreams();
-  };
-  running.add(stop);
+/** A started pipeline: its stages, the readers of its output, and the ways it is stopped. */
+class Pipeline {
+  readonly readers: ReadableStreamDefaultReader<Uint8Array>[] = [];
+  readonly #plumbing = new AbortController();
+  timedOut = false;
+  truncated = false;
 
-  const overflow = () => {
-    if (truncated) return;
-    truncated = true;
-    killAll();
-    closeStreams();
-  };
+  constructor(readonly children: readonly Deno.ChildProcess[]) {}
 
-  // Wire the stages: stdin bytes (or nothing) into the first, each stdout into the next stdin.
-  const plumbing: Promise<unknown>[] = [];
-  plumbing.push((async () => {
+  /** Aborts the pipes between the stages and the write into the first. */
+  get plumbingSignal(): AbortSignal {
+    return this.#plumbing.signal;
+  }
+
+  killAll(): void {
+    killGroups(this.children);
+  }
+
+  /** Stops waiting on every stream, whoever still holds the other end. */
+  closeStreams(): void {
+    this.#plumbing.abort();
+    for (const reader of this.readers) reader.cancel().catch(() => {});
+  }
+
+  stop(): void {
+    this.killAll();
+    this.closeStreams();
+  }
+
+  /** An output stream passed the cap: the run is stopped there (once). */
+  overflow(): void {
+    if (this.truncated) return;
+    this.truncated = true;
+    this.stop();
+  }
+}
+
+/** The stdin bytes (or nothing) into the first stage, and each stdout into the next stdin. */
+function wirePipes(p: Pipeline, stdin: Uint8Array | null): Promise<unknown>[] {
+  const { children, plumbingSignal: signal } = p;
+  const feed = (async () => {
     const writer = children[0].stdin.getWriter();
     const abort = () => writer.abort().catch(() => {});
-    plumbingAbort.signal.addEventListener("abort", abort);
+    signal.addEventListener("abort", abort);
     try {
-      if (request.stdin && request.stdin.length > 0) await writer.write(request.stdin);
+      if (stdin && stdin.length > 0) await writer.write(stdin);
       await writer.close();
     } catch { /* the stage exited without reading all of it, or the run was stopped */ }
-    plumbingAbort.signal.removeEventListener("abort", abort);
-  })());
-  for (let i = 0; i + 1 < children.length; i++) {
-    plumbing.push(
-      children[i].stdout.pipeTo(children[i + 1].stdin, { signal: plumbingAbort.signal })
-        .catch(() => {}),
-    );
-  }
-  const last = children[children.length - 1];
-  const stdoutPromise = collect(last.stdout, request.maxOutputBytes, overflow, readers);
-  const stderrPromises = children.map((c) =>
-    collect(c.stderr, request.maxOutputBytes, overflow, readers)
+    signal.removeEventListener("abort", abort);
+  })();
+  const pipes = children.slice(0, -1).map((child, i) =>
+    child.stdout.pipeTo(children[i + 1].stdin, { signal }).catch(() => {})
   );
+  return [feed, ...pipes];
+}
 
-  const statuses = await Promise.all(children.map((c) => c.status));
-  running.delete(stop);
-  // Every stage has exited: sweep what they left behind in their groups, then give anything
-  // that escaped its group a moment before the streams are closed on it.
-  killAll();
-  const grace = setTimeout(closeStreams, POST_EXIT_GRACE_MS);
+interface Output {
+  stdout: Promise<Collected>;
+  stderrs: Promise<Collected>[];
+}
+
+/** Reads the last stage's stdout and every stage's stderr, each up to the cap. */
+function collectOutput(p: Pipeline, cap: number): Output {
+  const overflow = () => p.overflow();
+  const last = p.children[p.children.length - 1];
+  return {
+    stdout: collect(last.stdout, cap, overflow, p.readers),
+    stderrs: p.children.map((c) => collect(c.stderr, cap, overflow, p.readers)),
+  };
+}
+
+/**
+ * Once every stage has exited: sweeps what they left behind in their groups, then gives
+ * anything that escaped its group a moment before the streams are closed on it.
+ */
+async function drain(
+  p: Pipeline,
+  plumbing: Promise<unknown>[],
+  output: Output,
+): Promise<{ stdout: Collected; stderrs: Collected[] }> {
+  p.killAll();
+  const grace = setTimeout(() => p.closeStreams(), POST_EXIT_GRACE_MS);
   await Promise.all(plumbing);
-  const stdout = await stdoutPromise;
-  const stderrs = await Promise.all(stderrPromises);
+  const stdout = await output.stdout;
+  const stderrs = await Promise.all(output.stderrs);
   clearTimeout(grace);
-  clearTimeout(timer);
+  return { stdout, stderrs };
+}
 
-  let stderr = concat(stderrs.map((s) => s.bytes));
-  if (stderr.length > request.maxOutputBytes) {
-    stderr = stderr.subarray(0, request.maxOutputBytes);
+function resultOf(
+  p: Pipeline,
+  cap: number,
+  statuses: Deno.CommandStatus[],
+  out: { stdout: Collected; stderrs: Collected[] },
+  started: number,
+): SpawnResult {
+  let stderr = concat(out.stderrs.map((s) => s.bytes));
+  let truncated = p.truncated;
+  if (stderr.length > cap) {
+    stderr = stderr.subarray(0, cap);
     truncated = true;
   }
   const lastStatus = statuses[statuses.length - 1];
   return {
-    stdout: stdout.bytes,
+    stdout: out.stdout.bytes,
     stderr,
     code: lastStatus.signal ? null : lastStatus.code,
     signal: lastStatus.signal ?? null,
     stages: statuses.map((s) => ({ code: s.signal ? null : s.code, signal: s.signal ?? null })),
     durationMs: Math.round(performance.now() - started),
-    timedOut,
+    timedOut: p.timedOut,
     truncated,
-    stdoutBytes: stdout.total,
-    stderrBytes: stderrs.reduce((n, s) => n + s.total, 0),
+    stdoutBytes: out.stdout.total,
+    stderrBytes: out.stderrs.reduce((n, s) => n + s.total, 0),
   };
+}
+
+/** Runs a pipeline to its end: spawn the stages, wire the pipes, collect the output, reap. */
+export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult> {
+  check(request);
+  const started = performance.now();
+  const p = new Pipeline(await spawnStages(request));
+  const timer = setTimeout(() => {
+    p.timedOut = true;
+    p.stop();
+  }, request.timeoutMs);
+  const stop = () => p.stop();
+  running.add(stop);
+
+  const plumbing = wirePipes(p, request.stdin);
+  const output = collectOutput(p, request.maxOutputBytes);
+  const statuses = await Promise.all(p.children.map((c) => c.status));
+  running.delete(stop);
+  const out = await drain(p, plumbing, output);
+  clearTimeout(timer);
+  return resultOf(p, request.maxOutputBytes, statuses, out, started);
 }

@@ -4,9 +4,9 @@
  * typed `!!`, which hands it over as their own words (T,priv).
  */
 import assert from "node:assert/strict";
-import { withRunPolicy } from "./support/run_fixture.ts";
-import { parseShellLine, runShellLine } from "../src/person/shell_mode.ts";
-import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/util/label.ts";
+import { withRunPolicy } from "../../test/support/run_fixture.ts";
+import { parseShellLine, runShellLine } from "./shell.ts";
+import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts";
 
 Deno.test("shell mode: lines starting with ! and !! are shell lines, others are messages", () => {
   assert.deepEqual(parseShellLine("!ls -la"), { mode: "ref", command: "ls -la" });

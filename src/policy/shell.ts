@@ -8,14 +8,17 @@
  * - `!cmd`: the output becomes a reference `(U,priv)`, mentioned in the person's next message;
  * - `!!cmd`: the output is handed over as the person's own words `(T,priv)` (capped).
  *
- * The terminal calls {@link parseShellLine} on each line and {@link runShellLine} when it is a
- * shell line, shows `display`, and adds `forPlanner` to the person's next message.
+ * The policy layer decides all of it here — the shell, the labels, the reference, the audit
+ * entry; the interactive session calls {@link parseShellLine} on each line and
+ * {@link runShellLine} when it is a shell line, shows `display`, and adds `forPlanner` to the
+ * person's next message.
  */
-import type { Policy } from "../policy/core.ts";
+import type { Policy } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts";
-import type { RefRecord } from "../policy/refs.ts";
-import { decodeOutput, headTail, keepOutput, statusLines } from "../policy/outputs.ts";
-import { childEnv } from "../policy/programs.ts";
+import type { RefRecord } from "./refs.ts";
+import { decodeOutput, headTail, keepOutput, statusLines } from "./outputs.ts";
+import { childEnv } from "./programs.ts";
+import { defaultTimeoutMs } from "./runs.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -48,7 +51,7 @@ export interface ShellOutcome {
 }
 
 /** `$SHELL` when it names an absolute path, else /bin/sh. */
-export function personShell(): string {
+function personShell(): string {
   let shell: string | undefined;
   try {
     shell = Deno.env.get("SHELL");
@@ -69,7 +72,7 @@ export async function runShellLine(
     );
   }
   const shell = options.shell ?? personShell();
-  const timeoutMs = options.timeoutMs ?? settings.limits.runTimeoutMs;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs(settings);
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
