@@ -6,6 +6,9 @@ import { z } from "zod";
 import { describeZodError } from "../util/zod_error.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
+/** The longest a run may take (design.md §14: at most 600 s): the one place the ceiling is set. */
+export const RUN_MAX_TIMEOUT_MS = 600_000;
+
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1";
 
 export const configSchema = z.strictObject({
@@ -21,8 +24,8 @@ export const configSchema = z.strictObject({
   timeouts: z.strictObject({
     /** One model request, in milliseconds. */
     requestMs: z.number().int().min(1000).max(3_600_000).optional(),
-    /** Default `run` timeout, in milliseconds (at most 600 s, tools.md). */
-    runMs: z.number().int().min(100).max(600_000).optional(),
+    /** Default `run` timeout, in milliseconds (at most the ceiling of tools.md). */
+    runMs: z.number().int().min(100).max(RUN_MAX_TIMEOUT_MS).optional(),
   }).optional(),
   /** Extra private-path globs, on top of the defaults (never instead of them). */
   privatePatterns: z.array(z.string().min(1)).optional(),

@@ -2,7 +2,7 @@
  * Settings: the config file, the command line and the defaults of design.md §14 folded into
  * one value, so no module re-derives a limit on its own.
  */
-import { type Config, DEFAULT_ENDPOINT, isLoopback } from "./config.ts";
+import { type Config, DEFAULT_ENDPOINT, isLoopback, RUN_MAX_TIMEOUT_MS } from "./config.ts";
 
 export interface Limits {
   readLines: number;
@@ -29,7 +29,7 @@ export const DEFAULT_LIMITS: Limits = {
   searchLineChars: 500,
   searchFileBytes: 10 * 1024 * 1024,
   runTimeoutMs: 120_000,
-  runMaxTimeoutMs: 600_000,
+  runMaxTimeoutMs: RUN_MAX_TIMEOUT_MS,
   shownOutputChars: 30_000,
   refOutputBytes: 16 * 1024 * 1024,
   askQuestions: 4,
