@@ -250,7 +250,7 @@ export async function interactiveSession(
       writeOut(pc.yellow("\n(stopping…)\n"));
       turn.abort();
       // Commands lead their own process groups, out of the terminal's reach: stop them here.
-      void policy.worker.call({ op: "stopSpawns" });
+      void policy.stopRuns();
     }
   };
   process.on("SIGINT", onSigint);

@@ -283,6 +283,12 @@ export class Policy {
     await this.audit.append({ ...entry, labels });
   }
 
+  /** Ctrl-C in a session: stops every run in progress; answers how many were running. */
+  async stopRuns(): Promise<number> {
+    const stopped = await this.worker.call({ op: "stopSpawns" });
+    return stopped.ok ? stopped.value.stopped : 0;
+  }
+
   /** Who decides when the person is asked: the person, the policy file, or nobody. */
   get asker(): Decider {
     return this.person.decider;
