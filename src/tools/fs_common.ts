@@ -7,7 +7,6 @@
 import { z } from "zod";
 import type { Policy } from "../policy/core.ts";
 import { routeFile } from "../policy/routing.ts";
-export { displayBase } from "../policy/routing.ts";
 import { checkDestination } from "../policy/writes.ts";
 import { oneTarget, type RoutedFile } from "../policy/api.ts";
 import { hasBraces } from "../util/glob.ts";
