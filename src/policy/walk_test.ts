@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { walk } from "./walk.ts";
+import { pathNameShown } from "./reads.ts";
 
 const all = { accept: () => true, limit: 10_000 };
 
@@ -137,5 +138,25 @@ Deno.test("walk: breadth first, names in code-unit order, the same across many b
       ) => [e.rel, e.parentIndex === -1 ? "." : dirsOnly.entries[e.parentIndex].rel]),
       dirsOnly.entries.map((e) => [e.rel, e.parent]),
     );
+  });
+});
+
+Deno.test("walk: whether a name is shown is the rule pathNameShown gives along the path", async () => {
+  await withPolicy({
+    files: {
+      "a/b/c.txt": "",
+      "vendor/x/y.txt": "",
+      "vendor/named/in/z.txt": "",
+      "src/deep/w.txt": "",
+    },
+    trust: { ".": true, vendor: false, "vendor/named/in": true, "src/deep": false },
+  }, async (fx) => {
+    for (const base of [".", "vendor", "src"]) {
+      const r = await walk(fx.policy, base, all);
+      assert.ok(r.entries.length > 0);
+      for (const e of r.entries) {
+        assert.equal(e.nameShown, pathNameShown(fx.policy, e.rel, base), `${base}: ${e.rel}`);
+      }
+    }
   });
 });
