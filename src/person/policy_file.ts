@@ -33,8 +33,8 @@ export class PolicyFilePerson implements Person {
     return Promise.resolve({ approved: false, reason: DECLINED });
   }
   quarantinedRead(): Promise<QuarantinedReadAnswer> {
-    // Vouching for a file is never pre-approved (cli.md).
-    return Promise.resolve(this.file?.quarantinedRead ?? "keep");
+    // Not asked: the policy layer answers from the file's `quarantinedRead` itself.
+    return Promise.resolve("keep");
   }
   approveRun(): Promise<RunAnswer> {
     return Promise.resolve({ answer: "refuse", reason: DECLINED });

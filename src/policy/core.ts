@@ -25,6 +25,7 @@ import type { Workspace } from "./workspace.ts";
 import { VouchStore } from "./vouches.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { oneTarget } from "./routing.ts";
 
 export interface PolicyOptions {
   workspace: Workspace;
@@ -234,10 +235,8 @@ export class Policy {
    * stand for a file (a quarantined file or a listing entry); output and answers are not places.
    */
   async route(path: unknown, pathRef: unknown): Promise<Result<Routed>> {
-    if (path !== undefined && pathRef !== undefined) {
-      return err("give either path or path_ref, not both");
-    }
-    if (path === undefined && pathRef === undefined) return err("give path or path_ref");
+    const problem = oneTarget(path, pathRef);
+    if (problem !== null) return err(problem);
     if (path !== undefined) {
       const resolved = await resolvePath(this.workspace, path);
       return resolved.ok ? ok({ path: resolved.value, viaRef: null }) : resolved;

@@ -6,7 +6,7 @@
 import { BINARY_SNIFF_BYTES, decodeText, hasNul } from "../util/text.ts";
 export { BINARY_SNIFF_BYTES, decodeText, hasNul };
 import { type Policy, staleFileRef } from "./core.ts";
-import { joinLabels, type Label, label, TRUSTED_PUBLIC } from "../util/label.ts";
+import { joinLabels, type Label, label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import type { QuarantinedReadAnswer } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { sha256 } from "../util/hash.ts";
@@ -60,26 +60,45 @@ export function personNamed(policy: Policy, rel: string): boolean {
   return false;
 }
 
-/** The label of one entry's name: the person's words, or its directory's integrity (§3). */
-export function entryNameLabel(policy: Policy, rel: string): Label {
-  if (personNamed(policy, rel)) return TRUSTED_PUBLIC;
-  const slash = rel.lastIndexOf("/");
-  return policy.nameLabel(slash === -1 ? "." : rel.slice(0, slash));
+/**
+ * Whether the names inside the directory `dir` may be shown: `dir`'s own name may be
+ * (`dirShown`), and the directory is trusted, since a file name carries the integrity of the
+ * directory that contains it (§3).
+ */
+export function namesShownIn(policy: Policy, dir: string, dirShown: boolean): boolean {
+  return dirShown && policy.nameLabel(dir).integrity === "T";
 }
 
 /**
- * The label of a path shown as text, counted from the directory `from` the planner named:
- * every name below it is labeled as {@link entryNameLabel} says.
+ * Whether the name `rel` may be shown, one step below its directory: it lies in a directory
+ * whose names may be shown ({@link namesShownIn}), or it is the person's own words
+ * ({@link personNamed}). The one rule for names: the walk applies it entry by entry, and
+ * {@link pathNameShown} along a path.
  */
-export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
-  if (rel === from || rel === ".") return TRUSTED_PUBLIC;
+export function nameShown(policy: Policy, rel: string, inShownDirectory: boolean): boolean {
+  return inShownDirectory || personNamed(policy, rel);
+}
+
+/**
+ * Whether a path may be shown as text, counted from the directory `from` the planner named:
+ * every name below `from`, as {@link nameShown} says.
+ */
+export function pathNameShown(policy: Policy, rel: string, from = "."): boolean {
+  if (rel === from || rel === ".") return true;
   const segments = rel.split("/");
-  const start = from === "." ? 0 : from.split("/").length;
-  const labels: Label[] = [];
-  for (let i = start; i < segments.length; i++) {
-    labels.push(entryNameLabel(policy, segments.slice(0, i + 1).join("/")));
+  let dir = from;
+  let shown = true;
+  for (let i = from === "." ? 0 : from.split("/").length; i < segments.length; i++) {
+    const name = segments.slice(0, i + 1).join("/");
+    shown = nameShown(policy, name, namesShownIn(policy, dir, shown));
+    dir = name;
   }
-  return joinLabels(...labels);
+  return shown;
+}
+
+/** The label of a path shown as text: see {@link pathNameShown}. Names are never private. */
+export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
+  return pathNameShown(policy, rel, from) ? TRUSTED_PUBLIC : UNTRUSTED_PUBLIC;
 }
 
 /** The first lines of a file, escaped so that control and invisible characters show. */
@@ -102,14 +121,15 @@ export interface QuarantineTarget {
 
 /**
  * The quarantined-read prompt (§6). The person is shown the path and the first lines; nobody
- * else sees them. When nobody can be asked the file is not opened at all, and a "vouch"
- * could only come from a person, never from the policy file.
+ * else sees them. When nobody can be asked the file is not opened at all: the approval policy
+ * file answers (read here and nowhere else), or the answer is keep. A "vouch" could only come
+ * from a person, never from the policy file.
  */
 export async function askQuarantinedRead(
   policy: Policy,
   target: QuarantineTarget,
 ): Promise<QuarantinedReadAnswer> {
-  let preview: string[] = [];
+  let answer: QuarantinedReadAnswer;
   if (policy.person.interactive) {
     const head = await policy.worker.call({
       op: "read",
@@ -117,14 +137,15 @@ export async function askQuarantinedRead(
       offset: 0,
       length: Math.min(PREVIEW_BYTES, target.size),
     });
-    preview = head.ok ? previewLines(head.value, target.size) : ["(the file cannot be read)"];
+    answer = await policy.person.quarantinedRead({
+      path: target.rel,
+      preview: head.ok ? previewLines(head.value, target.size) : ["(the file cannot be read)"],
+      size: target.size,
+      label: target.label,
+    });
+  } else {
+    answer = policy.approvals?.quarantinedRead ?? "keep";
   }
-  let answer = await policy.person.quarantinedRead({
-    path: target.rel,
-    preview,
-    size: target.size,
-    label: target.label,
-  });
   if (answer !== "keep" && answer !== "untrusted" && answer !== "vouch") answer = "keep";
   if (answer === "vouch" && !policy.person.interactive) answer = "keep";
   await policy.record({

@@ -1,16 +1,17 @@
 /**
- * What the five filesystem tools share: routing a `path`/`path_ref` without ever echoing a
- * name the planner was not shown, the schema pieces for those fields, and the hints that stop
- * a planner from reading "nothing matched" as "it is not there".
+ * What the five filesystem tools share: the schema pieces for `path`/`path_ref` and the rule
+ * that exactly one is given, how trusted names are shown, and the hints that stop a planner
+ * from reading "nothing matched" as "it is not there". Routing itself is the policy layer's
+ * (`routeFile` in policy/routing.ts, the tools' port `route`).
  */
 import { z } from "zod";
-import type { Policy, Routed } from "../policy/core.ts";
-import { refName } from "../policy/refs.ts";
-import { hasBraces } from "../util/glob.ts";
-import { checkPathSyntax } from "../policy/paths.ts";
+import type { Policy } from "../policy/core.ts";
+import { routeFile } from "../policy/routing.ts";
 import { checkDestination } from "../policy/writes.ts";
+import { oneTarget, type RoutedFile } from "../policy/api.ts";
+import { hasBraces } from "../util/glob.ts";
 import { escapeForScreen, hasHiddenCharacters } from "../util/escape.ts";
-import { ok, type Result } from "../util/result.ts";
+import type { Result } from "../util/result.ts";
 
 /** A type error that says "required" when the field is missing and "must be …" otherwise. */
 export function typeError(field: string, what: string) {
@@ -25,31 +26,10 @@ export const refField = z.string({ error: "path_ref must be a string such as ref
   .describe("a reference to a file, e.g. ref:2");
 export const globField = z.string({ error: "a glob must be a string" }).max(1024);
 
-export interface RoutedFile {
-  routed: Routed;
-  /** How the planner may be told about the target: its own path, or `ref:N`. */
-  shownAs: string;
-}
-
 /**
- * Routes exactly one of path and path_ref through the policy layer (whose failures about a
- * reference name the reference, never the path behind it).
+ * Routes the destination of a write or an edit: the file, then the rules for a destination.
+ * Still on the policy itself until write_file and edit_file ask their own port for it.
  */
-export async function routeFile(
-  policy: Policy,
-  path: string | undefined,
-  pathRef: string | undefined,
-): Promise<Result<RoutedFile>> {
-  const routed = await policy.route(path, pathRef);
-  if (!routed.ok) return routed;
-  // The planner is told its own spelling, never where a symbolic link led.
-  const shownAs = routed.value.viaRef
-    ? refName(routed.value.viaRef)
-    : displayBase(path ?? ".") || ".";
-  return ok({ routed: routed.value, shownAs });
-}
-
-/** Routes the destination of a write or an edit: the file, then the rules for a destination. */
 export async function routeDestination(
   policy: Policy,
   path: string | undefined,
@@ -61,16 +41,13 @@ export async function routeDestination(
   return dest.ok ? target : dest;
 }
 
-/** "path or path_ref, exactly one" as a schema rule with a clear message. */
+/** "path or path_ref, exactly one" ({@link oneTarget}) as a schema rule. */
 export function exactlyOneTarget(
   value: { path?: string; path_ref?: string },
   ctx: z.RefinementCtx,
 ): void {
-  if (value.path !== undefined && value.path_ref !== undefined) {
-    ctx.addIssue({ code: "custom", message: "give either path or path_ref, not both" });
-  } else if (value.path === undefined && value.path_ref === undefined) {
-    ctx.addIssue({ code: "custom", message: "give path (or path_ref for a referenced file)" });
-  }
+  const problem = oneTarget(value.path, value.path_ref);
+  if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
 }
 
 const REGEX_LOOK =
@@ -110,15 +87,6 @@ export function shownPath(rel: string, suffix = ""): string {
   return hasHiddenCharacters(rel)
     ? `${escapeForScreen(rel)}${suffix} (escaped: not addressable)`
     : rel + suffix;
-}
-
-/**
- * The planner's own path, tidied (`./a//b` → `a/b`, the root → ""): what results are shown
- * under, so a symbolic link's target — chosen by whoever made the link — is never revealed.
- */
-export function displayBase(given: string): string {
-  const syntax = checkPathSyntax(given);
-  return syntax.ok ? syntax.value.join("/") : given;
 }
 
 /** `sub` (relative to the walked directory) as the planner should see it. */

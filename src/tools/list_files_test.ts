@@ -363,3 +363,19 @@ Deno.test("list_files: the decision (names or references) is appended to the aud
     },
   );
 });
+
+Deno.test("list_files, search: Brave Bot's state folder inside the workspace is never listed or searched", async () => {
+  await withPolicy({
+    files: { "state/refs/0.bin": "QUARANTINED BYTES\n", "src/a.ts": "QUARANTINED? no\n" },
+    trust: { ".": true },
+    protect: ["state"],
+  }, async (fx) => {
+    const found = await fx.call(searchTool, { pattern: "QUARANTINED" });
+    assert.equal(
+      found.content,
+      "src/a.ts:1: QUARANTINED? no\n[1 matching line in 1 file; searched 1 file]",
+    );
+    const listed = await fx.call(listFilesTool, { directory: "state" });
+    assert.match(listed.content, /state directory/);
+  });
+});

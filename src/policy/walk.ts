@@ -11,15 +11,15 @@
  * trusted `.gitignore` files are consulted, so untrusted bytes cannot choose which trusted
  * names the planner sees.
  *
- * Each entry says whether its name may be shown: true only when every name from the listed
- * directory down to it lies in a trusted directory (a file name carries its directory's
- * integrity, design.md §3).
+ * Each entry says whether its name may be shown, as `nameShown` (reads.ts) rules: every name
+ * from the listed directory down to it lies in a trusted directory (a file name carries its
+ * directory's integrity, design.md §3), or the person spelled it in a rule.
  */
 import ignore, { type Ignore } from "ignore";
-import type { Policy } from "../policy/core.ts";
-import { isGitName } from "../policy/git_dir.ts";
-import { labelOfBytes, personNamed } from "../policy/reads.ts";
-import { isWithin } from "../policy/workspace.ts";
+import type { Policy } from "./core.ts";
+import { isGitName } from "./git_dir.ts";
+import { labelOfBytes, nameShown, namesShownIn } from "./reads.ts";
+import { isWithin } from "./workspace.ts";
 import type { EffectWorker } from "../worker/client.ts";
 import { fanout } from "../worker/pool.ts";
 
@@ -217,7 +217,7 @@ export async function walk(
       const frame = own.get(dir.rel);
       const frames = frame ? [...dir.frames, frame] : dir.frames;
       const dirTrusted = policy.nameLabel(dir.rel).integrity === "T";
-      const shownHere = dir.nameShown && dirTrusted;
+      const shownHere = namesShownIn(policy, dir.rel, dir.nameShown);
       const prefix = dir.rel === "." ? "" : `${dir.rel}/`;
       const subPrefix = base === "." ? prefix : relativeTo(base, prefix);
       const { names, kinds } = lists[d];
@@ -235,7 +235,7 @@ export async function walk(
           sub: base === "." ? rel : subPrefix + name,
           kind,
           parent: dir.rel,
-          nameShown: shownHere || personNamed(policy, rel),
+          nameShown: nameShown(policy, rel, shownHere),
           parentIndex: dir.accepted,
         };
         let at = -1;

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { walk } from "./walk.ts";
-import { searchTool } from "./search.ts";
-import { listFilesTool } from "./list_files.ts";
+import { pathNameShown } from "./reads.ts";
 
 const all = { accept: () => true, limit: 10_000 };
 
@@ -75,7 +74,7 @@ Deno.test("walk: stops at the limit and says it was truncated", async () => {
   });
 });
 
-Deno.test("walk: Brave Bot's state folder inside the workspace is never listed or searched", async () => {
+Deno.test("walk: Brave Bot's state folder inside the workspace is never walked", async () => {
   await withPolicy({
     files: { "state/refs/0.bin": "QUARANTINED BYTES\n", "src/a.ts": "QUARANTINED? no\n" },
     trust: { ".": true },
@@ -83,13 +82,6 @@ Deno.test("walk: Brave Bot's state folder inside the workspace is never listed o
   }, async (fx) => {
     const r = await walk(fx.policy, ".", all);
     assert.deepEqual(r.entries.map((e) => e.rel), ["src", "src/a.ts"]);
-    const found = await fx.call(searchTool, { pattern: "QUARANTINED" });
-    assert.equal(
-      found.content,
-      "src/a.ts:1: QUARANTINED? no\n[1 matching line in 1 file; searched 1 file]",
-    );
-    const listed = await fx.call(listFilesTool, { directory: "state" });
-    assert.match(listed.content, /state directory/);
   });
 });
 
@@ -146,5 +138,25 @@ Deno.test("walk: breadth first, names in code-unit order, the same across many b
       ) => [e.rel, e.parentIndex === -1 ? "." : dirsOnly.entries[e.parentIndex].rel]),
       dirsOnly.entries.map((e) => [e.rel, e.parent]),
     );
+  });
+});
+
+Deno.test("walk: whether a name is shown is the rule pathNameShown gives along the path", async () => {
+  await withPolicy({
+    files: {
+      "a/b/c.txt": "",
+      "vendor/x/y.txt": "",
+      "vendor/named/in/z.txt": "",
+      "src/deep/w.txt": "",
+    },
+    trust: { ".": true, vendor: false, "vendor/named/in": true, "src/deep": false },
+  }, async (fx) => {
+    for (const base of [".", "vendor", "src"]) {
+      const r = await walk(fx.policy, base, all);
+      assert.ok(r.entries.length > 0);
+      for (const e of r.entries) {
+        assert.equal(e.nameShown, pathNameShown(fx.policy, e.rel, base), `${base}: ${e.rel}`);
+      }
+    }
   });
 });

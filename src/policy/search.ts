@@ -1,0 +1,362 @@
+/**
+ * search's decision (design.md §3, §14), in the parts ripgrep has: walking (the walk chooses
+ * the files), matching (the effect workers search them in place — findInFiles, split across
+ * the pool while the walk goes on — and send back only counts, matching lines and hashes) and
+ * the verdict: the result is labeled from each matched file's hash and name, shown only when
+ * every file it touches (and every name in it) is trusted, otherwise stored whole as one
+ * reference while the planner is shown counts. Printing is the tool's.
+ */
+import type { Policy } from "./core.ts";
+import { labelNeedsHash, labelOfHash } from "./reads.ts";
+import { routeDirectory } from "./routing.ts";
+import { walk, type WalkEntry } from "./walk.ts";
+import type { Limits } from "../state/settings.ts";
+import { compileGlob, type Glob } from "../util/glob.ts";
+import { joinLabels, type Label, UNTRUSTED_PUBLIC } from "../util/label.ts";
+import type { EffectWorker, WorkerResult } from "../worker/client.ts";
+import { fanout } from "../worker/pool.ts";
+import { FIND, type FindInFilesResult } from "../worker/search_protocol.ts";
+
+export interface SearchRequest {
+  directory?: string;
+  include?: string;
+  /** Literal text. */
+  pattern: string;
+  limits: Limits;
+  /** The result as text: what the planner is shown, or what a quarantined result's reference holds. */
+  print(found: SearchFound): string;
+}
+
+export interface SearchMatch {
+  /** The file's path below the searched directory. */
+  sub: string;
+  line: number;
+  text: string;
+}
+
+/** What a search counted: all a quarantined result lets the planner know. */
+export interface SearchCounts {
+  /** Matching lines kept (at most the limit). */
+  lines: number;
+  matchedFiles: number;
+  searched: number;
+  binary: number;
+  oversized: number;
+  unreadable: number;
+  /** Whether the result stops at the line limit with more left. */
+  truncated: boolean;
+  /** Files the walk offered (after include), searched or not. */
+  files: number;
+}
+
+export interface SearchFound extends SearchCounts {
+  /** The searched directory as the planner spelled it, tidied: paths are shown below it. */
+  base: string;
+  matches: SearchMatch[];
+}
+
+export type SearchResult =
+  /** Shown: `text` is the printed result, with the label it carries. */
+  | { kind: "shown"; text: string; label: Label }
+  /** Quarantined whole as `ref:<ref>`; the planner may be told the counts. */
+  | { kind: "kept"; ref: number; counts: SearchCounts }
+  | { kind: "error"; message: string };
+
+/** Decides a search call: walks, matches, labels, quarantines or shows, and records it. */
+export async function decideSearch(policy: Policy, request: SearchRequest): Promise<SearchResult> {
+  const routed = await routeDirectory(policy, request.directory, {
+    notDirectory: (given) =>
+      `${given} is a file; search takes a directory (narrow to one file with include)`,
+    git: ".git is never searched",
+  });
+  if (!routed.ok) return { kind: "error", message: routed.error };
+  const { dir, base } = routed.value;
+  const include = request.include !== undefined ? compileGlob(request.include) : null;
+  const run = new SearchRun(policy, request.pattern, request.limits);
+  run.walkFiles(dir.rel, include);
+  const tallied = await tally(policy, run, request.limits);
+  await run.finishWalk();
+  if (!tallied.ok) return { kind: "error", message: tallied.error };
+
+  const { matches, counts, label } = tallied;
+  const text = request.print({ ...counts, base, matches });
+  const routing = { directory: dir.rel, include: request.include ?? null };
+  if (label.integrity === "U") {
+    const bytes = new TextEncoder().encode(text);
+    const ref = await policy.refs.add({
+      kind: "file_content",
+      label,
+      size: bytes.length,
+      lines: matches.length,
+      tool: "search",
+    }, bytes);
+    await policy.record({
+      tool: "search",
+      routing,
+      labels: { result: label },
+      decision: `quarantined as ref:${ref.id}`,
+      by: "rule",
+    });
+    return { kind: "kept", ref: ref.id, counts };
+  }
+  await policy.record({
+    tool: "search",
+    routing,
+    labels: { result: label },
+    decision: "shown (trusted)",
+    by: "rule",
+  });
+  return { kind: "shown", text, label };
+}
+
+// ---- matching: the replies, taken in walk order ----
+
+type Tally =
+  | { ok: true; matches: SearchMatch[]; counts: SearchCounts; label: Label }
+  | { ok: false; error: string };
+
+/**
+ * Takes the workers' replies in walk order and counts them, up to the line limit: the same as
+ * searching one file after another. Each matched file adds its label (from the hash of the
+ * bytes searched) and, when its name may not be shown, an untrusted one.
+ */
+async function tally(policy: Policy, run: SearchRun, limits: Limits): Promise<Tally> {
+  const matches: SearchMatch[] = [];
+  const labels: Label[] = [];
+  const counts: SearchCounts = {
+    lines: 0,
+    matchedFiles: 0,
+    searched: 0,
+    binary: 0,
+    oversized: 0,
+    unreadable: 0,
+    truncated: false,
+    files: 0,
+  };
+  // Once the result is decided the walk may find no more files: stopped at once, not later.
+  const done = () => {
+    run.stopWalk();
+    counts.lines = matches.length;
+    counts.files = run.files.length;
+    return { ok: true as const, matches, counts, label: joinLabels(...labels) };
+  };
+  while (true) {
+    const taken = await run.nextReply();
+    if (taken === null) return done();
+    const { batch, reply } = taken;
+    if (!reply.ok) {
+      run.stopWalk();
+      return { ok: false, error: `the files could not be read (${reply.error.name})` };
+    }
+    const { status, found, lineNumbers } = reply.value;
+    const texts = lineNumbers.length > 0 ? reply.value.texts.split("\n") : [];
+    let f = 0;
+    let line = 0; // the next of this reply's lines
+    for (let i = 0; i < batch.count; i++) {
+      const code = status[i];
+      if (code === FIND.tooBig) counts.oversized++;
+      else if (code === FIND.unreadable) counts.unreadable++;
+      else if (code === FIND.binary) {
+        counts.searched++;
+        counts.binary++;
+      } else if (code === FIND.none) counts.searched++;
+      else if (code === FIND.matched) {
+        counts.searched++;
+        counts.matchedFiles++;
+        const entry = run.files[batch.first + i];
+        const file = found[f++];
+        const room = limits.searchLines - matches.length;
+        labels.push(await labelOfHash(policy, entry.rel, file.sha256));
+        if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
+        for (let k = 0; k < Math.min(file.lines, room); k++) {
+          matches.push({ sub: entry.sub, line: lineNumbers[line + k], text: texts[line + k] });
+        }
+        line += file.lines;
+        if (file.more || file.lines > room) {
+          counts.truncated = true;
+          return done();
+        }
+        if (matches.length >= limits.searchLines) {
+          // Exactly at the cap: truncated only if a file was left unsearched.
+          const after = batch.first + i + 1;
+          counts.truncated = after < run.files.length || await run.finishWalk() ||
+            after < run.files.length;
+          return done();
+        }
+      } else {
+        // FIND.notReached: the worker kept the cap's worth of lines in this request already,
+        // so the result is cut here at the latest (the cases above normally end it first).
+        counts.truncated = true;
+        return done();
+      }
+    }
+  }
+}
+
+// ---- walking, and sending the files found to the pool ----
+
+/** Paths per findInFiles request: enough to pay for the round trip, few enough to spread. */
+const BATCH = 64;
+/** Requests each worker may hold unanswered: enough to keep it busy, few enough to stop soon. */
+const AHEAD = 4;
+
+interface Batch {
+  /** Index of its first file in walk order. */
+  first: number;
+  count: number;
+  reply: Promise<WorkerResult<FindInFilesResult>> | null;
+}
+
+/** Thrown from the walk's accept to end the walk once the search needs no more files. */
+const STOP_WALK = Symbol("stop walk");
+
+/**
+ * The walk and the search running together: each batch of paths goes to the pool's least busy
+ * worker while the walk goes on, and {@link nextReply} hands the replies back in walk order.
+ */
+class SearchRun {
+  /** The files found so far, in walk order. */
+  readonly files: WalkEntry[] = [];
+  readonly #policy: Policy;
+  readonly #needle: Uint8Array;
+  readonly #limits: Limits;
+  readonly #batches: Batch[] = [];
+  #batched = 0; // files already in a batch
+  #sent = 0; // batches sent
+  #answered = 0; // batches sent and answered
+  #taken = 0; // the batch nextReply hands back next
+  #walking = true;
+  #enough = false; // no more files are needed; the next one found ends the walk
+  #moreFiles = false; // a file was found after enough
+  #flushing = false;
+  #wake: (() => void) | null = null;
+  #walked: Promise<void> = Promise.resolve();
+
+  constructor(policy: Policy, pattern: string, limits: Limits) {
+    this.#policy = policy;
+    this.#needle = new TextEncoder().encode(pattern);
+    this.#limits = limits;
+  }
+
+  /** Starts the walk of `dirRel`: every file `include` matches is batched as it is found. */
+  walkFiles(dirRel: string, include: Glob | null): void {
+    this.#walked = walk(this.#policy, dirRel, {
+      accept: (e) => {
+        if (e.kind !== "file" || (include !== null && !include.matches(e.sub))) return false;
+        this.#found(e);
+        return true;
+      },
+      limit: Number.MAX_SAFE_INTEGER,
+    }).then(
+      () => {},
+      (e) => {
+        if (e !== STOP_WALK) throw e;
+      },
+    ).finally(() => {
+      this.#walking = false;
+      this.#dispatch();
+      this.#notify();
+    });
+    this.#walked.catch(() => {}); // a failed walk is reported where it is awaited
+  }
+
+  /** Ends the walk at the next file it finds. */
+  stopWalk(): void {
+    this.#enough = true;
+  }
+
+  /** Ends the walk at the next file it finds, and waits for it; says whether it found one. */
+  async finishWalk(): Promise<boolean> {
+    this.stopWalk();
+    await this.#walked;
+    return this.#moreFiles;
+  }
+
+  /** The next batch in walk order with its reply; null once the walk is over and all are taken. */
+  async nextReply(): Promise<
+    { batch: Batch; reply: WorkerResult<FindInFilesResult> } | null
+  > {
+    while (true) {
+      const batch = this.#batches[this.#taken];
+      if (batch?.reply) {
+        const reply = await batch.reply;
+        this.#taken++;
+        return { batch, reply };
+      }
+      if (!this.#walking && this.#taken >= this.#batches.length) return null;
+      await new Promise<void>((resolve) => this.#wake = resolve);
+    }
+  }
+
+  #found(e: WalkEntry): void {
+    if (this.#enough) {
+      this.#moreFiles = true;
+      throw STOP_WALK;
+    }
+    this.files.push(e);
+    if (this.files.length - this.#batched >= BATCH) {
+      this.#batches.push({ first: this.#batched, count: BATCH, reply: null });
+      this.#batched += BATCH;
+      this.#dispatch();
+    } else if (!this.#flushing) {
+      // Runs when the walk next waits on a worker: a partial batch, if a worker is idle.
+      this.#flushing = true;
+      queueMicrotask(() => {
+        this.#flushing = false;
+        this.#dispatch();
+      });
+    }
+  }
+
+  #notify(): void {
+    const w = this.#wake;
+    this.#wake = null;
+    w?.();
+  }
+
+  #dispatch(): void {
+    if (this.#enough) return;
+    const pool = this.#policy.worker.pool;
+    // While the walk goes on, the first worker is left to it: the walk waits on each listing.
+    const workers = this.#walking && pool.length > 1 ? pool.slice(1) : pool;
+    // A partial batch only when a worker would otherwise wait (or the walk is over).
+    if (this.#batched < this.files.length && this.#sent === this.#batches.length) {
+      if (!this.#walking || this.#sent - this.#answered < workers.length) {
+        const count = Math.min(BATCH, this.files.length - this.#batched);
+        this.#batches.push({ first: this.#batched, count, reply: null });
+        this.#batched += count;
+      }
+    }
+    while (
+      this.#sent < this.#batches.length && this.#sent - this.#answered < workers.length * AHEAD
+    ) {
+      this.#send(this.#batches[this.#sent++], workers);
+    }
+    this.#notify();
+  }
+
+  #send(batch: Batch, workers: readonly EffectWorker[]): void {
+    const root = this.#policy.workspace.root;
+    const limits = this.#limits;
+    const paths: string[] = [];
+    const hashWanted = new Uint8Array(batch.count);
+    for (let i = 0; i < batch.count; i++) {
+      const rel = this.files[batch.first + i].rel;
+      paths.push(`${root}/${rel}`);
+      if (labelNeedsHash(this.#policy, rel)) hashWanted[i] = 1;
+    }
+    batch.reply = fanout(workers, {
+      op: "findInFiles",
+      paths,
+      needle: this.#needle,
+      maxBytes: limits.searchFileBytes,
+      maxLines: limits.searchLines,
+      lineChars: limits.searchLineChars,
+      hashWanted,
+    });
+    batch.reply.then(() => {
+      this.#answered++;
+      this.#dispatch();
+    });
+  }
+}
