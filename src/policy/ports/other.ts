@@ -1,13 +1,25 @@
 /**
- * The decisions spawn_processor, load_skill, ask_user and todo_write ask for: the slice of the tools' port (`../api.ts`) that those tools
- * call. Each method decides through the policy layer's rule functions and returns a value the
- * tool renders; none hands out the effect worker, the audit log or the planner context.
+ * The decisions spawn_processor, load_skill, ask_user and todo_write ask for: the slice of the
+ * tools' port (`../api.ts`) that those tools call. Each method decides through the policy
+ * layer's rule functions and returns a value the tool renders; none hands out the effect
+ * worker, the audit log, the person or the planner context.
  */
 import type { Policy } from "../core.ts";
+import { loadSkill, type SkillChoice, type SkillLoad } from "../skills.ts";
 
-// deno-lint-ignore no-empty-interface
-export interface OtherPort {}
+export type { SkillEntry } from "../../util/skill_file.ts";
+export type { SkillChoice, SkillLoad };
 
-export function otherPort(_policy: Policy): OtherPort {
-  return {};
+export interface OtherPort {
+  /**
+   * load_skill: `chosen` is what the name selected from the listed skills; a refusal is
+   * recorded, a listed skill is read again and must still be trusted. Each outcome is recorded.
+   */
+  loadSkill(name: string, chosen: SkillChoice): Promise<SkillLoad>;
+}
+
+export function otherPort(policy: Policy): OtherPort {
+  return {
+    loadSkill: (name, chosen) => loadSkill(policy, name, chosen),
+  };
 }
