@@ -5,10 +5,14 @@
  * worker, the audit log, the person or the planner context.
  */
 import type { Policy } from "../core.ts";
+import type { Label } from "../../util/label.ts";
+import type { Question } from "../../person/person.ts";
+import { type AskOptions, type AskOutcome, askPerson } from "../questions.ts";
 import { loadSkill, type SkillChoice, type SkillLoad } from "../skills.ts";
 
+export type { Answer, Question } from "../../person/person.ts";
 export type { SkillEntry } from "../../util/skill_file.ts";
-export type { SkillChoice, SkillLoad };
+export type { AskOptions, AskOutcome, SkillChoice, SkillLoad };
 
 export interface OtherPort {
   /**
@@ -16,10 +20,19 @@ export interface OtherPort {
    * recorded, a listed skill is read again and must still be trusted. Each outcome is recorded.
    */
   loadSkill(name: string, chosen: SkillChoice): Promise<SkillLoad>;
+  /**
+   * ask_user: refused in a tainted context or over the limit, declined where nobody can be
+   * asked, otherwise asked one question at a time, each answer remembered and recorded.
+   */
+  askUser(questions: readonly Question[], options: AskOptions): Promise<AskOutcome>;
+  /** todo_write: the list is the planner's own words, so it carries the planner context's label. */
+  todoLabel(): Label;
 }
 
 export function otherPort(policy: Policy): OtherPort {
   return {
     loadSkill: (name, chosen) => loadSkill(policy, name, chosen),
+    askUser: (questions, options) => askPerson(policy, questions, options),
+    todoLabel: () => policy.contextLabel,
   };
 }
