@@ -4,8 +4,7 @@
  * documents. Nothing of the planner's conversation is sent.
  */
 import type { ChatMessage, ModelClient } from "./types.ts";
-
-export const DOCUMENT_MARKER = "=== document ===";
+import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
 
 const PROCESSOR_SYSTEM =
   `You transform documents. Follow the instruction using only the documents given. ` +
@@ -45,15 +44,4 @@ export class ModelProcessor {
     });
     return reply.text;
   }
-}
-
-/** Splits a processor reply at the first marker line; no marker means no document. */
-export function splitProcessorReply(reply: string): { remark: string; document: string | null } {
-  const lines = reply.split("\n");
-  const at = lines.findIndex((l) => l.replace(/\r$/, "") === DOCUMENT_MARKER);
-  if (at < 0) return { remark: reply.trim(), document: null };
-  return {
-    remark: lines.slice(0, at).join("\n").trim(),
-    document: lines.slice(at + 1).join("\n"),
-  };
 }

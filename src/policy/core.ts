@@ -288,6 +288,14 @@ export class Policy {
     return stopped.ok ? stopped.value.stopped : 0;
   }
 
+  /**
+   * Whether anybody can be asked: not in a one-shot run, where the policy layer declines (or the
+   * approval policy file answers) and never guesses. Every "nobody can be asked" test is this one.
+   */
+  get canAsk(): boolean {
+    return this.person.interactive;
+  }
+
   /** Who decides when the person is asked: the person, the policy file, or nobody. */
   get asker(): Decider {
     return this.person.decider;

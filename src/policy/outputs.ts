@@ -232,7 +232,7 @@ export async function decideReadOutput(
   if (policy.approvals?.readOutput === true) {
     return await agreed("policy-file", "shown (policy file readOutput)");
   }
-  if (!policy.person.interactive) {
+  if (!policy.canAsk) {
     const reason = "not shown: nobody can be asked in a one-shot run" +
       (policy.approvals ? " and the approval policy file does not set readOutput" : "");
     await policy.record({

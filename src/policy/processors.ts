@@ -1,7 +1,8 @@
 /**
  * Processor decisions (design.md §10): which bytes a processor may be given, what the answer
  * is bound to, whether private bytes may go to the processor endpoint, and what the answer's
- * label is. The tool (spawn_processor) describes and sends; every rule is decided here.
+ * label is, and the call itself: the processor is handed in as a port, so the model layer is
+ * not imported. The tool (spawn_processor) validates and renders; every rule is decided here.
  */
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
@@ -9,8 +10,10 @@ import { joinLabels, type Label, label } from "../util/label.ts";
 import { mayLeave } from "./egress.ts";
 import { refName, type RefRecord } from "./refs.ts";
 import { decodeText, readFileRef } from "./reads.ts";
-import type { EndpointSettings } from "../state/settings.ts";
+import type { EndpointSettings, Settings } from "../state/settings.ts";
+import type { ProcessorPort } from "./ports/other.ts";
 import { sha256 } from "../util/hash.ts";
+import { splitProcessorReply } from "../util/processor_reply.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 /** What a processor is given: the documents, their joined label, and what the answer is about. */
@@ -189,4 +192,106 @@ export async function storeAnswer(
     by: "rule",
   });
   return ref;
+}
+
+/** What spawn_processor asks for: the references to give, what the answer is about, and why. */
+export interface ProcessorRequest {
+  reads: readonly string[];
+  about?: string | null;
+  instruction: string;
+}
+
+/** What came of a processor call, for the tool to render; a remark is for the person only. */
+export type ProcessorOutcome =
+  /** Nothing was sent: a reference, the window or the person's egress answer refused it. */
+  | { kind: "refused"; error: string }
+  /** The call failed: the kind of failure for the planner, the endpoint's words for the person. */
+  | { kind: "failed"; forPlanner: string; forPerson: string }
+  /** The reply had no document line: nothing was stored. */
+  | { kind: "no_document"; remark: string }
+  | {
+    kind: "stored";
+    remark: string;
+    /** The new reference's name (`ref:N`), its size, and the ref the answer is bound through. */
+    ref: string;
+    lines: number;
+    size: number;
+    aboutShown: string | null;
+  };
+
+/** A failure the model layer words itself, as its `ModelError` does (design.md §3). */
+interface WordedFailure {
+  forPlanner(role: "processor"): string;
+  forPerson(role: "processor"): string;
+}
+
+function isWorded(e: unknown): e is WordedFailure {
+  const f = e as Partial<WordedFailure> | null;
+  return typeof f?.forPlanner === "function" && typeof f.forPerson === "function";
+}
+
+/**
+ * The words for a failure: the endpoint's words may quote the documents, so the person reads
+ * them and the planner is told only the kind of failure. Anything the model layer did not word
+ * is a failure inside Brave Bot, worded as the model layer words its own.
+ */
+function failureWords(e: unknown, endpoint: string): { forPlanner: string; forPerson: string } {
+  if (isWorded(e)) {
+    return { forPlanner: e.forPlanner("processor"), forPerson: e.forPerson("processor") };
+  }
+  const detail = String(e);
+  const said = detail === ""
+    ? ""
+    : ` [not shown to the planner: ${detail.replace(/\s+/g, " ").trim().slice(0, 500)}]`;
+  return {
+    forPlanner: "the call to the processor endpoint failed inside Brave Bot",
+    forPerson: `the call to the processor endpoint${
+      endpoint ? ` ${endpoint}` : ""
+    } failed inside Brave Bot${said}`,
+  };
+}
+
+/**
+ * spawn_processor's decision: resolves the reads (within roughly what fits the processor's
+ * window, leaving room for the instruction and the reply), asks about private egress, calls the
+ * processor, and stores the document of its reply as a new reference ({@link storeAnswer}).
+ */
+export async function runProcessor(
+  policy: Policy,
+  request: ProcessorRequest,
+  processor: ProcessorPort,
+  settings: Pick<Settings, "processor" | "contextWindow">,
+  signal?: AbortSignal,
+): Promise<ProcessorOutcome> {
+  const maxBytes = Math.floor(settings.contextWindow * 3 * 0.6);
+  const inputs = await processorInputs(policy, request.reads, request.about, maxBytes);
+  if (!inputs.ok) return { kind: "refused", error: inputs.error };
+  const egress = await approvePrivateEgress(
+    policy,
+    settings.processor,
+    inputs.value.documents,
+    request.instruction,
+  );
+  if (!egress.ok) return { kind: "refused", error: egress.error };
+  let reply: string;
+  try {
+    reply = await processor.complete(
+      request.instruction,
+      inputs.value.documents.map((d) => ({ name: d.name, text: d.text })),
+      signal,
+    );
+  } catch (e) {
+    return { kind: "failed", ...failureWords(e, settings.processor.url) };
+  }
+  const { remark, document } = splitProcessorReply(reply);
+  if (document === null) return { kind: "no_document", remark };
+  const ref = await storeAnswer(policy, document, inputs.value, settings.processor.url);
+  return {
+    kind: "stored",
+    remark,
+    ref: refName(ref),
+    lines: ref.lines ?? 0,
+    size: ref.size ?? 0,
+    aboutShown: inputs.value.aboutShown,
+  };
 }

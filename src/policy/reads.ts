@@ -130,7 +130,7 @@ export async function askQuarantinedRead(
   target: QuarantineTarget,
 ): Promise<QuarantinedReadAnswer> {
   let answer: QuarantinedReadAnswer;
-  if (policy.person.interactive) {
+  if (policy.canAsk) {
     const head = await policy.worker.call({
       op: "read",
       path: target.abs,
@@ -147,7 +147,7 @@ export async function askQuarantinedRead(
     answer = policy.approvals?.quarantinedRead ?? "keep";
   }
   if (answer !== "keep" && answer !== "untrusted" && answer !== "vouch") answer = "keep";
-  if (answer === "vouch" && !policy.person.interactive) answer = "keep";
+  if (answer === "vouch" && !policy.canAsk) answer = "keep";
   await policy.record({
     tool: target.tool,
     routing: { path: target.rel, via_ref: target.viaRef },

@@ -421,7 +421,7 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
   ];
   const why = [...reasons, ...voided].join("; ");
 
-  if (!policy.person.interactive) {
+  if (!policy.canAsk) {
     const reason = `not run: ${why}, and nobody can be asked in a one-shot run` +
       (policy.approvals ? "; the approval policy file does not allow it" : "");
     policy.person.notice(`declined a run: ${displayPipeline(prepared.stages)} (${why})`);

@@ -177,7 +177,7 @@ export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<Wr
     decision = answer.approved
       ? { approved: true, by: policy.asker }
       : { approved: false, by: policy.asker, reason: answer.reason };
-    if (!policy.person.interactive) {
+    if (!policy.canAsk) {
       policy.person.notice(
         `${ask.tool} ${ask.rel}: ${answer.approved ? "approved" : "declined"}`,
       );

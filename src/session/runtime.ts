@@ -12,6 +12,7 @@ import { joinLabels, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
+import { skillsPort } from "../policy/ports/skills.ts";
 import { modelsFrom } from "../model/factory.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import type { ChatMessage } from "../model/types.ts";
@@ -78,11 +79,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   }
   const userDir = options.configPath ? userSkillsDir(options.configPath) : null;
+  const skills = skillsPort(session.policy);
   const systemPrompt = async (): Promise<SystemPromptPart> => {
-    const found = await discoverSkills(session.policy, userDir);
+    const found = await discoverSkills(skills, userDir);
     session.state.skills = found.skills;
     for (const p of found.problems) options.emit({ type: "notice", text: p });
-    const memory = await projectMemory(session.policy);
+    const memory = await projectMemory(skills);
     if (memory?.note) options.emit({ type: "notice", text: memory.note });
     return {
       text: buildSystemPrompt({

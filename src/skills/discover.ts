@@ -1,31 +1,22 @@
 /**
- * Skills (design.md §11) in the Agent Skills layout: a folder holding `SKILL.md` whose front
- * matter names it (`name`, matching the folder) and says what it is for (`description`). They
- * are found at the start of each turn in the user's config directory and, when that folder is
- * trusted, in the workspace's `.bravebot/skills/` (read through the effect worker). A folder
- * that does not fit is reported and skipped, never half-listed.
+ * Skills (design.md §11) in the Agent Skills layout (`util/skill_file.ts`). They are found at the
+ * start of each turn in the user's config directory and, when that folder is trusted, in the
+ * workspace's `.bravebot/skills/` (through the skills port, which decides what is trusted). A
+ * folder that does not fit is reported and skipped, never half-listed.
  */
-import { decodeText } from "../util/text.ts";
 import { dirname, join, relative } from "node:path";
-import type { Policy } from "../policy/core.ts";
+import type { SkillsPort } from "../policy/ports/skills.ts";
 import { type Label, TRUSTED_PUBLIC } from "../util/label.ts";
-import { resolvePath } from "../policy/paths.ts";
-import { readAtMost } from "../policy/reads.ts";
-import type { SkillEntry } from "../state/session_state.ts";
+import {
+  decodeSkillFile,
+  MAX_SKILL_BYTES,
+  parseSkillFile,
+  type SkillEntry,
+} from "../util/skill_file.ts";
 import { escapeForScreen } from "../util/escape.ts";
-import { err, messageOf, ok, type Result } from "../util/result.ts";
+import { messageOf } from "../util/result.ts";
 
-/** Agent Skills: 1–64 lowercase letters, digits and hyphens. */
-export const SKILL_NAME = /^[a-z0-9-]{1,64}$/;
 export const WORKSPACE_SKILLS_DIR = ".bravebot/skills";
-const MAX_SKILL_BYTES = 256 * 1024;
-const MAX_DESCRIPTION = 1024;
-
-export interface ParsedSkill {
-  name: string;
-  description: string;
-  body: string;
-}
 
 export interface Discovery {
   skills: SkillEntry[];
@@ -36,69 +27,6 @@ export interface Discovery {
 /** The user's skills folder: beside the user config file (so `--config` moves both). */
 export function userSkillsDir(configPath: string): string {
   return join(dirname(configPath), "skills");
-}
-
-/** Loaded on the first SKILL.md, so a run that finds no skill never pays for the parser. */
-let yaml: Promise<typeof import("yaml")> | null = null;
-
-/**
- * Reads the YAML front matter of a SKILL.md (between two `---` lines) with the `yaml` package:
- * keys must be unique, aliases are bounded, and only `name` and `description` are used (nested
- * keys such as `metadata` are allowed and passed over).
- */
-export async function parseSkillFile(text: string, folder: string): Promise<Result<ParsedSkill>> {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
-  if (lines[0]?.trim() !== "---") {
-    return err(
-      "SKILL.md does not start with front matter (a line '---', then name: and description:)",
-    );
-  }
-  const end = lines.findIndex((l, i) => i > 0 && l.trim() === "---");
-  if (end < 0) return err("SKILL.md's front matter is not closed by a line '---'");
-  const { parseDocument } = await (yaml ??= import("yaml"));
-  const doc = parseDocument(lines.slice(1, end).join("\n"), { uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    if (first.code === "DUPLICATE_KEY") return err("front matter names a key twice");
-    return err(`front matter is not valid YAML (${first.message.split("\n")[0]})`);
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 20 });
-  } catch {
-    return err("front matter uses too many YAML aliases");
-  }
-  if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    return err("front matter is not a list of 'key: value' lines");
-  }
-  const fields = data as Record<string, unknown>;
-  const text_ = (v: unknown) =>
-    typeof v === "string" ? v.trim() : v === undefined ? undefined : null;
-  const name = text_(fields.name);
-  const description = text_(fields.description);
-  if (name === null) return err("front matter's name: is not text");
-  if (description === null) return err("front matter's description: is not text");
-  if (name === undefined || name === "") return err("front matter has no name:");
-  if (!SKILL_NAME.test(name)) {
-    return err(
-      `name '${escapeForScreen(name)}' is not 1–64 lowercase letters, digits and hyphens`,
-    );
-  }
-  if (name !== folder) {
-    return err(`name '${name}' does not match its folder '${escapeForScreen(folder)}'`);
-  }
-  if (description === undefined || description.trim() === "") {
-    return err("front matter has no description:");
-  }
-  if (description.length > MAX_DESCRIPTION) {
-    return err(`description is longer than ${MAX_DESCRIPTION} characters`);
-  }
-  return ok({ name, description, body: lines.slice(end + 1).join("\n").trim() });
-}
-
-function decode(bytes: Uint8Array): Result<string> {
-  const text = decodeText(bytes);
-  return text === null ? err("SKILL.md is not UTF-8 text") : ok(text);
 }
 
 async function userSkills(dir: string, out: Discovery): Promise<void> {
@@ -142,7 +70,7 @@ async function userSkills(dir: string, out: Discovery): Promise<void> {
       );
       continue;
     }
-    const parsed = decode(bytes);
+    const parsed = decodeSkillFile(bytes);
     const skill = parsed.ok ? await parseSkillFile(parsed.value, entry.name) : parsed;
     if (!skill.ok) {
       out.problems.push(`${escapeForScreen(file)}: ${skill.error}; skipped`);
@@ -157,8 +85,8 @@ async function userSkills(dir: string, out: Discovery): Promise<void> {
   }
 }
 
-async function workspaceSkills(policy: Policy, out: Discovery): Promise<void> {
-  const root = await resolvePath(policy.workspace, WORKSPACE_SKILLS_DIR);
+async function workspaceSkills(skills: SkillsPort, out: Discovery): Promise<void> {
+  const root = await skills.resolve(WORKSPACE_SKILLS_DIR);
   if (!root.ok) {
     out.problems.push(`${WORKSPACE_SKILLS_DIR}: ${root.error}; no workspace skills listed`);
     return;
@@ -169,24 +97,22 @@ async function workspaceSkills(policy: Policy, out: Discovery): Promise<void> {
     return;
   }
   // The folder's names and files count only when a person trusted the folder.
-  if (policy.trust.ruleIntegrity(root.value.rel) !== "T") {
+  const listing = await skills.listTrustedFolder(root.value);
+  if (listing.kind === "untrusted") {
     out.problems.push(
       `${WORKSPACE_SKILLS_DIR}/ is not trusted, so its skills are not listed ` +
         `(bravebot trust add ${WORKSPACE_SKILLS_DIR} to list them)`,
     );
     return;
   }
-  const listing = await policy.worker.call({ op: "readDirs", paths: [root.value.abs] });
-  const first = listing.ok ? listing.value[0] : undefined;
-  if (!first || "error" in first) {
-    const why = !listing.ok ? listing.error.message : first && "error" in first ? first.error : "";
-    out.problems.push(`${WORKSPACE_SKILLS_DIR}: cannot be listed (${why})`);
+  if (listing.kind === "error") {
+    out.problems.push(`${WORKSPACE_SKILLS_DIR}: cannot be listed (${listing.error})`);
     return;
   }
-  const entries = [...first.entries].sort((a, b) => a.name.localeCompare(b.name));
-  for (const entry of entries) {
-    const shownName = `${WORKSPACE_SKILLS_DIR}/${escapeForScreen(entry.name)}`;
-    const folder = await resolvePath(policy.workspace, `${WORKSPACE_SKILLS_DIR}/${entry.name}`);
+  const names = [...listing.names].sort((a, b) => a.localeCompare(b));
+  for (const name of names) {
+    const shownName = `${WORKSPACE_SKILLS_DIR}/${escapeForScreen(name)}`;
+    const folder = await skills.resolve(`${WORKSPACE_SKILLS_DIR}/${name}`);
     if (!folder.ok) {
       out.problems.push(`${shownName}: ${folder.error}; skipped`);
       continue;
@@ -197,22 +123,19 @@ async function workspaceSkills(policy: Policy, out: Discovery): Promise<void> {
       );
       continue;
     }
-    const file = await resolvePath(
-      policy.workspace,
-      `${WORKSPACE_SKILLS_DIR}/${entry.name}/SKILL.md`,
-    );
+    const file = await skills.resolve(`${WORKSPACE_SKILLS_DIR}/${name}/SKILL.md`);
     if (!file.ok || file.value.kind !== "file") {
       out.problems.push(
         `${shownName}: ${file.ok ? "holds no SKILL.md" : file.error}; skipped`,
       );
       continue;
     }
-    const loaded = await readWorkspaceSkill(policy, file.value.rel, file.value.abs);
+    const loaded = await skills.readWorkspaceSkill(file.value);
     if (!loaded.ok) {
       out.problems.push(`${shownName}/SKILL.md: ${loaded.error}; skipped`);
       continue;
     }
-    const skill = await parseSkillFile(loaded.value.text, entry.name);
+    const skill = await parseSkillFile(loaded.value.text, name);
     if (!skill.ok) {
       out.problems.push(`${shownName}/SKILL.md: ${skill.error}; skipped`);
       continue;
@@ -226,37 +149,18 @@ async function workspaceSkills(policy: Policy, out: Discovery): Promise<void> {
   }
 }
 
-async function readWorkspaceSkill(
-  policy: Policy,
-  rel: string,
-  abs: string,
-): Promise<Result<{ text: string; label: Label }>> {
-  const fileLabel = await policy.fileLabel(rel);
-  if (fileLabel.integrity !== "T") {
-    return err("the file is not trusted (it was written from untrusted content)");
-  }
-  const read = await readAtMost(policy, abs, MAX_SKILL_BYTES);
-  if (!read.ok) {
-    return err(
-      read.tooBig ? `larger than ${MAX_SKILL_BYTES} bytes` : `cannot be read (${read.error})`,
-    );
-  }
-  const text = decode(read.bytes);
-  return text.ok ? ok({ text: text.value, label: fileLabel }) : text;
-}
-
 /**
  * Finds the skills to list this turn. A workspace skill with the name of a user skill is
  * skipped: the user's own wins, and the person is told.
  */
 export async function discoverSkills(
-  policy: Policy,
+  skills: SkillsPort,
   userDir: string | null,
 ): Promise<Discovery> {
   const out: Discovery = { skills: [], problems: [] };
   if (userDir) await userSkills(userDir, out);
   const fromWorkspace: Discovery = { skills: [], problems: out.problems };
-  await workspaceSkills(policy, fromWorkspace);
+  await workspaceSkills(skills, fromWorkspace);
   const taken = new Set(out.skills.map((s) => s.name));
   for (const s of fromWorkspace.skills) {
     if (taken.has(s.name)) {
@@ -270,10 +174,10 @@ export async function discoverSkills(
 }
 
 /** Where a skill was found, as `bravebot skills` prints it. */
-export function skillLocation(entry: SkillEntry, policy: Policy): string {
+export function skillLocation(entry: SkillEntry, skills: SkillsPort): string {
   return entry.source === "user"
     ? dirname(entry.file)
-    : relative(policy.workspace.root, dirname(entry.file)) + "/";
+    : relative(skills.workspaceRoot, dirname(entry.file)) + "/";
 }
 
 /** The list the planner is given at the start of a turn. */
@@ -283,32 +187,6 @@ export function skillsListing(skills: readonly SkillEntry[]): string {
     "Skills you may load with load_skill (name exactly as listed):",
     ...skills.map((s) => `- ${s.name}: ${s.description.replace(/\s+/g, " ")}`),
   ].join("\n");
-}
-
-/**
- * The body of a listed skill. A user skill is the person's own file; a workspace skill is read
- * again through the effect worker and must still be trusted.
- */
-export async function readSkill(
-  policy: Policy,
-  entry: SkillEntry,
-): Promise<Result<{ body: string; label: Label }>> {
-  let loaded: Result<{ text: string; label: Label }>;
-  if (entry.source === "user") {
-    try {
-      loaded = ok({ text: await Deno.readTextFile(entry.file), label: TRUSTED_PUBLIC });
-    } catch (e) {
-      loaded = err(`cannot be read (${messageOf(e)})`);
-    }
-  } else {
-    const rel = relative(policy.workspace.root, entry.file).split("\\").join("/");
-    loaded = await readWorkspaceSkill(policy, rel, entry.file);
-  }
-  if (!loaded.ok) return loaded;
-  const folder = entry.file.split(/[\\/]/).at(-2) ?? "";
-  const parsed = await parseSkillFile(loaded.value.text, folder);
-  if (!parsed.ok) return err(`it changed since it was listed: ${parsed.error}`);
-  return ok({ body: parsed.value.body, label: loaded.value.label });
 }
 
 export interface ProjectMemory {
@@ -325,38 +203,33 @@ const MAX_MEMORY_BYTES = 64 * 1024;
  * `AGENTS.md` at the workspace root, when trusted, for the planner at the start of each turn
  * (design.md §14). Untrusted, it is not given, and the person is told why.
  */
-export async function projectMemory(policy: Policy): Promise<ProjectMemory | null> {
-  const file = await resolvePath(policy.workspace, "AGENTS.md");
+export async function projectMemory(skills: SkillsPort): Promise<ProjectMemory | null> {
+  const file = await skills.resolve("AGENTS.md");
   if (!file.ok) return { text: null, label: TRUSTED_PUBLIC, note: `AGENTS.md: ${file.error}` };
   if (!file.value.exists) return null;
   if (file.value.kind !== "file" || file.value.rel !== "AGENTS.md") {
     return { text: null, label: TRUSTED_PUBLIC, note: "AGENTS.md is not a plain file; ignored" };
   }
-  const fileLabel = await policy.fileLabel(file.value.rel);
-  if (fileLabel.integrity !== "T") {
+  const read = await skills.readTrustedHead(file.value, MAX_MEMORY_BYTES + 1);
+  if (read.kind === "untrusted") {
     return {
       text: null,
       label: TRUSTED_PUBLIC,
       note: "AGENTS.md is not trusted, so it was not given to the planner",
     };
   }
-  const read = await policy.worker.call({
-    op: "read",
-    path: file.value.abs,
-    length: MAX_MEMORY_BYTES + 1,
-  });
-  if (!read.ok) {
-    return { text: null, label: TRUSTED_PUBLIC, note: `AGENTS.md: ${read.error.message}` };
+  if (read.kind === "error") {
+    return { text: null, label: TRUSTED_PUBLIC, note: `AGENTS.md: ${read.error}` };
   }
-  const cut = read.value.length > MAX_MEMORY_BYTES;
-  const bytes = cut ? read.value.subarray(0, MAX_MEMORY_BYTES) : read.value;
+  const cut = read.bytes.length > MAX_MEMORY_BYTES;
+  const bytes = cut ? read.bytes.subarray(0, MAX_MEMORY_BYTES) : read.bytes;
   const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
   if (text.includes("\0")) {
     return { text: null, label: TRUSTED_PUBLIC, note: "AGENTS.md is not text; ignored" };
   }
   return {
     text,
-    label: fileLabel,
+    label: read.label,
     note: cut ? `AGENTS.md is over ${MAX_MEMORY_BYTES} bytes; only the start is given` : undefined,
   };
 }

@@ -2,6 +2,7 @@
  * What a session remembers besides references: the todo list, the person's answers to
  * ask_user (question by question), and the skills listed at the start of the turn.
  */
+import type { SkillEntry } from "../util/skill_file.ts";
 
 export type TodoStatus = "pending" | "in_progress" | "completed";
 
@@ -11,13 +12,7 @@ export interface Todo {
   status: TodoStatus;
 }
 
-export interface SkillEntry {
-  name: string;
-  description: string;
-  /** Absolute path of the skill's SKILL.md; never shown to the planner. */
-  file: string;
-  source: "user" | "workspace";
-}
+export type { SkillEntry };
 
 export class SessionState {
   todos: Todo[] = [];

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
 import { fixture } from "../../test/support/person_side.ts";
 import { ScriptedPerson } from "../person/scripted.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { formatLabel, UNTRUSTED_PUBLIC } from "../util/label.ts";
-import { askRefusal, askUser } from "./ask_user.ts";
+import { askUser } from "./ask_user.ts";
 
 const q = (n: number, extra: Record<string, unknown> = {}) => ({
   header: `Q${n}`,
@@ -131,11 +130,4 @@ Deno.test("ask_user: the schema is strict and a prompt that fails is a skip", as
   } finally {
     await f.close();
   }
-});
-
-Deno.test("ask_user: refusal is decided by count and taint alone", () => {
-  fc.assert(fc.property(fc.nat(50), fc.boolean(), (count, tainted) => {
-    const r = askRefusal(count, 4, tainted);
-    assert.equal(r === null, !tainted && count <= 4);
-  }));
 });

@@ -5,8 +5,7 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
-import { readSkill } from "../skills/discover.ts";
-import type { SkillEntry } from "../state/session_state.ts";
+import type { SkillChoice, SkillEntry } from "../policy/api.ts";
 
 const routing = z.object({
   name: z.string().describe("the skill's name exactly as listed, e.g. commit-style"),
@@ -31,7 +30,7 @@ function distance(a: string, b: string): number {
 export function selectSkill(
   skills: readonly SkillEntry[],
   name: string,
-): { entry: SkillEntry } | { refusal: string } {
+): SkillChoice {
   const list = skills.length === 0
     ? "no skills were listed this turn"
     : `the listed skills are: ${skills.map((s) => s.name).join(", ")}`;
@@ -65,34 +64,14 @@ export const loadSkill = defineTool({
   schema: toolSchema(routing, content),
   async handler(args, ctx) {
     const chosen = selectSkill(ctx.session.skills, args.name);
-    if ("refusal" in chosen) {
-      await ctx.policy.record({
-        tool: "load_skill",
-        routing: { name: args.name.slice(0, 80) },
-        decision: "refused",
-        by: "rule",
-        reason: "not a listed name",
-      });
-      return failure(chosen.refusal);
+    const outcome = await ctx.decide.loadSkill(args.name, chosen);
+    switch (outcome.kind) {
+      case "not_listed":
+        return failure(outcome.refusal);
+      case "unreadable":
+        return failure(`the skill ${args.name} cannot be loaded: ${outcome.error}`);
+      case "loaded":
+        return shown(`skill ${args.name}:\n\n${outcome.body}`, outcome.label);
     }
-    const read = await readSkill(ctx.policy, chosen.entry);
-    if (!read.ok) {
-      await ctx.policy.record({
-        tool: "load_skill",
-        routing: { name: args.name, source: chosen.entry.source },
-        decision: "refused",
-        by: "rule",
-        reason: read.error,
-      });
-      return failure(`the skill ${args.name} cannot be loaded: ${read.error}`);
-    }
-    await ctx.policy.record({
-      tool: "load_skill",
-      routing: { name: args.name, source: chosen.entry.source },
-      decision: "loaded",
-      by: "rule",
-      labels: { output: read.value.label },
-    });
-    return shown(`skill ${args.name}:\n\n${read.value.body}`, read.value.label);
   },
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fixture } from "../../test/support/person_side.ts";
 import { discoverSkills } from "../skills/discover.ts";
+import { skillsPort } from "../policy/ports/skills.ts";
 import { formatLabel } from "../util/label.ts";
 import { loadSkill, selectSkill } from "./load_skill.ts";
 
@@ -17,7 +18,7 @@ async function withSkills(
     await Deno.mkdir(join(user, "commit-style"));
     await Deno.writeTextFile(join(user, "commit-style", "SKILL.md"), skill("commit-style"));
     await f.write(".bravebot/skills/release/SKILL.md", skill("release"));
-    f.session.skills = (await discoverSkills(f.policy, user)).skills;
+    f.session.skills = (await discoverSkills(skillsPort(f.policy), user)).skills;
     await fn(f, user);
   } finally {
     await f.close();

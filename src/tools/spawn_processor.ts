@@ -8,10 +8,7 @@
 import { z } from "zod";
 import { defineTool, failure, shown, toolSchema } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
-import { refName } from "../policy/refs.ts";
-import { approvePrivateEgress, processorInputs, storeAnswer } from "../policy/processors.ts";
-import { DOCUMENT_MARKER, splitProcessorReply } from "../model/processor.ts";
-import { ModelError } from "../model/types.ts";
+import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
 
 const refString = z.string({ error: "a reference is a string such as ref:0" }).max(64);
 
@@ -38,51 +35,33 @@ export const spawnProcessorTool = defineTool({
   content,
   schema: toolSchema(routing, content),
   async handler(args, ctx) {
-    const { policy, settings } = ctx;
-    // Roughly what fits the processor's window, leaving room for the instruction and reply.
-    const maxBytes = Math.floor(settings.contextWindow * 3 * 0.6);
-    const inputs = await processorInputs(policy, args.reads, args.about, maxBytes);
-    if (!inputs.ok) return failure(inputs.error);
-    const egress = await approvePrivateEgress(
-      policy,
-      settings.processor,
-      inputs.value.documents,
-      args.instruction,
+    const outcome = await ctx.decide.spawnProcessor(
+      { reads: args.reads, about: args.about, instruction: args.instruction },
+      ctx.processor,
+      ctx.settings,
+      ctx.signal,
     );
-    if (!egress.ok) return failure(egress.error);
-
-    let reply: string;
-    try {
-      reply = await ctx.processor.complete(
-        args.instruction,
-        inputs.value.documents.map((d) => ({ name: d.name, text: d.text })),
-        ctx.signal,
-      );
-    } catch (e) {
-      // The endpoint's words may quote the documents: the person reads them, the planner is
-      // told only the kind of failure (design.md §3).
-      const error = e instanceof ModelError
-        ? e
-        : new ModelError("internal", {}, settings.processor.url, String(e));
-      ctx.emit({ type: "notice", text: error.forPerson("processor") });
-      return failure(`${error.forPlanner("processor")}; no answer was stored`);
+    switch (outcome.kind) {
+      case "refused":
+        return failure(outcome.error);
+      case "failed":
+        ctx.emit({ type: "notice", text: outcome.forPerson });
+        return failure(`${outcome.forPlanner}; no answer was stored`);
     }
-    const { remark, document } = splitProcessorReply(reply);
     // The remark is for the person's screen only: not stored, not returned to the planner.
-    if (remark !== "") ctx.emit({ type: "remark", text: remark });
-    if (document === null) {
+    if (outcome.remark !== "") ctx.emit({ type: "remark", text: outcome.remark });
+    if (outcome.kind === "no_document") {
       return failure(
         `the processor's reply had no '${DOCUMENT_MARKER}' line, so it names no document and ` +
           "nothing was stored (its reply was shown to the person); ask again, saying what document to produce",
       );
     }
-    const ref = await storeAnswer(policy, document, inputs.value, settings.processor.url);
-    const bound = inputs.value.aboutShown
-      ? `bound to the file of ${inputs.value.aboutShown}: write it there with write_file ` +
-        `{path_ref or path of that file, contents_ref: "${refName(ref)}"}`
+    const bound = outcome.aboutShown
+      ? `bound to the file of ${outcome.aboutShown}: write it there with write_file ` +
+        `{path_ref or path of that file, contents_ref: "${outcome.ref}"}`
       : "about no file: it can be written nowhere";
     return shown(
-      `${refName(ref)}: processor answer, ${ref.lines} lines, ${ref.size} bytes, ${bound}`,
+      `${outcome.ref}: processor answer, ${outcome.lines} lines, ${outcome.size} bytes, ${bound}`,
       TRUSTED_PUBLIC,
     );
   },

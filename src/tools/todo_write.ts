@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { defineTool, shown, toolSchema } from "./tool.ts";
-import type { Todo, TodoStatus } from "../state/session_state.ts";
+import type { Todo, TodoStatus } from "../policy/api.ts";
 
 const STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
 
@@ -58,6 +58,6 @@ export const todoWrite = defineTool({
         `(use pending, in_progress or completed)`;
     }
     // The planner is told only counts, which carry nothing new: the context's label is unchanged.
-    return Promise.resolve(shown(text, ctx.policy.contextLabel));
+    return Promise.resolve(shown(text, ctx.decide.todoLabel()));
   },
 });

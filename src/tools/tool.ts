@@ -6,7 +6,7 @@
 import { z } from "zod";
 import type { Label } from "../util/label.ts";
 import type { Policy } from "../policy/core.ts";
-import type { ToolPolicy } from "../policy/api.ts";
+import type { ProcessorPort, ToolPolicy } from "../policy/api.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
 
@@ -35,13 +35,7 @@ export interface ToolOutput {
 }
 
 /** Sends a processor request (spawn_processor); lives in model/, handed in by the driver. */
-export interface ProcessorPort {
-  complete(
-    instruction: string,
-    documents: { name: string; text: string }[],
-    signal?: AbortSignal,
-  ): Promise<string>;
-}
+export type { ProcessorPort };
 
 export interface ToolContext {
   /**

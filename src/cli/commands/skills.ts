@@ -17,6 +17,7 @@ import { PrivatePaths } from "../../policy/private.ts";
 import { PolicyFilePerson } from "../../person/policy_file.ts";
 import type { Settings } from "../../state/settings.ts";
 import { discoverSkills, skillLocation, userSkillsDir } from "../../skills/discover.ts";
+import { skillsPort } from "../../policy/ports/skills.ts";
 import { escapeForScreen } from "../../util/escape.ts";
 
 /**
@@ -62,7 +63,8 @@ export async function skillsCommand(options: GlobalOptions): Promise<number> {
   const print = (line: string) => console.log(line);
   return await withLookingPolicy(g.workspaceDir, g.stateDir, g.settings, async (policy, notes) => {
     const userDir = userSkillsDir(g.configPath);
-    const found = await discoverSkills(policy, userDir);
+    const skills = skillsPort(policy);
+    const found = await discoverSkills(skills, userDir);
     print(`user skills: ${userDir}`);
     print(
       `workspace skills: ${policy.workspace.root}/.bravebot/skills/ (listed only when trusted)`,
@@ -72,7 +74,7 @@ export async function skillsCommand(options: GlobalOptions): Promise<number> {
     else {
       print("the planner would be listed:");
       for (const s of found.skills) {
-        print(`  ${s.name}  (${s.source}: ${escapeForScreen(skillLocation(s, policy))})`);
+        print(`  ${s.name}  (${s.source}: ${escapeForScreen(skillLocation(s, skills))})`);
         print(`      ${escapeForScreen(s.description.replace(/\s+/g, " "))}`);
       }
     }

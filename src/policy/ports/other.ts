@@ -1,13 +1,66 @@
 /**
- * The decisions spawn_processor, load_skill, ask_user and todo_write ask for: the slice of the tools' port (`../api.ts`) that those tools
- * call. Each method decides through the policy layer's rule functions and returns a value the
- * tool renders; none hands out the effect worker, the audit log or the planner context.
+ * The decisions spawn_processor, load_skill, ask_user and todo_write ask for: the slice of the
+ * tools' port (`../api.ts`) that those tools call. Each method decides through the policy
+ * layer's rule functions and returns a value the tool renders; none hands out the effect
+ * worker, the audit log, the person or the planner context.
  */
 import type { Policy } from "../core.ts";
+import type { Label } from "../../util/label.ts";
+import type { Settings } from "../../state/settings.ts";
+import type { Question } from "../../person/person.ts";
+import { type ProcessorOutcome, type ProcessorRequest, runProcessor } from "../processors.ts";
+import { type AskOptions, type AskOutcome, askPerson } from "../questions.ts";
+import { loadSkill, type SkillChoice, type SkillLoad } from "../skills.ts";
 
-// deno-lint-ignore no-empty-interface
-export interface OtherPort {}
+export type { Answer, Question } from "../../person/person.ts";
+export type { SkillEntry } from "../../util/skill_file.ts";
+export type { AskOptions, AskOutcome, ProcessorOutcome, ProcessorRequest, SkillChoice, SkillLoad };
 
-export function otherPort(_policy: Policy): OtherPort {
-  return {};
+/**
+ * Sends a processor request (spawn_processor): a model call the driver hands the tool, which
+ * passes it on to {@link OtherPort.spawnProcessor}, so the policy layer calls it without
+ * importing the model layer. A failure should word itself for the planner and the person
+ * (`forPlanner`/`forPerson`, as the model layer's errors do).
+ */
+export interface ProcessorPort {
+  complete(
+    instruction: string,
+    documents: { name: string; text: string }[],
+    signal?: AbortSignal,
+  ): Promise<string>;
+}
+
+export interface OtherPort {
+  /**
+   * spawn_processor: resolves the reads, asks about private egress, calls `processor`, and
+   * stores the document of its reply as a new `U` reference (each step recorded).
+   */
+  spawnProcessor(
+    request: ProcessorRequest,
+    processor: ProcessorPort,
+    settings: Pick<Settings, "processor" | "contextWindow">,
+    signal?: AbortSignal,
+  ): Promise<ProcessorOutcome>;
+  /**
+   * load_skill: `chosen` is what the name selected from the listed skills; a refusal is
+   * recorded, a listed skill is read again and must still be trusted. Each outcome is recorded.
+   */
+  loadSkill(name: string, chosen: SkillChoice): Promise<SkillLoad>;
+  /**
+   * ask_user: refused in a tainted context or over the limit, declined where nobody can be
+   * asked, otherwise asked one question at a time, each answer remembered and recorded.
+   */
+  askUser(questions: readonly Question[], options: AskOptions): Promise<AskOutcome>;
+  /** todo_write: the list is the planner's own words, so it carries the planner context's label. */
+  todoLabel(): Label;
+}
+
+export function otherPort(policy: Policy): OtherPort {
+  return {
+    spawnProcessor: (request, processor, settings, signal) =>
+      runProcessor(policy, request, processor, settings, signal),
+    loadSkill: (name, chosen) => loadSkill(policy, name, chosen),
+    askUser: (questions, options) => askPerson(policy, questions, options),
+    todoLabel: () => policy.contextLabel,
+  };
 }

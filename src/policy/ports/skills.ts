@@ -1,0 +1,44 @@
+/**
+ * What skill discovery (`src/skills/`) may ask of the policy layer: exactly the workspace reads
+ * that finding skills and AGENTS.md needs, each deciding trust itself. Discovery imports only
+ * this file's types and is handed the port, never the `Policy`, the effect worker or the trust
+ * map, so it cannot list or read a workspace file any other way.
+ */
+import type { Policy } from "../core.ts";
+import { type ResolvedPath, resolvePath } from "../paths.ts";
+import {
+  type FolderListing,
+  listTrustedFolder,
+  readTrustedHead,
+  readWorkspaceSkill,
+  type TrustedHead,
+} from "../skills.ts";
+import type { Label } from "../../util/label.ts";
+import type { Result } from "../../util/result.ts";
+
+export type { FolderListing, ResolvedPath, TrustedHead };
+
+export interface SkillsPort {
+  /** The workspace root (absolute): where a workspace skill's folder is shown from. */
+  readonly workspaceRoot: string;
+  /** A workspace-relative path at its real place, or why it is not a usable workspace path. */
+  resolve(rel: string): Promise<Result<ResolvedPath>>;
+  /** A resolved workspace folder's names, given only when a person trusted the folder. */
+  listTrustedFolder(dir: ResolvedPath): Promise<FolderListing>;
+  /** A workspace SKILL.md as text with its label, refused unless the file is trusted. */
+  readWorkspaceSkill(file: ResolvedPath): Promise<Result<{ text: string; label: Label }>>;
+  /** At most `length` bytes of a trusted workspace file (AGENTS.md), with its label. */
+  readTrustedHead(file: ResolvedPath, length: number): Promise<TrustedHead>;
+}
+
+export function skillsPort(policy: Policy): SkillsPort {
+  return {
+    get workspaceRoot() {
+      return policy.workspace.root;
+    },
+    resolve: (rel) => resolvePath(policy.workspace, rel),
+    listTrustedFolder: (dir) => listTrustedFolder(policy, dir),
+    readWorkspaceSkill: (file) => readWorkspaceSkill(policy, file.rel, file.abs),
+    readTrustedHead: (file, length) => readTrustedHead(policy, file, length),
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * ask_user's decisions (tools.md, design.md §3): whether a call may ask at all, putting its
+ * questions to the person one at a time, remembering each answer for the session, and the audit
+ * line of each. A tainted context asks nothing, since a question could have been shaped by
+ * content nobody vouched for; the person's answers are their own words, `(T,priv)`.
+ */
+import type { Policy } from "./core.ts";
+import type { Answer, Question } from "../person/person.ts";
+import { type Label, TRUSTED_PRIVATE } from "../util/label.ts";
+import { messageOf } from "../util/result.ts";
+
+/** Why a call is refused before anything is asked, or null when it may go ahead. */
+export function askRefusal(
+  count: number,
+  limit: number,
+  contextTainted: boolean,
+): string | null {
+  if (contextTainted) {
+    return "asking has stopped: this conversation has met content nobody vouched for, so a " +
+      "question could have been shaped by it; decide without asking, or stop and say what " +
+      "you would need to know";
+  }
+  if (count > limit) {
+    return `${count} questions were sent and at most ${limit} are allowed in one call; none ` +
+      `was asked; send at most ${limit}`;
+  }
+  return null;
+}
+
+/** The remembered form of an answer: what the planner is told, and what a repeat is told. */
+export function describeAnswer(q: Question, answer: Answer): string {
+  switch (answer.kind) {
+    case "options":
+      return answer.chosen.length === 0
+        ? "chose none of the options"
+        : `chose ${answer.chosen.map((c) => JSON.stringify(c)).join(", ")}`;
+    case "text":
+      return `answered in their own words: ${JSON.stringify(answer.text)}`;
+    case "skipped":
+      return "skipped this question (an answer: use your own judgement and do not ask it again)";
+  }
+  return `no answer to ${q.header}`;
+}
+
+/** What came of an ask_user call, for the tool to render. */
+export type AskOutcome =
+  | { kind: "refused"; reason: string }
+  /** Nobody can be asked (one-shot): every question is declined, none answered for the person. */
+  | { kind: "nobody" }
+  | {
+    kind: "answered";
+    /** In the order asked; `earlier` when the session remembered the answer. */
+    answers: { header: string; said: string; earlier: boolean }[];
+    label: Label;
+  };
+
+export interface AskOptions {
+  /** At most this many questions in one call. */
+  limit: number;
+  /** The session's remembered answers, keyed by the question text. */
+  remembered: Map<string, string>;
+  /** Something the person should see as it happens (a prompt that could not be put). */
+  notify(text: string): void;
+}
+
+/** ask_user's decision: refuses, declines where nobody can be asked, or asks one at a time. */
+export async function askPerson(
+  policy: Policy,
+  questions: readonly Question[],
+  options: AskOptions,
+): Promise<AskOutcome> {
+  const headers = questions.map((q) => q.header);
+  const refusal = askRefusal(questions.length, options.limit, policy.contextTainted);
+  if (refusal) {
+    await policy.record({
+      tool: "ask_user",
+      routing: { questions: headers },
+      decision: "refused",
+      by: "rule",
+      reason: refusal,
+    });
+    return { kind: "refused", reason: refusal };
+  }
+  if (!policy.canAsk) {
+    await policy.record({
+      tool: "ask_user",
+      routing: { questions: headers },
+      decision: "declined",
+      by: "nobody",
+      reason: "one-shot run: nobody can be asked",
+    });
+    return { kind: "nobody" };
+  }
+  const answers: { header: string; said: string; earlier: boolean }[] = [];
+  for (const q of questions) {
+    const remembered = options.remembered.get(q.question);
+    if (remembered !== undefined) {
+      answers.push({ header: q.header, said: remembered, earlier: true });
+      continue;
+    }
+    let answer: Answer;
+    try {
+      answer = await policy.person.ask(q);
+    } catch (e) {
+      // A prompt that could not be put (the terminal went away) is a skip, never a guess.
+      options.notify(`the question could not be put: ${messageOf(e)}`);
+      answer = { kind: "skipped" };
+    }
+    if (answer.kind === "options" && q.options) {
+      // A label the person's screen never offered is not passed on as a choice.
+      const known = new Set(q.options.map((o) => o.label));
+      answer = { kind: "options", chosen: answer.chosen.filter((c) => known.has(c)) };
+    }
+    const said = describeAnswer(q, answer);
+    options.remembered.set(q.question, said);
+    answers.push({ header: q.header, said, earlier: false });
+    await policy.record({
+      tool: "ask_user",
+      routing: { question: q.header },
+      decision: answer.kind === "skipped" ? "skipped" : "answered",
+      by: "person",
+      labels: { answer: TRUSTED_PRIVATE },
+    });
+  }
+  return { kind: "answered", answers, label: TRUSTED_PRIVATE };
+}

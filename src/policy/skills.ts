@@ -1,0 +1,155 @@
+/**
+ * Skill decisions (design.md §11): the workspace's skills count only while a person trusts their
+ * folder and their files, a listed skill is read again when it is loaded, and every load is
+ * recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
+ * (`ports/skills.ts`), which hands out these functions.
+ */
+import { relative } from "node:path";
+import type { Policy } from "./core.ts";
+import type { ResolvedPath } from "./paths.ts";
+import { readAtMost } from "./reads.ts";
+import { type Label, TRUSTED_PUBLIC } from "../util/label.ts";
+import {
+  decodeSkillFile,
+  MAX_SKILL_BYTES,
+  parseSkillFile,
+  type SkillEntry,
+} from "../util/skill_file.ts";
+import { err, messageOf, ok, type Result } from "../util/result.ts";
+
+/** A workspace folder's names, given only when a person trusted the folder. */
+export type FolderListing =
+  | { kind: "listed"; names: string[] }
+  | { kind: "untrusted" }
+  | { kind: "error"; error: string };
+
+/** Lists a resolved workspace folder through the effect worker, if its names count. */
+export async function listTrustedFolder(policy: Policy, dir: ResolvedPath): Promise<FolderListing> {
+  if (policy.trust.ruleIntegrity(dir.rel) !== "T") return { kind: "untrusted" };
+  const listing = await policy.worker.call({ op: "readDirs", paths: [dir.abs] });
+  const first = listing.ok ? listing.value[0] : undefined;
+  if (!first || "error" in first) {
+    const why = !listing.ok ? listing.error.message : first && "error" in first ? first.error : "";
+    return { kind: "error", error: why };
+  }
+  return { kind: "listed", names: first.entries.map((e) => e.name) };
+}
+
+/**
+ * A workspace SKILL.md as text with its label: refused unless the file is trusted, and read
+ * through the effect worker no further than {@link MAX_SKILL_BYTES}. Discovery and load_skill
+ * both read a workspace skill here.
+ */
+export async function readWorkspaceSkill(
+  policy: Policy,
+  rel: string,
+  abs: string,
+): Promise<Result<{ text: string; label: Label }>> {
+  const fileLabel = await policy.fileLabel(rel);
+  if (fileLabel.integrity !== "T") {
+    return err("the file is not trusted (it was written from untrusted content)");
+  }
+  const read = await readAtMost(policy, abs, MAX_SKILL_BYTES);
+  if (!read.ok) {
+    return err(
+      read.tooBig ? `larger than ${MAX_SKILL_BYTES} bytes` : `cannot be read (${read.error})`,
+    );
+  }
+  const text = decodeSkillFile(read.bytes);
+  return text.ok ? ok({ text: text.value, label: fileLabel }) : text;
+}
+
+/** The start of a trusted workspace file (AGENTS.md), or that it is not trusted. */
+export type TrustedHead =
+  | { kind: "read"; bytes: Uint8Array; label: Label }
+  | { kind: "untrusted" }
+  | { kind: "error"; error: string };
+
+/** At most `length` bytes of a resolved workspace file, read only when the file is trusted. */
+export async function readTrustedHead(
+  policy: Policy,
+  file: ResolvedPath,
+  length: number,
+): Promise<TrustedHead> {
+  const fileLabel = await policy.fileLabel(file.rel);
+  if (fileLabel.integrity !== "T") return { kind: "untrusted" };
+  const read = await policy.worker.call({ op: "read", path: file.abs, length });
+  if (!read.ok) return { kind: "error", error: read.error.message };
+  return { kind: "read", bytes: read.value, label: fileLabel };
+}
+
+/**
+ * The body of a listed skill. A user skill is the person's own file; a workspace skill is read
+ * again through the effect worker and must still be trusted.
+ */
+export async function readSkill(
+  policy: Policy,
+  entry: SkillEntry,
+): Promise<Result<{ body: string; label: Label }>> {
+  let loaded: Result<{ text: string; label: Label }>;
+  if (entry.source === "user") {
+    try {
+      loaded = ok({ text: await Deno.readTextFile(entry.file), label: TRUSTED_PUBLIC });
+    } catch (e) {
+      loaded = err(`cannot be read (${messageOf(e)})`);
+    }
+  } else {
+    const rel = relative(policy.workspace.root, entry.file).split("\\").join("/");
+    loaded = await readWorkspaceSkill(policy, rel, entry.file);
+  }
+  if (!loaded.ok) return loaded;
+  const folder = entry.file.split(/[\\/]/).at(-2) ?? "";
+  const parsed = await parseSkillFile(loaded.value.text, folder);
+  if (!parsed.ok) return err(`it changed since it was listed: ${parsed.error}`);
+  return ok({ body: parsed.value.body, label: loaded.value.label });
+}
+
+/** The listed skill a name selected, or why it selected none (worded with the list). */
+export type SkillChoice = { entry: SkillEntry } | { refusal: string };
+
+/** What load_skill is given to render: the refusal, why the skill cannot be read, or its body. */
+export type SkillLoad =
+  | { kind: "not_listed"; refusal: string }
+  | { kind: "unreadable"; error: string }
+  | { kind: "loaded"; body: string; label: Label };
+
+/**
+ * load_skill's decision: a name that selected no listed skill is refused, a listed one is read
+ * again ({@link readSkill}); each outcome is recorded.
+ */
+export async function loadSkill(
+  policy: Policy,
+  name: string,
+  chosen: SkillChoice,
+): Promise<SkillLoad> {
+  if ("refusal" in chosen) {
+    await policy.record({
+      tool: "load_skill",
+      routing: { name: name.slice(0, 80) },
+      decision: "refused",
+      by: "rule",
+      reason: "not a listed name",
+    });
+    return { kind: "not_listed", refusal: chosen.refusal };
+  }
+  const { entry } = chosen;
+  const read = await readSkill(policy, entry);
+  if (!read.ok) {
+    await policy.record({
+      tool: "load_skill",
+      routing: { name, source: entry.source },
+      decision: "refused",
+      by: "rule",
+      reason: read.error,
+    });
+    return { kind: "unreadable", error: read.error };
+  }
+  await policy.record({
+    tool: "load_skill",
+    routing: { name, source: entry.source },
+    decision: "loaded",
+    by: "rule",
+    labels: { output: read.value.label },
+  });
+  return { kind: "loaded", body: read.value.body, label: read.value.label };
+}

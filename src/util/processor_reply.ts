@@ -1,0 +1,18 @@
+/**
+ * The shape of a processor's reply (design.md §10): an optional remark for the person, a line
+ * that is exactly {@link DOCUMENT_MARKER}, then the document. The model layer asks for it and
+ * the policy layer splits it, so both read it from here.
+ */
+
+export const DOCUMENT_MARKER = "=== document ===";
+
+/** Splits a processor reply at the first marker line; no marker means no document. */
+export function splitProcessorReply(reply: string): { remark: string; document: string | null } {
+  const lines = reply.split("\n");
+  const at = lines.findIndex((l) => l.replace(/\r$/, "") === DOCUMENT_MARKER);
+  if (at < 0) return { remark: reply.trim(), document: null };
+  return {
+    remark: lines.slice(0, at).join("\n").trim(),
+    document: lines.slice(at + 1).join("\n"),
+  };
+}
