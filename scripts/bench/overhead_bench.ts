@@ -10,6 +10,7 @@
  * the whole turn, the turn's time minus the model's, divided by the calls (this adds the
  * driver's work between replies: fitting the window, recording the assistant message).
  */
+import { driverPolicy, toolPolicy } from "../../src/policy/api.ts";
 import { join } from "node:path";
 import { startMockModel } from "../mock-model.ts";
 import { Driver } from "../../src/driver/driver.ts";
@@ -92,7 +93,8 @@ export async function overheadBench(calls: number, log: (s: string) => void): Pr
   const driver = new Driver({
     planner,
     processor: models.value.processor,
-    policy: session.policy,
+    policy: driverPolicy(session.policy),
+    decide: toolPolicy(session.policy),
     settings,
     session: session.state,
     transcript: new TranscriptWriter(session.paths.transcript),

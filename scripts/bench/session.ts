@@ -42,7 +42,6 @@ export async function openBenchSession(workspaceDir: string): Promise<BenchSessi
   });
   const decide = toolPolicy(open.policy);
   const context = (limits?: Partial<Limits>): ToolContext => ({
-    policy: open.policy,
     decide,
     settings: limits ? { ...settings, limits: { ...settings.limits, ...limits } } : settings,
     session: open.state,

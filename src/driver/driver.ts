@@ -6,7 +6,6 @@
  * planner as error results, and the loop goes on.
  */
 import { z } from "zod";
-import type { Policy } from "../policy/core.ts";
 import {
   type DriverPolicy,
   driverPolicy,
@@ -57,7 +56,10 @@ export interface SystemPromptPart {
 export interface DriverOptions {
   planner: ModelClient;
   processor: ProcessorPort;
-  policy: Policy;
+  /** The driver's port of the policy layer (policy/api.ts). */
+  policy: DriverPolicy;
+  /** The port every tool call receives. */
+  decide: ToolPolicy;
   settings: Settings;
   session: SessionState;
   transcript: TranscriptWriter;
@@ -113,8 +115,8 @@ export class Driver {
   replies = 0;
 
   constructor(options: DriverOptions) {
-    this.#decide = toolPolicy(options.policy);
-    this.#policy = driverPolicy(options.policy);
+    this.#decide = options.decide;
+    this.#policy = options.policy;
     this.#o = options;
     this.#tools = options.tools ?? allTools();
     this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
@@ -472,7 +474,6 @@ export class Driver {
     }
     const auditBefore = this.#policy.decisions.length;
     const ctx: ToolContext = {
-      policy: o.policy,
       decide: this.#decide,
       settings: o.settings,
       session: o.session,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { driverPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { z } from "zod";
 import { Driver } from "./driver.ts";
@@ -8,7 +9,7 @@ import { type MockReply, startMockModel } from "../../scripts/mock-model.ts";
 import { OpenAIModelClient } from "../model/client.ts";
 import { ModelProcessor } from "../model/processor.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
-import { defineTool, failure, shown, type ToolDef, toolSchema } from "../tools/tool.ts";
+import { defineTool, failure, shown, type ToolDef } from "../tools/tool.ts";
 import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "../person/scripted.ts";
 import type { Settings } from "../state/settings.ts";
@@ -22,7 +23,6 @@ const echo = defineTool({
   description: "echo",
   routing,
   content,
-  schema: toolSchema(routing, content),
   handler: (args) => Promise.resolve(shown(`read ${args.path}`, TRUSTED_PUBLIC)),
 });
 const e2 = z.strictObject({});
@@ -31,7 +31,6 @@ const boom = defineTool({
   description: "throws",
   routing: e2,
   content: e2,
-  schema: toolSchema(e2, e2),
   handler: () => Promise.reject(new Error("kaboom")),
 });
 const taint = defineTool({
@@ -39,7 +38,6 @@ const taint = defineTool({
   description: "shows untrusted text",
   routing: e2,
   content: e2,
-  schema: toolSchema(e2, e2),
   handler: () => Promise.resolve(shown("untrusted words", UNTRUSTED_PUBLIC)),
 });
 const stopper = new AbortController();
@@ -48,7 +46,6 @@ const ctrlC = defineTool({
   description: "the person presses Ctrl-C while it runs",
   routing: e2,
   content: e2,
-  schema: toolSchema(e2, e2),
   handler: () => {
     stopper.abort();
     return Promise.resolve(shown("interrupted", TRUSTED_PUBLIC));
@@ -59,7 +56,6 @@ const secret = defineTool({
   description: "shows private text",
   routing: e2,
   content: e2,
-  schema: toolSchema(e2, e2),
   handler: () => Promise.resolve(shown("TOKEN=abc", TRUSTED_PRIVATE)),
 });
 const TOOLS = [echo, boom, taint, ctrlC, secret] as ToolDef<unknown>[];
@@ -103,7 +99,8 @@ async function drive(
       const driver = new Driver({
         planner: client,
         processor: new ModelProcessor(client),
-        policy: fx.policy,
+        policy: driverPolicy(fx.policy),
+        decide: toolPolicy(fx.policy),
         settings: { ...fx.settings, ...opts.settings },
         session: fx.ctx.session,
         transcript: new TranscriptWriter(transcriptPath),
@@ -438,7 +435,8 @@ Deno.test("a planner endpoint's error words reach the person, never the next req
         const driver = new Driver({
           planner: client,
           processor: new ModelProcessor(client),
-          policy: fx.policy,
+          policy: driverPolicy(fx.policy),
+          decide: toolPolicy(fx.policy),
           settings: fx.settings,
           session: fx.ctx.session,
           transcript: new TranscriptWriter(transcriptPath),
@@ -518,7 +516,6 @@ Deno.test("a private error result is asked about like any other before it goes t
     description: "fails with private words",
     routing: e3,
     content: e3,
-    schema: toolSchema(e3, e3),
     handler: () =>
       Promise.resolve({ content: "error: TOKEN=err-41b", isError: true, label: TRUSTED_PRIVATE }),
   });

@@ -14,8 +14,8 @@ import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
 import { decodeText, readAtMost, readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
-import { refName, type RefRecord } from "./refs.ts";
-import { checkPathSyntax } from "./paths.ts";
+import type { RefRecord } from "./refs.ts";
+import { routeFile } from "./routing.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -253,17 +253,10 @@ export async function routeWriteTarget(
   path: string | undefined,
   pathRef: string | undefined,
 ): Promise<Result<WriteTarget>> {
-  const routed = await policy.route(path, pathRef);
-  if (!routed.ok) return routed;
-  const shownAs = routed.value.viaRef ? refName(routed.value.viaRef) : plannerSpelling(path!);
-  const dest = checkDestination(routed.value, shownAs);
-  return dest.ok ? ok({ routed: routed.value, shownAs }) : dest;
-}
-
-/** The planner's path tidied (`./a//b` → `a/b`), as the file tools show a path they were given. */
-function plannerSpelling(given: string): string {
-  const syntax = checkPathSyntax(given);
-  return (syntax.ok ? syntax.value.join("/") : given) || ".";
+  const target = await routeFile(policy, path, pathRef);
+  if (!target.ok) return target;
+  const dest = checkDestination(target.value.routed, target.value.shownAs);
+  return dest.ok ? target : dest;
 }
 
 /** What a write or an edit came to, for the tool to render. */

@@ -4,6 +4,7 @@
  * prompt of each turn (skills and trusted AGENTS.md found afresh), and the driver. One-shot
  * mode and the interactive session both start here. Nothing is sent to a model.
  */
+import { driverPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
@@ -98,7 +99,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const driver = new Driver({
     planner: models.value.planner,
     processor: models.value.processor,
-    policy: session.policy,
+    policy: driverPolicy(session.policy),
+    decide: toolPolicy(session.policy),
     settings: options.settings,
     session: session.state,
     transcript,

@@ -4,7 +4,7 @@
  * The person's answers are their own words, `(T,priv)` (design.md §3).
  */
 import { z } from "zod";
-import { defineTool, failure, shown, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import type { Question } from "../policy/api.ts";
 
@@ -20,10 +20,10 @@ const question = z.strictObject({
   multiple: z.boolean().optional(),
 });
 
-const routing = z.object({
+const routing = z.strictObject({
   questions: z.array(question).min(1).describe("at most four; put one at a time"),
 });
-const content = z.object({});
+const content = z.strictObject({});
 
 export const askUser = defineTool({
   name: "ask_user",
@@ -33,7 +33,6 @@ export const askUser = defineTool({
     "two files was meant. Never for a fact about the machine. A skipped question is an answer.",
   routing,
   content,
-  schema: toolSchema(routing, content),
   async handler(args, ctx) {
     const questions: Question[] = args.questions.map((q) => ({
       header: q.header,

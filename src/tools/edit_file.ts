@@ -4,7 +4,7 @@
  * replace_all) is the policy layer's decision; the tool validates, asks and renders.
  */
 import { z } from "zod";
-import { defineTool, shown, toolSchema } from "./tool.ts";
+import { defineTool, shown } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { exactlyOneTarget, pathField, plural, refField, typeError } from "./fs_common.ts";
 import { renderRefusal } from "./write_file.ts";
@@ -19,11 +19,18 @@ const content = z.strictObject({
   new_text: z.string({ error: typeError("new_text", "a string") }).describe(
     "what goes in its place",
   ),
+});
+const modifiers = z.strictObject({
   replace_all: z.boolean({ error: "replace_all must be true or false" }).optional().describe(
     "replace every occurrence instead of requiring exactly one",
   ),
 });
-const schema = toolSchema(routing, content).superRefine((v, ctx) => {
+
+/** Exactly one target, and an edit that changes something. */
+function refine(
+  v: { path?: string; path_ref?: string; old_text: string; new_text: string },
+  ctx: z.RefinementCtx,
+): void {
   exactlyOneTarget(v, ctx);
   if (v.old_text === v.new_text) {
     ctx.addIssue({
@@ -31,7 +38,7 @@ const schema = toolSchema(routing, content).superRefine((v, ctx) => {
       message: "new_text is the same as old_text; nothing to change",
     });
   }
-});
+}
 
 export const editFileTool = defineTool({
   name: "edit_file",
@@ -40,7 +47,8 @@ export const editFileTool = defineTool({
     "exactly once unless replace_all. The person approves the diff.",
   routing,
   content,
-  schema,
+  modifiers,
+  refine,
   async handler(args, ctx) {
     const done = await ctx.decide.editFile(args);
     if (done.status !== "edited") return renderRefusal(done);

@@ -5,13 +5,9 @@
  * (`routeFile` in policy/routing.ts, the tools' port `route`).
  */
 import { z } from "zod";
-import type { Policy } from "../policy/core.ts";
-import { routeFile } from "../policy/routing.ts";
-import { checkDestination } from "../policy/writes.ts";
-import { oneTarget, type RoutedFile } from "../policy/api.ts";
+import { oneTarget } from "../policy/api.ts";
 import { hasBraces } from "../util/glob.ts";
 import { escapeForScreen, hasHiddenCharacters } from "../util/escape.ts";
-import type { Result } from "../util/result.ts";
 
 /** A type error that says "required" when the field is missing and "must be …" otherwise. */
 export function typeError(field: string, what: string) {
@@ -25,21 +21,6 @@ export const pathField = z.string({ error: "path must be a string" }).max(4096).
 export const refField = z.string({ error: "path_ref must be a string such as ref:2" }).max(64)
   .describe("a reference to a file, e.g. ref:2");
 export const globField = z.string({ error: "a glob must be a string" }).max(1024);
-
-/**
- * Routes the destination of a write or an edit: the file, then the rules for a destination.
- * Still on the policy itself until write_file and edit_file ask their own port for it.
- */
-export async function routeDestination(
-  policy: Policy,
-  path: string | undefined,
-  pathRef: string | undefined,
-): Promise<Result<RoutedFile>> {
-  const target = await routeFile(policy, path, pathRef);
-  if (!target.ok) return target;
-  const dest = checkDestination(target.value.routed, target.value.shownAs);
-  return dest.ok ? target : dest;
-}
 
 /** "path or path_ref, exactly one" ({@link oneTarget}) as a schema rule. */
 export function exactlyOneTarget(

@@ -5,7 +5,7 @@
  * policy layer walks and decides which is which (policy/list_files.ts); this renders it.
  */
 import { z } from "zod";
-import { defineTool, failure, shown, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown } from "./tool.ts";
 import type { EntryKind, ListedEntry, ListedParent } from "../policy/api.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { bracesHint, displayPath, globField, pathField, plural, shownPath } from "./fs_common.ts";
@@ -17,7 +17,6 @@ const routing = z.strictObject({
   ),
 });
 const content = z.strictObject({});
-const schema = toolSchema(routing, content);
 
 function suffix(kind: EntryKind): string {
   return kind === "directory" ? "/" : kind === "symlink" ? "@" : "";
@@ -43,7 +42,6 @@ export const listFilesTool = defineTool({
     "*, ?, **. Entries under directories nobody vouched for come back as references.",
   routing,
   content,
-  schema,
   async handler(args, ctx) {
     const limit = ctx.settings.limits.listEntries;
     const listing = await ctx.decide.listFiles({

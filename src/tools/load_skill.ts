@@ -4,13 +4,13 @@
  * is refused with the list, never guessed at.
  */
 import { z } from "zod";
-import { defineTool, failure, shown, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown } from "./tool.ts";
 import type { SkillChoice, SkillEntry } from "../policy/api.ts";
 
-const routing = z.object({
+const routing = z.strictObject({
   name: z.string().describe("the skill's name exactly as listed, e.g. commit-style"),
 });
-const content = z.object({});
+const content = z.strictObject({});
 
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -61,7 +61,6 @@ export const loadSkill = defineTool({
   description: "Read one of the skills listed at the start of the turn, by its exact name.",
   routing,
   content,
-  schema: toolSchema(routing, content),
   async handler(args, ctx) {
     const chosen = selectSkill(ctx.session.skills, args.name);
     const outcome = await ctx.decide.loadSkill(args.name, chosen);

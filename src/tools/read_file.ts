@@ -6,7 +6,7 @@
  * hands back what may be shown; this pages and renders it.
  */
 import { z } from "zod";
-import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
 import { formatLabel, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import { type FileRead, type Limits, READ_FILE_MAX_BYTES } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
@@ -17,7 +17,8 @@ const routing = z.strictObject({
   path: pathField.optional(),
   path_ref: refField.optional(),
 });
-const content = z.strictObject({
+const content = z.strictObject({});
+const modifiers = z.strictObject({
   offset: z.number({ error: "offset must be a number" }).int("offset must be a whole number")
     .min(1, "offset is 1-based: the first line is 1").optional()
     .describe("1-based line to start at"),
@@ -25,8 +26,6 @@ const content = z.strictObject({
     .min(1, "limit must be at least 1").optional()
     .describe("maximum lines (capped at 2000)"),
 });
-
-const schema = toolSchema(routing, content).superRefine(exactlyOneTarget);
 
 export interface Page {
   text: string;
@@ -129,7 +128,8 @@ export const readFileTool = defineTool({
     "lines; offset is 1-based. A file nobody vouched for may come back as a reference.",
   routing,
   content,
-  schema,
+  modifiers,
+  refine: exactlyOneTarget,
   async handler(args, ctx) {
     const read = await ctx.decide.readFile({ path: args.path, path_ref: args.path_ref });
     if (read.kind === "error") return failure(read.message);

@@ -4,14 +4,7 @@
  * is the person's assertion about those bytes (the policy layer decides and records it).
  */
 import { z } from "zod";
-import {
-  defineTool,
-  failure,
-  shown,
-  type ToolContext,
-  type ToolOutput,
-  toolSchema,
-} from "./tool.ts";
+import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";
 import { formatLabel } from "../util/label.ts";
 
 const routing = z.strictObject({
@@ -19,8 +12,6 @@ const routing = z.strictObject({
     .describe("the reference a run handed back, e.g. ref:3"),
 });
 const content = z.strictObject({});
-
-const schema = toolSchema(routing, content);
 
 async function handler(args: { ref: string }, ctx: ToolContext): Promise<ToolOutput> {
   const decision = await ctx.decide.readOutput(args.ref, ctx.settings);
@@ -44,6 +35,5 @@ export const readOutputTool = defineTool({
   description: "Ask the person to show you what a run printed (only for a run's output reference).",
   routing,
   content,
-  schema,
   handler,
 });

@@ -5,14 +5,7 @@
  * is not shown — `(U,priv)` — or, for a vouched command, `(T,priv)` text it is shown, capped.
  */
 import { z } from "zod";
-import {
-  defineTool,
-  failure,
-  shown,
-  type ToolContext,
-  type ToolOutput,
-  toolSchema,
-} from "./tool.ts";
+import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";
 import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import { MAX_STAGES, RUN_TIMEOUT_SECONDS, type RunInput, type RunOutcome } from "../policy/api.ts";
 import { escapeForScreen } from "../util/escape.ts";
@@ -35,6 +28,9 @@ const routing = z.strictObject({
 const content = z.strictObject({
   stdin: z.string({ error: "stdin must be a reference such as ref:0" }).optional()
     .describe("a reference whose bytes become the first stage's input"),
+});
+
+const modifiers = z.strictObject({
   timeout_seconds: z.number({ error: "timeout_seconds must be a number" })
     .int("timeout_seconds must be a whole number")
     .min(1, "timeout_seconds must be at least 1")
@@ -46,8 +42,6 @@ const content = z.strictObject({
     ).optional()
     .describe(`default ${RUN_TIMEOUT_SECONDS.default}, at most ${RUN_TIMEOUT_SECONDS.max}`),
 });
-
-const schema = toolSchema(routing, content);
 
 /** Why a stage could not start, by the kind of failure the effect worker reported. */
 function startFailure(cause: string): string {
@@ -113,6 +107,6 @@ export const runTool = defineTool({
     "reference unless the command is vouched for.",
   routing,
   content,
-  schema,
+  modifiers,
   handler,
 });

@@ -5,7 +5,7 @@
  * whole result becomes one reference and the planner is shown counts. This prints it.
  */
 import { z } from "zod";
-import { defineTool, failure, shown, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown } from "./tool.ts";
 import type { Limits, SearchCounts, SearchFound } from "../policy/api.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import {
@@ -31,7 +31,6 @@ const content = z.strictObject({
     .max(1024, "pattern is longer than 1024 characters")
     .describe("literal text; not a regular expression"),
 });
-const schema = toolSchema(routing, content);
 
 interface Args {
   include?: string;
@@ -86,7 +85,6 @@ export const searchTool = defineTool({
     "directory defaults to .; include: optional glob.",
   routing,
   content,
-  schema,
   async handler(args, ctx) {
     const limits = ctx.settings.limits;
     const result = await ctx.decide.search({

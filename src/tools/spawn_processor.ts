@@ -6,7 +6,7 @@
  * is given the reference and counts, never the bytes.
  */
 import { z } from "zod";
-import { defineTool, failure, shown, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
 
@@ -33,7 +33,6 @@ export const spawnProcessorTool = defineTool({
     "(write_file contents_ref) only to the file the call is about.",
   routing,
   content,
-  schema: toolSchema(routing, content),
   async handler(args, ctx) {
     const outcome = await ctx.decide.spawnProcessor(
       { reads: args.reads, about: args.about, instruction: args.instruction },

@@ -3,13 +3,13 @@
  * so there is no routing; the list is the planner's own words and carries its context's label.
  */
 import { z } from "zod";
-import { defineTool, shown, toolSchema } from "./tool.ts";
+import { defineTool, shown } from "./tool.ts";
 import type { Todo, TodoStatus } from "../policy/api.ts";
 
 const STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
 
-const routing = z.object({});
-const content = z.object({
+const routing = z.strictObject({});
+const content = z.strictObject({
   todos: z.array(
     z.strictObject({
       content: z.string().min(1).max(2000),
@@ -42,7 +42,6 @@ export const todoWrite = defineTool({
     "each {content, status} with status pending, in_progress or completed.",
   routing,
   content,
-  schema: toolSchema(routing, content),
   handler(args, ctx) {
     const unknown = args.todos.filter((t) => !isStatus(t.status));
     ctx.session.todos = args.todos.map((t) => ({

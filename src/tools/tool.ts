@@ -1,14 +1,18 @@
 /**
- * What a tool is: a name, a short description for the planner, a zod schema split into routing
- * (where the effect lands) and content (what is merely carried), and a handler that asks the
- * policy layer and acts only through the effect worker (tools.md, "Before adding a tool").
+ * What a tool is: a name, a short description for the planner, its arguments in three parts —
+ * routing (where the effect lands), content (what is merely carried) and modifiers (how much or
+ * how long: `offset`, `limit`, `replace_all`, `timeout_seconds`) — from which its one strict
+ * schema is built, and a handler that validates, asks the policy layer through its port and
+ * renders (tools.md, "Before adding a tool").
+ *
+ * Labels and the audit log treat the parts differently: routing is what the person approves and
+ * what an audit entry names (resolved: the real path, the argv); content and modifiers are the
+ * planner's words and carry the planner context's label. A modifier shapes an effect without
+ * choosing where it lands, so it never appears in an entry's routing.
  */
 import { z } from "zod";
 import type { Label } from "../util/label.ts";
-import type { Policy } from "../policy/core.ts";
-import type { ProcessorPort, ToolPolicy } from "../policy/api.ts";
-import type { Settings } from "../state/settings.ts";
-import type { SessionState } from "../state/session_state.ts";
+import type { ProcessorPort, SessionState, Settings, ToolPolicy } from "../policy/api.ts";
 
 export const TOOL_NAMES = [
   "read_file",
@@ -38,11 +42,6 @@ export interface ToolOutput {
 export type { ProcessorPort };
 
 export interface ToolContext {
-  /**
-   * The policy layer itself. Going: each tool moves to `decide`, and once none uses this it is
-   * removed, so that a tool can reach the policy layer only through its decision port.
-   */
-  policy: Policy;
   /** The tools' decision port (`policy/api.ts`): decisions to render, nothing else. */
   decide: ToolPolicy;
   settings: Settings;
@@ -59,17 +58,13 @@ export interface ToolDef<Args = unknown> {
   readonly description: string;
   readonly routing: z.ZodObject;
   readonly content: z.ZodObject;
-  /** routing ∪ content, strict, with cross-field rules ("contents or a reference, never both"). */
+  readonly modifiers: z.ZodObject;
+  /**
+   * routing ∪ content ∪ modifiers, strict, with the tool's cross-field rules ("contents or a
+   * reference, never both"): built by {@link defineTool}, never written by hand.
+   */
   readonly schema: z.ZodType;
   handler(args: Args, ctx: ToolContext): Promise<ToolOutput>;
-}
-
-/** Builds the full strict schema from the two halves, plus optional cross-field checks. */
-export function toolSchema<R extends z.ZodRawShape, C extends z.ZodRawShape>(
-  routing: z.ZodObject<R>,
-  content: z.ZodObject<C>,
-) {
-  return z.strictObject({ ...routing.shape, ...content.shape });
 }
 
 /** A result the planner may see in full: trusted text. */
@@ -86,14 +81,52 @@ export function failure(message: string): ToolOutput {
   };
 }
 
-/** Defines a tool with its types inferred from the schema. */
-export function defineTool<S extends z.ZodType>(tool: {
+// deno-lint-ignore ban-types
+type NoFields = {};
+
+/** The parsed arguments of a tool with these three parts. */
+export type ToolArgs<R extends z.ZodRawShape, C extends z.ZodRawShape, M extends z.ZodRawShape> =
+  z.output<z.ZodObject<R & C & M>>;
+
+/**
+ * Defines a tool from its parts: the schema is their union, strict (an unknown field is an error
+ * the planner is told), then the tool's cross-field rules. A name may stand in one part only.
+ */
+export function defineTool<
+  R extends z.ZodRawShape,
+  C extends z.ZodRawShape,
+  M extends z.ZodRawShape = NoFields,
+>(tool: {
   name: ToolName;
   description: string;
-  routing: z.ZodObject;
-  content: z.ZodObject;
-  schema: S;
-  handler(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutput>;
-}): ToolDef<z.infer<S>> {
-  return tool as ToolDef<z.infer<S>>;
+  routing: z.ZodObject<R>;
+  content: z.ZodObject<C>;
+  modifiers?: z.ZodObject<M>;
+  refine?: (value: ToolArgs<R, C, M>, ctx: z.RefinementCtx) => void;
+  handler(args: ToolArgs<R, C, M>, ctx: ToolContext): Promise<ToolOutput>;
+}): ToolDef<ToolArgs<R, C, M>> {
+  const modifiers = tool.modifiers ?? z.strictObject({});
+  const parts = [tool.routing.shape, tool.content.shape, modifiers.shape].map(Object.keys);
+  const names = parts.flat();
+  if (new Set(names).size !== names.length) {
+    throw new Error(`${tool.name}: an argument stands in more than one part`);
+  }
+  const whole = z.strictObject({
+    ...tool.routing.shape,
+    ...tool.content.shape,
+    ...modifiers.shape,
+  });
+  const refine = tool.refine;
+  const schema = refine
+    ? whole.superRefine((v, ctx) => refine(v as ToolArgs<R, C, M>, ctx))
+    : whole;
+  return {
+    name: tool.name,
+    description: tool.description,
+    routing: tool.routing,
+    content: tool.content,
+    modifiers,
+    schema,
+    handler: tool.handler,
+  };
 }

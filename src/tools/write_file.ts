@@ -6,7 +6,7 @@
  * that is decided in the policy layer (`ctx.decide.writeFile`); the tool validates and renders.
  */
 import { z } from "zod";
-import { defineTool, failure, shown, type ToolOutput, toolSchema } from "./tool.ts";
+import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import type { WriteRefusal } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, plural, refField } from "./fs_common.ts";
@@ -23,7 +23,11 @@ const content = z.strictObject({
     .optional().describe("a reference whose content becomes the whole file"),
 });
 
-const schema = toolSchema(routing, content).superRefine((v, ctx) => {
+/** Exactly one target, and exactly one of contents and contents_ref. */
+function refine(
+  v: { path?: string; path_ref?: string; contents?: string; contents_ref?: string },
+  ctx: z.RefinementCtx,
+): void {
   exactlyOneTarget(v, ctx);
   if (v.contents !== undefined && v.contents_ref !== undefined) {
     ctx.addIssue({
@@ -33,7 +37,7 @@ const schema = toolSchema(routing, content).superRefine((v, ctx) => {
   } else if (v.contents === undefined && v.contents_ref === undefined) {
     ctx.addIssue({ code: "custom", message: "give contents (or contents_ref for a reference)" });
   }
-});
+}
 
 /** A write or an edit that did not happen, as the planner sees it (edit_file renders it too). */
 export function renderRefusal(r: WriteRefusal): ToolOutput {
@@ -51,7 +55,7 @@ export const writeFileTool = defineTool({
     "or contents_ref to write a reference's content unseen. The person approves every write.",
   routing,
   content,
-  schema,
+  refine,
   async handler(args, ctx) {
     const done = await ctx.decide.writeFile(args);
     if (done.status !== "written") return renderRefusal(done);

@@ -62,7 +62,6 @@ export async function fixture(options: {
   const session = new SessionState("test", options.oneShot ?? false);
   const events: { type: string; text: string }[] = [];
   const ctx: ToolContext = {
-    policy,
     decide: toolPolicy(policy),
     settings: settingsFrom({}),
     session,

@@ -204,7 +204,6 @@ export async function withPolicy(
     const settings: Settings = { ...base, limits: { ...base.limits, ...options.limits } };
     const emitted: { type: string; text: string }[] = [];
     const ctx: ToolContext = {
-      policy,
       decide: toolPolicy(policy),
       settings,
       session: new SessionState("test-session", !person.interactive),
