@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withPolicy } from "./support/policy_fixture.ts";
-import { ScriptedPerson } from "../src/person/scripted.ts";
+import { ScriptedPerson } from "./support/scripted_person.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import type {
   Approval,

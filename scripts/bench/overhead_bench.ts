@@ -19,7 +19,7 @@ import { modelsFrom } from "../../src/model/factory.ts";
 import type { ModelClient } from "../../src/model/types.ts";
 import { TranscriptWriter } from "../../src/state/transcript.ts";
 import { openSession } from "../../src/session/open.ts";
-import { ScriptedPerson } from "../../src/person/scripted.ts";
+import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import { settingsFrom } from "../../src/state/settings.ts";
 import { formatMs, median, percentile } from "./measure.ts";
 import type { Row } from "./report.ts";

@@ -7,7 +7,7 @@
  */
 import { toolPolicy } from "../../src/policy/api.ts";
 import { type OpenSession, openSession } from "../../src/session/open.ts";
-import { ScriptedPerson } from "../../src/person/scripted.ts";
+import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import { type Limits, type Settings, settingsFrom } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 

@@ -11,7 +11,7 @@ import { ModelProcessor } from "../model/processor.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { defineTool, failure, shown, type ToolDef } from "../tools/tool.ts";
 import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
-import type { ScriptedAnswer, ScriptedPerson } from "../person/scripted.ts";
+import type { ScriptedAnswer, ScriptedPerson } from "../../test/support/scripted_person.ts";
 import type { Settings } from "../state/settings.ts";
 import type { ChatMessage } from "../model/types.ts";
 import type { Label } from "../util/label.ts";

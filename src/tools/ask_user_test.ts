@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fixture } from "../../test/support/person_side.ts";
-import { ScriptedPerson } from "../person/scripted.ts";
+import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { formatLabel, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { askUser } from "./ask_user.ts";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { editFileTool } from "./edit_file.ts";
 import { listFilesTool } from "./list_files.ts";
-import { ScriptedPerson } from "../person/scripted.ts";
+import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import type { Approval, WriteApprovalRequest } from "../person/person.ts";
 import { UNTRUSTED_PUBLIC } from "../util/label.ts";

@@ -6,7 +6,7 @@ import { listFilesTool } from "./list_files.ts";
 import { readFileTool } from "./read_file.ts";
 import { formatLabel, UNTRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
-import { ScriptedPerson } from "../person/scripted.ts";
+import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import type { Approval, WriteApprovalRequest } from "../person/person.ts";
 import { sha256 } from "../util/hash.ts";
 import { renderDiff } from "../policy/writes.ts";

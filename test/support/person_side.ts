@@ -12,7 +12,7 @@ import { AuditLog } from "../../src/policy/audit.ts";
 import { PrivatePaths } from "../../src/policy/private.ts";
 import { Policy } from "../../src/policy/core.ts";
 import type { Person } from "../../src/person/person.ts";
-import { ScriptedPerson } from "../../src/person/scripted.ts";
+import { ScriptedPerson } from "./scripted_person.ts";
 import { EffectWorker } from "../../src/worker/client.ts";
 import { SessionState } from "../../src/state/session_state.ts";
 import { settingsFrom } from "../../src/state/settings.ts";

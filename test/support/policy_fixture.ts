@@ -22,7 +22,7 @@ import { normaliseRuleDir, TrustMap } from "../../src/policy/trust_map.ts";
 import { openWorkspace, type Workspace } from "../../src/policy/workspace.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
 import type { Person } from "../../src/person/person.ts";
-import { type ScriptedAnswer, ScriptedPerson } from "../../src/person/scripted.ts";
+import { type ScriptedAnswer, ScriptedPerson } from "./scripted_person.ts";
 import { EffectWorker } from "../../src/worker/client.ts";
 import type { WorkerRequest } from "../../src/worker/protocol.ts";
 import { settingsFrom } from "../../src/state/settings.ts";

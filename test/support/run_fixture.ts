@@ -7,7 +7,7 @@
 import type { Policy } from "../../src/policy/core.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
 import type { Person } from "../../src/person/person.ts";
-import type { ScriptedAnswer, ScriptedPerson } from "../../src/person/scripted.ts";
+import type { ScriptedAnswer, ScriptedPerson } from "./scripted_person.ts";
 import type { Config } from "../../src/state/config.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";

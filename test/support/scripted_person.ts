@@ -14,7 +14,7 @@ import type {
   RunAnswer,
   RunApprovalRequest,
   WriteApprovalRequest,
-} from "./person.ts";
+} from "../../src/person/person.ts";
 
 export type ScriptedAnswer =
   | { write: Approval }
