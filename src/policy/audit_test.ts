@@ -75,7 +75,7 @@ Deno.test("audit: one JSON line per decision, with time, tool, routing, labels, 
 
 Deno.test("audit: Policy.record writes the labels in (T,pub) notation with the context label", async () => {
   const audit = new AuditLog(null, "s");
-  const policy = new Policy({
+  const { policy } = await Policy.open({
     workspace: { root: "/w", protectedDirs: [], caseInsensitive: false } as Workspace,
     worker: {} as EffectWorker,
     person: { decider: "person" } as unknown as Person,

@@ -77,7 +77,17 @@ export class Policy {
   #context: Label = label("T", "pub");
   #contextListeners: ((l: Label) => void)[] = [];
 
-  constructor(options: PolicyOptions) {
+  /**
+   * Opens the policy layer: the one way to make one, so that the approval policy file's commands
+   * are bound to their programs before anything runs. Returns the entries that allow nothing,
+   * for the person.
+   */
+  static async open(options: PolicyOptions): Promise<{ policy: Policy; problems: string[] }> {
+    const policy = new Policy(options);
+    return { policy, problems: await policy.#bindCommandRules() };
+  }
+
+  private constructor(options: PolicyOptions) {
     this.workspace = options.workspace;
     this.worker = options.worker;
     this.person = options.person;
@@ -164,10 +174,9 @@ export class Policy {
 
   /**
    * Binds the approval policy file's `run` and `vouch` entries to the programs they name, as
-   * they are now: call once, when the run starts, before the planner can write anything.
-   * Returns the entries that allow nothing, for the person.
+   * they are now: once, when the run starts, before the planner can write anything.
    */
-  async bindCommandRules(): Promise<string[]> {
+  async #bindCommandRules(): Promise<string[]> {
     const { rules, problems } = await bindRules(this, this.approvals);
     this.#commandRules = rules;
     return problems;

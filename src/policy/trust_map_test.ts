@@ -9,7 +9,7 @@ import {
   updateTrustMap,
 } from "./trust_map.ts";
 import { saveJsonFile } from "../state/jsonfile.ts";
-import { Policy } from "./core.ts";
+import { Policy, type PolicyOptions } from "./core.ts";
 import { AuditLog } from "./audit.ts";
 import { PrivatePaths } from "./private.ts";
 import { RefTable } from "./refs.ts";
@@ -301,7 +301,7 @@ Deno.test("trust map: stored in the state directory keyed by the real path, not 
 async function policyFor(
   root: string,
   trustFile: string,
-  approvals: ConstructorParameters<typeof Policy>[0]["approvals"],
+  approvals: PolicyOptions["approvals"],
   hashes: Record<string, string> = {},
 ): Promise<Policy> {
   const worker = {
@@ -313,7 +313,7 @@ async function policyFor(
       ),
   } as unknown as EffectWorker;
   const { map } = await loadTrustMap(trustFile, root);
-  return new Policy({
+  return (await Policy.open({
     workspace: await openWorkspace(root, join(root, "..", "state")),
     worker,
     person: { decider: "person" } as unknown as Person,
@@ -324,7 +324,7 @@ async function policyFor(
     trustFile,
     approvals,
     scratch: root,
-  });
+  })).policy;
 }
 
 Deno.test("policy: --approvals trust rules apply for the run but are never saved", async () => {

@@ -85,7 +85,7 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     scratch,
     run: options.settings.runPrograms ?? true,
   }, poolSize());
-  const policy = new Policy({
+  const { policy, problems: unbound } = await Policy.open({
     workspace,
     worker,
     person: options.person,
@@ -98,8 +98,7 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     scratch,
     vouches: VouchStore.at(state.vouchesFile, workspace.root),
   });
-  // Before the planner can write anything: the policy file's commands, as they are now.
-  problems.push(...await policy.bindCommandRules());
+  problems.push(...unbound);
   return {
     workspace,
     paths,

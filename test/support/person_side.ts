@@ -48,7 +48,7 @@ export async function fixture(options: {
   }
   const worker = EffectWorker.start({ workspace: ws, scratch, run: false });
   const person = options.person ?? new ScriptedPerson();
-  const policy = new Policy({
+  const { policy } = await Policy.open({
     workspace,
     worker,
     person,

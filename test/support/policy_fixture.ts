@@ -185,7 +185,7 @@ export async function withPolicy(
       }) as typeof started.call;
     }
     const vouchesFile = options.vouchesOnDisk ? join(stateDir, "vouches.json") : null;
-    const policy = new Policy({
+    const { policy, problems: unbound } = await Policy.open({
       workspace,
       worker,
       person,
@@ -198,7 +198,6 @@ export async function withPolicy(
       scratch,
       vouches: vouchesFile ? VouchStore.at(vouchesFile, root) : undefined,
     });
-    const unbound = await policy.bindCommandRules();
     if (unbound.length) throw new Error(`fixture: ${unbound.join("; ")}`);
     const base = settingsFrom(options.config ?? {});
     const settings: Settings = { ...base, limits: { ...base.limits, ...options.limits } };

@@ -40,7 +40,7 @@ export async function withLookingPolicy<T>(
   const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "bravebot-look-" }));
   const worker = EffectWorker.start({ workspace: workspace.root, scratch, run: false });
   try {
-    const policy = new Policy({
+    const { policy } = await Policy.open({
       workspace,
       worker,
       person: new PolicyFilePerson(null),
