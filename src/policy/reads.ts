@@ -72,10 +72,11 @@ export function namesShownIn(policy: Policy, dir: string, dirShown: boolean): bo
 /**
  * Whether the name `rel` may be shown, one step below its directory: it lies in a directory
  * whose names may be shown ({@link namesShownIn}), or it is the person's own words
- * ({@link personNamed}). The one rule for names: the walk applies it entry by entry, and
- * {@link pathNameShown} along a path.
+ * ({@link personNamed}) — unless a run chose it. The one rule for names: the walk applies it
+ * entry by entry, and {@link pathNameShown} along a path.
  */
 export function nameShown(policy: Policy, rel: string, inShownDirectory: boolean): boolean {
+  if (policy.trust.nameChosenByRun(rel)) return false;
   return inShownDirectory || personNamed(policy, rel);
 }
 

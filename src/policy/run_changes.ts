@@ -7,11 +7,18 @@
  *
  * Past the snapshot's bound the first snapshot is partial: then a file counts as changed when
  * its change time is at or after the run's start, and whether it was created cannot be told (so
- * its name must be taken as chosen by the run). Change times are compared to the second, as the
- * platform reports them, so a file written in the same second before the run counts as changed:
- * the error goes towards labeling more, never less.
+ * its name must be taken as chosen by the run).
+ *
+ * Change times are reported to the whole second, so a run must start in a second in which
+ * nothing in the workspace changed before it ({@link runStart} waits for one): then a change
+ * time in or after that second means the run (or something running beside it) changed the file,
+ * and no rewrite that restores size and modification time can hide in the same second.
  */
 import type { SnapshotResult } from "../worker/protocol.ts";
+import type { Policy } from "./core.ts";
+import type { FileEntry } from "./trust_map.ts";
+import type { Integrity } from "../util/label.ts";
+import { isGitPath } from "./git_dir.ts";
 
 /** How many entries a snapshot records before it falls back to change times. */
 export const SNAPSHOT_MAX_ENTRIES = 200_000;
@@ -48,6 +55,21 @@ function secondOf(ms: number): number {
 }
 
 /**
+ * When a run may start, given the snapshot taken before it: now, unless something in the
+ * workspace changed in the current second (or the snapshot is partial, so that cannot be told),
+ * in which case at the start of the next second. Waits that long, and returns the start.
+ */
+export async function runStart(before: Snapshot, now = () => Date.now()): Promise<number> {
+  const current = secondOf(now());
+  let latest = -Infinity;
+  for (const entry of before.entries.values()) latest = Math.max(latest, entry.ctimeMs);
+  if (before.complete && secondOf(latest) < current) return now();
+  const wait = current + 1000 - now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait + 2));
+  return now();
+}
+
+/**
  * Compares the snapshots taken before and after a run that started at `startMs` (the clock of
  * the machine the files are on). Folders count only when created: adding a file to one changes
  * its times, not its content.
@@ -71,4 +93,66 @@ export function compareSnapshots(before: Snapshot, after: Snapshot, startMs: num
     for (const path of before.entries.keys()) if (!after.entries.has(path)) removed.push(path);
   }
   return { created, changed, removed, complete: before.complete && after.complete };
+}
+
+/**
+ * Paths a run can never make trusted, whatever its label (design.md §13): git's own files (they
+ * tell git what to run), Brave Bot's workspace folder (skills, config) and the project memory.
+ */
+export function neverTrustedFromRun(rel: string): boolean {
+  const first = rel.split("/")[0];
+  return isGitPath(rel) || first === ".bravebot" || rel === "AGENTS.md";
+}
+
+/**
+ * Records what a run did to the workspace in the trust map, in one change. A created file gets
+ * the run's integrity; a changed one the join of the run's and its own (a vouched command that
+ * rewrites a vendored file does not make it trusted: labels only move towards `U`). `T` is bound
+ * to the bytes the file has now, and never given to the paths of {@link neverTrustedFromRun}.
+ * Every created name — and, when the snapshots were partial, every changed one, since it may
+ * have been created — is marked as chosen by the run.
+ */
+export async function recordRunChanges(
+  policy: Policy,
+  changes: RunChanges,
+  integrity: Integrity,
+): Promise<void> {
+  const touched = [...changes.created, ...changes.changed];
+  if (touched.length === 0) return;
+  const created = new Set(changes.created);
+  const entries: [string, FileEntry][] = [];
+  for (const rel of touched) {
+    const nameChosen = created.has(rel) || !changes.complete;
+    let entry: FileEntry = { integrity: "U", why: "run", ...(nameChosen ? { nameChosen } : {}) };
+    const own = created.has(rel) && changes.complete ? "T" : priorIntegrity(policy, rel);
+    if (integrity === "T" && own === "T" && !neverTrustedFromRun(rel)) {
+      const hash = await policy.worker.call({
+        op: "hash",
+        path: `${policy.workspace.root}/${rel}`,
+      });
+      if (hash.ok) entry = { ...entry, integrity: "T", sha256: hash.value };
+    }
+    entries.push([rel, entry]);
+  }
+  await policy.changeTrust((map) => {
+    for (const [rel, entry] of entries) map.setFile(rel, entry);
+  });
+}
+
+/** The integrity a file had before the run: its own entry, else its directory's rule. */
+function priorIntegrity(policy: Policy, rel: string): Integrity {
+  return policy.trust.files.get(rel)?.integrity ?? policy.trust.ruleIntegrity(rel);
+}
+
+/** The line a run's result gives the planner about the files it touched (counts only). */
+export function changesLine(changes: RunChanges): string | null {
+  const { created, changed, removed, complete } = changes;
+  if (complete && created.length + changed.length + removed.length === 0) return null;
+  const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
+  if (!complete) {
+    return `files: ${files(changed.length)} created or changed (the workspace is larger than ` +
+      "the snapshot's bound, so removals are not counted); they are marked untrusted unless " +
+      "the command was vouched";
+  }
+  return `files: ${created.length} created, ${changed.length} changed, ${removed.length} removed`;
 }

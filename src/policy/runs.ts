@@ -11,6 +11,16 @@
  * {@link carryOutRun} is the whole of a `run` for the tool: it decides, has the effect worker
  * spawn the pipeline, keeps the output and returns what became of it.
  */
+import {
+  changesLine,
+  compareSnapshots,
+  recordRunChanges,
+  type RunChanges,
+  runStart,
+  type Snapshot,
+  SNAPSHOT_MAX_ENTRIES,
+  unpackSnapshot,
+} from "./run_changes.ts";
 import type { Policy } from "./core.ts";
 import { describeKind, staleFileRef } from "./core.ts";
 import {
@@ -521,6 +531,43 @@ function workerSpawner(policy: Policy): Spawner {
   return spawner;
 }
 
+/** The workspace as it is now; a snapshot that failed counts as partial and empty. */
+async function snapshotWorkspace(policy: Policy): Promise<Snapshot> {
+  const taken = await policy.worker.call({
+    op: "snapshot",
+    root: policy.workspace.root,
+    skip: [...policy.workspace.protectedDirs],
+    maxEntries: SNAPSHOT_MAX_ENTRIES,
+  });
+  return taken.ok ? unpackSnapshot(taken.value) : { entries: new Map(), complete: false };
+}
+
+/**
+ * Files a run created or changed carry its label (design.md §13): `T` only when the whole command
+ * was vouched, every stdin was `T` and the planner context is `T`; recorded, and audited when
+ * anything changed.
+ */
+async function recordChanges(
+  policy: Policy,
+  changes: RunChanges,
+  output: Label,
+  command: string,
+): Promise<void> {
+  const touched = changes.created.length + changes.changed.length + changes.removed.length;
+  if (touched === 0 && changes.complete) return;
+  const integrity = policy.contextTainted ? "U" : output.integrity;
+  await recordRunChanges(policy, changes, integrity);
+  await policy.record({
+    tool: "run",
+    routing: { pipeline: command },
+    labels: { files: label(integrity, "pub") },
+    decision: "files changed by the run",
+    by: "rule",
+    reason: `${changes.created.length} created, ${changes.changed.length} changed, ` +
+      `${changes.removed.length} removed${changes.complete ? "" : " (snapshot partial)"}`,
+  });
+}
+
 /**
  * A whole `run`: prepares it, plans the sandbox, decides (asking the person when §8 says so),
  * reads the stdin, has the effect worker spawn the pipeline and keeps the output as a
@@ -555,6 +602,9 @@ export async function carryOutRun(
   }
 
   const command = displayPipeline(run.stages);
+  // What the stages may write is found by comparing the workspace before and after (§13).
+  const before = await snapshotWorkspace(policy);
+  const startMs = await runStart(before);
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
@@ -585,14 +635,20 @@ export async function carryOutRun(
     };
   }
   const result = spawned.value;
+  const changes = compareSnapshots(before, await snapshotWorkspace(policy), startMs);
+  await recordChanges(policy, changes, decision.outputLabel, command);
   const kept = await keepOutput(policy, settings, result, decision.outputLabel, command, "run");
   const { ref } = kept;
+  const filesLine = changesLine(changes);
   return {
     outcome: "ran",
     typed: run.stages.map((s) => s.typed),
     vouched: decision.vouched,
     confined: wrapper.value !== null,
-    status: statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
+    status: [
+      ...statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
+      ...(filesLine ? [filesLine] : []),
+    ],
     ref: { id: ref.id, size: ref.size ?? 0, lines: ref.lines ?? 0, label: ref.label },
     label: decision.outputLabel,
     shown: kept.shown,

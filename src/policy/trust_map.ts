@@ -29,7 +29,13 @@ export interface FileEntry {
   readonly integrity: Integrity;
   /** For a trusting entry: the SHA-256 the trust is bound to. */
   readonly sha256?: string;
-  readonly why: "write" | "vouch";
+  /** What set it: an approved write, a file vouch, or a run that created or changed the file. */
+  readonly why: "write" | "vouch" | "run";
+  /**
+   * The name itself was chosen by a run (design.md §13: a created name is an untrusted name):
+   * never shown as text, whatever the directory. It stays with the path once set.
+   */
+  readonly nameChosen?: true;
 }
 
 /** The trees the first-use "trust the workspace" answer leaves untrusted, at any depth. */
@@ -60,7 +66,8 @@ const fileSchema = z.object({
     z.object({
       integrity: z.enum(["T", "U"]),
       sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-      why: z.enum(["write", "vouch"]),
+      why: z.enum(["write", "vouch", "run"]),
+      nameChosen: z.literal(true).optional(),
     }),
   ),
 });
@@ -131,8 +138,15 @@ export class TrustMap {
     return this.#rules.length !== before;
   }
 
+  /** Sets a file's entry; a name a run chose stays marked as such whatever is written later. */
   setFile(rel: string, entry: FileEntry): void {
-    this.#files.set(rel, entry);
+    const chosen = entry.nameChosen ?? this.#files.get(rel)?.nameChosen;
+    this.#files.set(rel, chosen ? { ...entry, nameChosen: true } : entry);
+  }
+
+  /** Whether a run chose this name: it is content nobody vouched for (design.md §13). */
+  nameChosenByRun(rel: string): boolean {
+    return this.#files.get(rel)?.nameChosen === true;
   }
 
   /** Applies a first-use answer: the whole workspace minus foreign trees, or nothing. */
