@@ -1,7 +1,7 @@
 /**
  * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real]`: Brave Bot's benchmarks
  * (docs/benchmarks.md), printed as one table. Sections: search, list, glob, overhead, startup, memory,
- * prompt, textcalls. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
+ * prompt, textcalls, snapshot. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
  * a corpus a tenth the size and fewer rounds, for trying things out. Progress goes to stderr,
  * the table to stdout; the table, the glob size table and the machine are also written to
  * bench-data/results.md for docs/benchmarks.md.
@@ -17,6 +17,7 @@ import { startupBench } from "./startup_bench.ts";
 import { memoryBench } from "./memory_bench.ts";
 import { promptBench } from "./prompt_bench.ts";
 import { textCallsBench } from "./text_calls_bench.ts";
+import { snapshotBench } from "./snapshot_bench.ts";
 import { formatBytes } from "./measure.ts";
 import { type Row, summaryTable } from "./report.ts";
 
@@ -29,6 +30,7 @@ const SECTIONS = [
   "memory",
   "prompt",
   "textcalls",
+  "snapshot",
 ] as const;
 type Section = typeof SECTIONS[number];
 
@@ -70,7 +72,7 @@ function parseArgs(args: string[]): Options {
       }
     } else if (a === "-h" || a === "--help") {
       console.log(
-        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls] " +
+        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls,snapshot] " +
           "[--rounds N] [--no-real]",
       );
       Deno.exit(0);
@@ -117,7 +119,7 @@ async function run(options: Options): Promise<void> {
   const wants = (s: Section) => options.only.has(s);
 
   const corpora: Corpus[] = [];
-  if (wants("search") || wants("list") || wants("memory")) {
+  if (wants("search") || wants("list") || wants("memory") || wants("snapshot")) {
     corpora.push(await generatedCorpus(dataDir, options.quick ? QUICK : FULL, log));
     if (options.real) corpora.push(await realCorpus(dataDir, log));
     for (const c of corpora) {
@@ -137,6 +139,7 @@ async function run(options: Options): Promise<void> {
   if (wants("startup")) rows.push(...await startupBench(repo, dataDir, options.rounds, log));
   if (wants("prompt")) rows.push(...promptBench(log));
   if (wants("textcalls")) rows.push(...await textCallsBench(options.quick, log));
+  if (wants("snapshot")) rows.push(...await snapshotBench(corpora[0], fsOptions));
 
   const table = summaryTable(rows);
   const about = await machine();
