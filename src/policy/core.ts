@@ -195,6 +195,14 @@ export class Policy {
     return this.#context;
   }
 
+  /**
+   * The label of whatever the planner writes — contents, new_text, an instruction, todos
+   * (design.md §3): its context's label. Every place that labels the planner's words asks this.
+   */
+  get plannerWords(): Label {
+    return this.#context;
+  }
+
   get contextTainted(): boolean {
     return this.#context.integrity === "U";
   }

@@ -94,7 +94,7 @@ export async function decideEdit(
   // The unchanged bytes keep the file's label; new_text carries the planner context's.
   return {
     bytes: replaced.bytes,
-    label: joinLabels(fileLabel, policy.contextLabel),
+    label: joinLabels(fileLabel, policy.plannerWords),
     replaced: replaced.found,
   };
 }

@@ -147,7 +147,7 @@ export async function approvePrivateEgress(
   }
   const allowed = await mayLeave(policy, endpoint, "processor", "spawn_processor", {
     what: "The instruction for the processor (written by the planner)",
-    label: policy.contextLabel,
+    label: policy.plannerWords,
     sha256: sha256(instruction),
   });
   if (!allowed) {

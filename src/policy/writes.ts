@@ -6,6 +6,7 @@
  * by hash so a file that changed after approval is never overwritten unseen. write_file is
  * decided here whole ({@link writeFile}); edit_file's own rules are in edits.ts.
  */
+import { countLines } from "./outputs.ts";
 import { createTwoFilesPatch } from "diff";
 import type { Policy, Routed } from "./core.ts";
 import { describeKind } from "./core.ts";
@@ -295,7 +296,7 @@ export async function writeFile(policy: Policy, req: WriteFileRequest): Promise<
     if (!from.ok) return failed(from.error);
     source = from.value;
   } else {
-    source = { bytes: new TextEncoder().encode(req.contents!), label: policy.contextLabel };
+    source = { bytes: new TextEncoder().encode(req.contents!), label: policy.plannerWords };
   }
   const done = await approveAndWrite(policy, {
     tool: "write_file",
@@ -313,11 +314,6 @@ export async function writeFile(policy: Policy, req: WriteFileRequest): Promise<
 }
 
 /** Lines as a person counts them: a final newline ends the last line rather than starting one. */
-export function countLines(bytes: Uint8Array): number {
-  if (bytes.length === 0) return 0;
-  return new TextDecoder().decode(bytes).split("\n").length - (bytes.at(-1) === 0x0a ? 1 : 0);
-}
-
 export function failed(error: string): WriteRefusal {
   return { status: "failed", error };
 }

@@ -61,6 +61,6 @@ export function otherPort(policy: Policy): OtherPort {
       runProcessor(policy, request, processor, settings, signal),
     loadSkill: (name, chosen) => loadSkill(policy, name, chosen),
     askUser: (questions, options) => askPerson(policy, questions, options),
-    todoLabel: () => policy.contextLabel,
+    todoLabel: () => policy.plannerWords,
   };
 }
