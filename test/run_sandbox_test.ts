@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withRunPolicy } from "./support/run_fixture.ts";
+import { type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
+import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
 import { sandboxStatus } from "../src/policy/sandbox.ts";
@@ -95,7 +96,7 @@ Deno.test({
     try {
       for (const confined of [false, true]) {
         await withRunPolicy({
-          config: confined ? config : {},
+          config: confined ? config : { run: { sandbox: "none" } },
           answers: [{ run: { answer: "vouch" } }],
         }, async (fx) => {
           const out = await fx.call(run, { pipeline: [{ program: "node", args: probe }] });
@@ -125,6 +126,99 @@ Deno.test({
       });
       assert.match(out.content, /HIDDEN/);
       assert.ok(!out.content.includes("CANARY-state"));
+    });
+  },
+});
+
+/** Whether the run's output (kept as a reference, or shown) holds `text`. */
+async function printed(fx: RunFixture, out: ToolOutput, text: string): Promise<boolean> {
+  if (out.content.includes(text)) return true;
+  const found = fx.policy.refs.lookup(`ref:${refOf(out)}`);
+  return found.ok &&
+    new TextDecoder().decode(await fx.policy.refs.bytes(found.value)).includes(text);
+}
+
+Deno.test({
+  name: "bwrap: runs are confined by default, and the approval says so",
+  ignore: skip,
+  fn: async () => {
+    await withRunPolicy({ answers: [{ run: { answer: "once" } }] }, async (fx) => {
+      const escaped = join(fx.outside, "escaped.txt");
+      const out = await fx.call(run, {
+        pipeline: [{ program: "sh", args: ["-c", `echo out > "${escaped}" || echo REFUSED`] }],
+      });
+      assert.match(out.content, /\[confined\]/);
+      assert.equal(await exists(escaped), false);
+      const [asked] = fx.scripted!.asked.flatMap((a) => a.kind === "run" ? [a.request] : []);
+      assert.deepEqual(asked.confinement, { confined: true });
+    });
+  },
+});
+
+Deno.test({
+  name: "bwrap: the person may run one command unconfined; it is never stored in a vouch",
+  ignore: skip,
+  fn: async () => {
+    await withRunPolicy({
+      answers: [{ run: { answer: "once", unconfined: true } }, { run: { answer: "vouch" } }],
+    }, async (fx) => {
+      const escaped = join(fx.outside, "escaped.txt");
+      const args = ["-c", `echo out > "${escaped}" && echo WROTE || echo REFUSED`];
+      const out = await fx.call(run, { pipeline: [{ program: "sh", args }] });
+      assert.ok(!out.content.includes("[confined]"), out.content);
+      assert.equal(await exists(escaped), true, "run unconfined, as the person chose");
+      const entry = fx.policy.audit.entries.find((e) => e.decision === "ran once, unconfined");
+      assert.equal(entry?.routing.unconfined, true);
+      await Deno.remove(escaped);
+      // The next run of it asks again and, vouched now, runs confined: no vouch unconfines.
+      const again = await fx.call(run, { pipeline: [{ program: "sh", args }] });
+      assert.match(again.content, /\[confined\]/);
+      assert.equal(await exists(escaped), false);
+      assert.equal(JSON.stringify(await fx.policy.vouches.list()).includes("unconfined"), false);
+    });
+  },
+});
+
+Deno.test({
+  name: 'bwrap: a policy-file entry with "unconfined": true runs outside; without, inside',
+  ignore: skip,
+  fn: async () => {
+    for (const unconfined of [true, false]) {
+      const approvals = { run: [{ prefix: ["touch"], ...(unconfined ? { unconfined } : {}) }] };
+      await withRunPolicy(
+        { approvals, person: new PolicyFilePerson(approvals) },
+        async (fx) => {
+          const target = join(fx.outside, "made");
+          await fx.call(run, { pipeline: [{ program: "touch", args: [target] }] });
+          assert.equal(await exists(target), unconfined);
+        },
+      );
+    }
+  },
+});
+
+Deno.test({
+  name: "bwrap: nothing a confined command starts outlives the run, and /tmp is its own",
+  ignore: skip,
+  fn: async () => {
+    await withRunPolicy({ answers: [{ run: { answer: "once" } }] }, async (fx) => {
+      const marker = join(fx.root, "late.txt");
+      const tmpName = `/tmp/bb-private-${crypto.randomUUID()}`;
+      const out = await fx.call(run, {
+        pipeline: [{
+          program: "sh",
+          args: [
+            "-c",
+            `echo x > ${tmpName}; (sleep 1; touch "${marker}") > /dev/null 2>&1 & echo started`,
+          ],
+        }],
+      });
+      assert.match(out.content, /\[confined\]/);
+      assert.ok(await printed(fx, out, "started"));
+      assert.equal(await exists(tmpName), false, "the run's /tmp is not the machine's");
+      // Bounded: the background child would have made the marker after one second.
+      await new Promise((r) => setTimeout(r, 2_000));
+      assert.equal(await exists(marker), false, "the PID namespace ended with the run");
     });
   },
 });

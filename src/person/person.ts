@@ -45,10 +45,16 @@ export interface RunApprovalRequest {
   why: string;
   /** One line for each stage whose program runs code it is given: what vouching it means. */
   warnings: string[];
+  /**
+   * Whether the command will run confined by bwrap (design.md §13), or why not; when confined,
+   * the person may choose to run it once outside the confinement.
+   */
+  confinement: { confined: true } | { confined: false; why: string };
 }
 
 export type RunAnswer =
-  | { answer: "once" }
+  /** `unconfined`: this once, outside the bwrap confinement (never stored in a vouch). */
+  | { answer: "once"; unconfined?: boolean }
   | {
     answer: "vouch"; /** how many leading args the vouch fixes; undefined = exact argv */
     prefixArgs?: number;

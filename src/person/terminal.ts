@@ -200,6 +200,11 @@ export class TerminalPerson implements Person {
       this.#line(`${pc.bold("stdin:")} ${r.stdin.ref} ${formatLabel(r.stdin.label)}`);
     }
     for (const warning of r.warnings) this.#line(pc.yellow(`note: ${warning}`));
+    this.#line(
+      r.confinement.confined
+        ? pc.dim("runs confined by bwrap: the workspace and scratch writable, no network")
+        : pc.yellow(`runs unconfined: ${escapeForScreen(r.confinement.why)}`),
+    );
     const single = r.stages.length === 1 ? r.stages[0] : null;
     const answer = await this.#ask(
       (ctx) =>
@@ -207,6 +212,12 @@ export class TerminalPerson implements Person {
           message: "Run it?",
           choices: [
             { value: "once", name: "Run once" },
+            ...(r.confinement.confined
+              ? [{
+                value: "unconfined",
+                name: "Run once, unconfined (outside bwrap, this time only)",
+              }]
+              : []),
             {
               value: "vouch",
               name: "Vouch for exactly this command: run it now and from now on without asking",
@@ -222,6 +233,7 @@ export class TerminalPerson implements Person {
       "refuse",
     );
     if (answer === "once") return { answer: "once" };
+    if (answer === "unconfined") return { answer: "once", unconfined: true };
     if (answer === "vouch") return { answer: "vouch" };
     if (answer === "why") return { answer: "refuse", reason: await this.#reason() };
     if (answer === "prefix" && single) {

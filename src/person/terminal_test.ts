@@ -27,6 +27,7 @@ const run: RunApprovalRequest = {
   stdin: null,
   why: "",
   warnings: [],
+  confinement: { confined: true },
 };
 
 Deno.test("terminal: an edit approval shows destination and diff and is accepted", async () => {
@@ -95,7 +96,8 @@ Deno.test("terminal: a long preview can be shown in full before answering", asyn
 
 Deno.test("terminal: a run approval shows argv and program; run once, vouch exact, vouch prefix, refuse", async () => {
   const cases: [string[], unknown][] = [
-    [[KEY.up, KEY.up, KEY.up, KEY.enter], { answer: "once" }],
+    [[KEY.up, KEY.up, KEY.up, KEY.up, KEY.enter], { answer: "once" }],
+    [[KEY.up, KEY.up, KEY.up, KEY.enter], { answer: "once", unconfined: true }],
     [[KEY.up, KEY.up, KEY.enter], { answer: "vouch" }],
     [[KEY.enter], { answer: "refuse" }],
   ];
@@ -106,6 +108,7 @@ Deno.test("terminal: a run approval shows argv and program; run once, vouch exac
     assert.deepEqual(await answer, expected);
     assert.match(t.screen, /command: git diff --stat HEAD~1/);
     assert.match(t.screen, /program: \/usr\/bin\/git/);
+    assert.match(t.screen, /runs confined by bwrap/);
   }
   const t = new FakeTerminal();
   const answer = person(t).approveRun(run);

@@ -14,13 +14,16 @@ const commandRule = z
   .strictObject({
     argv: z.array(z.string()).min(1).optional(),
     prefix: z.array(z.string()).min(1).optional(),
+    /** Run outside the bwrap confinement (design.md §13); never part of a stored vouch. */
+    unconfined: z.boolean().optional(),
   })
   .refine((r) => (r.argv === undefined) !== (r.prefix === undefined), {
     message: 'give exactly one of "argv" (the exact command) or "prefix" (program and first args)',
   })
-  .transform((r): { argv: string[] } | { prefix: string[] } =>
-    r.argv !== undefined ? { argv: r.argv } : { prefix: r.prefix! }
-  );
+  .transform((r): ({ argv: string[] } | { prefix: string[] }) & { unconfined?: boolean } => ({
+    ...(r.argv !== undefined ? { argv: r.argv } : { prefix: r.prefix! }),
+    ...(r.unconfined ? { unconfined: true } : {}),
+  }));
 
 /** A trust-map folder as `bravebot trust add` takes it; a bad one is named, never dropped. */
 const ruleDir = z.string().superRefine((dir, ctx) => {

@@ -18,6 +18,8 @@ export interface BoundRule {
   /** A workspace program's SHA-256 at the run's start; null for a program outside it. */
   readonly sha256: string | null;
   readonly args: readonly string[];
+  /** The entry lets the command run outside the bwrap confinement (`"unconfined": true`). */
+  readonly unconfined?: boolean;
 }
 
 export interface BoundRules {
@@ -48,6 +50,11 @@ export function rulesMatch(rules: readonly BoundRule[], stage: StageIdentity): R
   return best;
 }
 
+/** Whether an entry covering the stage lets it run unconfined. */
+export function rulesUnconfine(rules: readonly BoundRule[], stage: StageIdentity): boolean {
+  return rules.some((rule) => rule.unconfined && ruleMatch(rule, stage) === "covers");
+}
+
 /**
  * Binds every entry of both lists; an entry whose program cannot be found allows nothing and is
  * reported (the person wrote the file, so the sentence may quote it).
@@ -73,6 +80,7 @@ export async function bindRules(
         program: program.value.resolved,
         sha256: program.value.sha256,
         args: argv.slice(1),
+        unconfined: rule.unconfined === true,
       });
     }
     return bound;

@@ -37,8 +37,8 @@ import { readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import { childEnv, type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
 import { keepOutput, statusLines } from "./outputs.ts";
-import { planConfinement, type Spawner } from "./sandbox.ts";
-import { type RuleMatch, rulesMatch } from "./command_rules.ts";
+import { type ConfinementPlan, planConfinement, type Spawner } from "./sandbox.ts";
+import { type RuleMatch, rulesMatch, rulesUnconfine } from "./command_rules.ts";
 import { describeVouch, type NewVouch, type StageIdentity, type Vouch } from "./vouches.ts";
 import { DEFAULT_LIMITS, type Settings } from "../state/settings.ts";
 import type { RunAnswer } from "../person/person.ts";
@@ -246,6 +246,8 @@ export type RunDecision =
     by: Decider;
     /** The label the output will carry. */
     outputLabel: Label;
+    /** Run outside the confinement: the person's choice for this once, or the policy file's. */
+    unconfined: boolean;
   }
   | { run: false; by: Decider; reason: string };
 
@@ -347,7 +349,11 @@ function routingOf(prepared: PreparedRun): Record<string, unknown> {
  * Decides whether the prepared run may start, asking the person when §8 says so, storing any
  * vouch they give, and recording the decision in the audit log.
  */
-export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<RunDecision> {
+export async function decideRun(
+  policy: Policy,
+  prepared: PreparedRun,
+  confinement: ConfinementPlan = { confined: false, why: "not planned" },
+): Promise<RunDecision> {
   const standings = await Promise.all(prepared.stages.map((s) => standingOf(policy, s)));
   const whole = prepared.stages.length > 1
     ? await policy.vouches.lookupPipeline(prepared.stages.map(identity))
@@ -367,11 +373,29 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
     ...(stdinLabel ? { stdin: stdinLabel } : {}),
     ...(l ? { output: l } : {}),
   });
-  const allowed = async (by: Decider, decision: string, v: boolean, reason?: string) => {
+  const allowed = async (
+    by: Decider,
+    decision: string,
+    v: boolean,
+    reason?: string,
+    unconfined = false,
+  ) => {
     const out = outputLabel(v, stdinLabel);
-    await policy.record({ tool: "run", routing, labels: labels(out), decision, by, reason });
-    return { run: true as const, vouched: v, by, outputLabel: out };
+    const outside = unconfined && confinement.confined;
+    await policy.record({
+      tool: "run",
+      routing: outside ? { ...routing, unconfined: true } : routing,
+      labels: labels(out),
+      decision,
+      by,
+      reason,
+    });
+    return { run: true as const, vouched: v, by, outputLabel: out, unconfined: outside };
   };
+  // The policy file's `"unconfined": true` covers a run only when it covers every stage.
+  const fileUnconfined = prepared.stages.every((s) =>
+    rulesUnconfine([...policy.commandRules.run, ...policy.commandRules.vouch], identity(s))
+  );
   const refused = async (by: Decider, reason: string, decision = "refused") => {
     await policy.record({ tool: "run", routing, labels: labels(null), decision, by, reason });
     return { run: false as const, by, reason };
@@ -386,6 +410,7 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
       "ran without asking (vouched)",
       true,
       `vouched: ${bys.join(", ")}`,
+      fileUnconfined,
     );
   }
 
@@ -403,6 +428,7 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
       "ran without asking (policy file run entry)",
       allVouched,
       reasons.join("; "),
+      fileUnconfined,
     );
   }
 
@@ -452,6 +478,9 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
         : null,
       why,
       warnings: prepared.stages.flatMap((s) => runnerWarning(s) ?? []),
+      confinement: confinement.confined
+        ? { confined: true }
+        : { confined: false, why: confinement.why },
     });
   } catch (e) {
     return await refused("person", `not run: the person could not be asked (${String(e)})`);
@@ -468,7 +497,13 @@ export async function decideRun(policy: Policy, prepared: PreparedRun): Promise<
     return await allowed("person", "vouched and ran", true, describeVouch(v));
   }
   // Run once: the output is trusted only if the command was vouched and no program is untrusted.
-  return await allowed("person", "ran once", allVouched && !untrusted);
+  return await allowed(
+    "person",
+    answer.unconfined && confinement.confined ? "ran once, unconfined" : "ran once",
+    allVouched && !untrusted,
+    undefined,
+    answer.unconfined === true,
+  );
 }
 
 // ---- carrying it out ----
@@ -569,6 +604,23 @@ async function recordChanges(
 }
 
 /**
+ * How this session's run stages are confined (design.md §13): asked of the machine once (the
+ * probe is remembered), by each run and by the session at its start, which tells the person
+ * when runs will not be confined.
+ */
+export function sessionConfinement(
+  policy: Policy,
+  settings: Settings,
+): Promise<Result<ConfinementPlan>> {
+  const hide = policy.workspace.protectedDirs;
+  return planConfinement(
+    settings,
+    { workspace: policy.workspace.root, scratch: policy.scratch, hide },
+    workerSpawner(policy),
+  );
+}
+
+/**
  * A whole `run`: prepares it, plans the sandbox, decides (asking the person when §8 says so),
  * reads the stdin, has the effect worker spawn the pipeline and keeps the output as a
  * reference. Every audit entry of the run is written here or in what it calls.
@@ -583,16 +635,12 @@ export async function carryOutRun(
   const run = prepared.value;
 
   // A configured wall that cannot stand refuses the run before the person is bothered.
-  const hide = policy.workspace.protectedDirs;
-  const wrapper = await planConfinement(
-    settings,
-    { workspace: policy.workspace.root, scratch: policy.scratch, hide },
-    workerSpawner(policy),
-  );
-  if (!wrapper.ok) return { outcome: "invalid", reason: wrapper.error };
+  const plan = await sessionConfinement(policy, settings);
+  if (!plan.ok) return { outcome: "invalid", reason: plan.error };
 
-  const decision = await decideRun(policy, run);
+  const decision = await decideRun(policy, run, plan.value);
   if (!decision.run) return { outcome: "refused", reason: decision.reason };
+  const wrapper = plan.value.confined && !decision.unconfined ? plan.value.wrapper : null;
 
   let stdin: Uint8Array | null = null;
   if (run.stdin) {
@@ -614,7 +662,7 @@ export async function carryOutRun(
       env: childEnv(policy.scratch),
       timeoutMs: run.timeoutMs,
       maxOutputBytes: settings.limits.refOutputBytes,
-      ...(wrapper.value ? { wrapper: wrapper.value } : {}),
+      ...(wrapper ? { wrapper } : {}),
     },
   });
   if (!spawned.ok) {
@@ -644,7 +692,7 @@ export async function carryOutRun(
     outcome: "ran",
     typed: run.stages.map((s) => s.typed),
     vouched: decision.vouched,
-    confined: wrapper.value !== null,
+    confined: wrapper !== null,
     status: [
       ...statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
       ...(filesLine ? [filesLine] : []),

@@ -1,12 +1,14 @@
 /**
- * Optional confinement of run stages (design.md §13): programs spawned by `run` are outside
- * Deno's sandbox, so on Linux, with `run.sandbox: "bwrap"` in the config, each stage is wrapped
- * in bubblewrap: the whole file system read-only, the workspace and the session's scratch
- * folder writable, Brave Bot's state directory hidden, no network, its own PID namespace.
+ * Confinement of run stages (design.md §13): programs spawned by `run` are outside Deno's
+ * sandbox, so on Linux each stage is wrapped in bubblewrap by default (`run.sandbox: "auto"`):
+ * the whole file system read-only, the workspace, the session's scratch folder and the user
+ * config's `run.writable` folders writable, a private `/tmp`, Brave Bot's state directory hidden,
+ * no network unless `run.network`, and a PID namespace that ends with the run, so nothing a
+ * command starts outlives it.
  *
- * When confinement is configured but cannot work (not Linux, no `bwrap` on PATH, or `bwrap`
- * fails here, as it does in some containers), runs are refused rather than run unconfined:
- * the person asked for the wall, so its absence is said, never papered over.
+ * Where bwrap is missing or does not work (not Linux, some containers), `auto` runs unconfined
+ * and says why (the session once at start, `doctor`, the approval screen); `bwrap` refuses runs
+ * instead: the person asked for the wall, so its absence is never papered over.
  */
 import type { SpawnRequest, SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
@@ -19,7 +21,16 @@ export interface Confinement {
   scratch: string;
   /** Directories to hide behind an empty tmpfs (Brave Bot's state). */
   hide: readonly string[];
+  /** More folders a stage may write (the user config's `run.writable`); missing ones are skipped. */
+  writable?: readonly string[];
+  /** Whether a stage keeps the network (the user config's `run.network`). */
+  network?: boolean;
 }
+
+/** Whether this session's stages run confined: the wrapper, or why not. */
+export type ConfinementPlan =
+  | { confined: true; wrapper: string[] }
+  | { confined: false; why: string };
 
 /**
  * The bwrap argv prefix for one stage. Order matters: later mounts cover earlier ones, so the
@@ -41,12 +52,11 @@ export function bwrapArgs(bwrap: string, c: Confinement): string[] {
     c.workspace,
     c.workspace,
   ];
+  for (const dir of c.writable ?? []) args.push("--bind-try", dir, dir);
   for (const dir of c.hide) args.push("--tmpfs", dir);
+  args.push("--bind", c.scratch, c.scratch);
+  if (!c.network) args.push("--unshare-net");
   args.push(
-    "--bind",
-    c.scratch,
-    c.scratch,
-    "--unshare-net",
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
@@ -117,83 +127,87 @@ export function probeBwrap(
 }
 
 /**
- * The wrapper for this session's run stages: null when confinement is off, an error (and no
- * run) when it is configured but unusable.
+ * The wrapper for this session's run stages, or why they run unconfined (`none`, or `auto` where
+ * bwrap does not work); an error, and no run, when `bwrap` is configured but unusable.
  */
 export async function planConfinement(
   settings: Settings,
   c: Confinement,
   spawner: Spawner,
-): Promise<Result<string[] | null>> {
-  if (settings.sandbox !== "bwrap") return ok(null);
-  if (Deno.build.os !== "linux") {
-    return err(
-      'run.sandbox is "bwrap", which exists only on Linux; nothing was run (set run.sandbox to "none" to run unconfined)',
-    );
+): Promise<Result<ConfinementPlan>> {
+  if (settings.sandbox === "none") {
+    return ok({ confined: false, why: 'run.sandbox is "none" in the config' });
   }
+  const box = { ...c, writable: settings.runWritable, network: settings.runNetwork };
+  const found = await usableBwrap(spawner, box);
+  if (found.ok) return ok({ confined: true, wrapper: bwrapArgs(found.value, box) });
+  if (settings.sandbox === "auto") return ok({ confined: false, why: found.error });
+  return err(
+    `run.sandbox is "bwrap" but ${found.error}; nothing was run (set run.sandbox to "auto" or ` +
+      '"none" to run unconfined)',
+  );
+}
+
+/** The bwrap that confines a stage here, or why there is none. */
+async function usableBwrap(spawner: Spawner, c: Confinement): Promise<Result<string>> {
+  if (Deno.build.os !== "linux") return err("bwrap confinement exists only on Linux");
   // The wall's own program is a program of the machine, never one the repository ships.
   const bwrap = await lookupOnPath("bwrap", searchPath(), c.workspace);
-  if (!bwrap.ok) {
-    return err(
-      'run.sandbox is "bwrap" but bwrap is not on PATH; nothing was run (install bubblewrap, or set run.sandbox to "none")',
-    );
-  }
+  if (!bwrap.ok) return err("bwrap is not on PATH (install bubblewrap)");
   const works = await probeBwrap(bwrap.value, spawner, c);
-  if (!works.ok) {
-    return err(
-      `run.sandbox is "bwrap" but ${works.error}; nothing was run (set run.sandbox to "none" to run unconfined)`,
-    );
-  }
-  return ok(bwrapArgs(bwrap.value, c));
+  return works.ok ? bwrap : works;
 }
 
 export interface SandboxStatus {
-  configured: "none" | "bwrap";
+  configured: Settings["sandbox"];
   /** Whether run stages are confined in this configuration on this machine. */
   inUse: boolean;
-  /** The bwrap found on PATH, if any. */
-  bwrap: string | null;
-  /** Whether that bwrap works here (null: not probed). */
-  works: boolean | null;
   /** One line for `bravebot doctor`. */
   detail: string;
 }
 
-/** What `bravebot doctor` reports about run confinement. */
+/** What `bravebot doctor` reports about run confinement, and why. */
 export async function sandboxStatus(
   settings: Settings,
   spawner: Spawner = directSpawner,
 ): Promise<SandboxStatus> {
   const configured = settings.sandbox;
-  if (Deno.build.os !== "linux") {
+  const tmp = await Deno.makeTempDir({ prefix: "bravebot-bwrap-probe-" });
+  try {
+    const plan = await planConfinement(
+      settings,
+      { workspace: tmp, scratch: tmp, hide: [] },
+      spawner,
+    );
+    if (!plan.ok) {
+      return {
+        configured,
+        inUse: false,
+        detail: `${plan.error.replace(/; nothing was run.*/, "")}: runs are refused`,
+      };
+    }
+    if (plan.value.confined) {
+      const net = settings.runNetwork ? "network allowed (run.network)" : "no network";
+      return {
+        configured,
+        inUse: true,
+        detail: `in use: run stages are confined by ${
+          plan.value.wrapper[0]
+        } (file system read-only except the workspace and scratch${
+          settings.runWritable.length
+            ? ` and ${settings.runWritable.length} run.writable folder(s)`
+            : ""
+        }, ${net}, a PID namespace per run)`,
+      };
+    }
     return {
       configured,
       inUse: false,
-      bwrap: null,
-      works: null,
-      detail: configured === "bwrap"
-        ? 'run.sandbox is "bwrap" but confinement exists only on Linux: run is refused'
-        : "run stages are not confined (bwrap confinement exists only on Linux)",
+      detail: configured === "none"
+        ? 'not in use: run.sandbox is "none" in the config; run stages are not confined'
+        : `not in use: ${plan.value.why}; run stages are not confined`,
     };
+  } finally {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
-  const found = await lookupOnPath("bwrap");
-  const bwrap = found.ok ? found.value : null;
-  const probe = bwrap ? await probeBwrap(bwrap, spawner) : null;
-  const works = probe ? probe.ok : null;
-  let detail: string;
-  if (configured === "bwrap") {
-    if (!bwrap) detail = 'run.sandbox is "bwrap" but bwrap is not on PATH: run is refused';
-    else if (!probe!.ok) detail = `run.sandbox is "bwrap" but ${probe!.error}: run is refused`;
-    else {detail =
-        `in use: run stages are confined by ${bwrap} (file system read-only except the workspace and scratch, no network)`;}
-  } else if (bwrap && works) {
-    detail =
-      `not in use: ${bwrap} works here; set run.sandbox to "bwrap" in the config to confine run stages`;
-  } else if (bwrap) {
-    detail = `not in use: ${bwrap} is on PATH but ${probe!.ok ? "" : probe!.error}`;
-  } else {
-    detail =
-      'not in use: bwrap is not on PATH (install bubblewrap and set run.sandbox to "bwrap" to confine run stages)';
-  }
-  return { configured, inUse: configured === "bwrap" && works === true, bwrap, works, detail };
 }

@@ -23,9 +23,14 @@ Deno.test("sandbox: the workspace and scratch are writable, the state hidden, no
   assert.ok(ro < tmp && tmp < ws && ws < hide && hide < scratch, a.join(" "));
 });
 
-Deno.test("sandbox: off by default; configured but unusable refuses rather than runs bare", async () => {
+Deno.test("sandbox: auto by default; bwrap configured but unusable refuses, auto says why and runs bare", async () => {
   const never: Spawner = () => Promise.reject(new Error("must not spawn"));
-  assert.deepEqual(await planConfinement(settingsFrom({}), box, never), { ok: true, value: null });
+  const none = await planConfinement(settingsFrom({ run: { sandbox: "none" } }), box, never);
+  assert.deepEqual(none, {
+    ok: true,
+    value: { confined: false, why: 'run.sandbox is "none" in the config' },
+  });
+  assert.equal(settingsFrom({}).sandbox, "auto");
   const failing: Spawner = () =>
     Promise.resolve({
       ok: true,
@@ -49,16 +54,39 @@ Deno.test("sandbox: off by default; configured but unusable refuses rather than 
   if (Deno.build.os === "linux") {
     assert.match(message, /not on PATH|No permissions to create new namespace/);
   }
+  // The same machine with "auto": unconfined, and the reason is kept for the person.
+  const auto = await planConfinement(settingsFrom({}), box, failing);
+  assert.ok(auto.ok && !auto.value.confined);
+  if (auto.ok && !auto.value.confined && Deno.build.os === "linux") {
+    assert.match(auto.value.why, /not on PATH|No permissions to create new namespace/);
+  }
+});
+
+Deno.test("sandbox: run.writable folders are bound writable, run.network keeps the network", () => {
+  const closed = bwrapArgs("/usr/bin/bwrap", { ...box, writable: ["/home/u/.cache/deno"] });
+  const at = (a: string[], ...xs: string[]) =>
+    a.findIndex((_, i) => xs.every((x, j) => a[i + j] === x));
+  assert.ok(at(closed, "--bind-try", "/home/u/.cache/deno", "/home/u/.cache/deno") > 0);
+  assert.ok(at(closed, "--unshare-net") > 0);
+  assert.ok(at(closed, "--unshare-pid") > 0, "a PID namespace that ends with the run");
+  const open = bwrapArgs("/usr/bin/bwrap", { ...box, network: true });
+  assert.equal(at(open, "--unshare-net"), -1);
 });
 
 Deno.test("sandbox: doctor's status names whether confinement is in use", async () => {
-  const off = await sandboxStatus(settingsFrom({}));
+  const off = await sandboxStatus(settingsFrom({ run: { sandbox: "none" } }));
   assert.equal(off.configured, "none");
   assert.equal(off.inUse, false);
   assert.match(off.detail, /not in use|not confined/);
+  const auto = await sandboxStatus(settingsFrom({}));
+  assert.equal(auto.configured, "auto");
+  assert.match(
+    auto.detail,
+    auto.inUse ? /^in use/ : /^not in use: .+; run stages are not confined/,
+  );
   const on = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
   assert.equal(on.configured, "bwrap");
-  assert.match(on.detail, on.inUse ? /^in use/ : /run is refused/);
+  assert.match(on.detail, on.inUse ? /^in use/ : /runs are refused/);
 });
 
 // Without the workspace skip, a `bwrap` the repository ships on a PATH entry inside the
@@ -83,7 +111,7 @@ Deno.test("sandbox: a bwrap inside the workspace is never the wall's program", a
       spawner,
     );
     assert.ok(seen.every((p) => !p.startsWith(ws)), `spawned ${seen.join(", ")}`);
-    assert.ok(!planned.ok || !planned.value?.[0].startsWith(ws));
+    assert.ok(!planned.ok || !planned.value.confined || !planned.value.wrapper[0].startsWith(ws));
   } finally {
     Deno.env.set("PATH", before);
     await Deno.remove(ws, { recursive: true });

@@ -4,6 +4,7 @@
  * prompt of each turn (skills and trusted AGENTS.md found afresh), and the driver. One-shot
  * mode and the interactive session both start here. Nothing is sent to a model.
  */
+import { sessionConfinement } from "../policy/runs.ts";
 import { driverPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
@@ -63,6 +64,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     resume: options.resume,
   });
   const problems = [...session.problems];
+  // Said once, at the start: where bwrap does not work, "auto" runs commands unconfined.
+  const confinement = await sessionConfinement(session.policy, options.settings);
+  if (confinement.ok && !confinement.value.confined && options.settings.sandbox === "auto") {
+    problems.push(`commands will run unconfined: ${confinement.value.why}`);
+  }
   const transcript = new TranscriptWriter(session.paths.transcript);
   let history: ChatMessage[] = [];
   let historyLabels: (Label | null)[] = [];

@@ -6,6 +6,13 @@ import { z } from "zod";
 import { describeZodError } from "../util/zod_error.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
+/**
+ * How confined run stages are, from least to most (design.md §13): a workspace config may only
+ * move up this list, never down.
+ */
+export const SANDBOX_LEVELS = ["none", "auto", "bwrap"] as const;
+export type SandboxLevel = typeof SANDBOX_LEVELS[number];
+
 /** The longest a run may take (design.md §14: at most 600 s): the one place the ceiling is set. */
 export const RUN_MAX_TIMEOUT_MS = 600_000;
 
@@ -30,9 +37,16 @@ export const configSchema = z.strictObject({
   /** Extra private-path globs, on top of the defaults (never instead of them). */
   privatePatterns: z.array(z.string().min(1)).optional(),
   run: z.strictObject({
-    sandbox: z.enum(["none", "bwrap"]).optional(),
+    /** `auto` (default): bwrap where it works; `bwrap`: refuse runs where it does not. */
+    sandbox: z.enum(SANDBOX_LEVELS).optional(),
     /** Programs the effect worker may start at all (absolute paths); default: any. */
     programs: z.array(z.string().min(1)).optional(),
+    /** Folders a confined run may write besides the workspace (a build tool's cache). */
+    writable: z.array(
+      z.string().min(1).refine((p) => p.startsWith("/"), { message: "must be an absolute path" }),
+    ).optional(),
+    /** Whether a confined run may use the network (default: no). */
+    network: z.boolean().optional(),
   }).optional(),
 });
 

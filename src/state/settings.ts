@@ -2,7 +2,13 @@
  * Settings: the config file, the command line and the defaults of design.md §14 folded into
  * one value, so no module re-derives a limit on its own.
  */
-import { type Config, DEFAULT_ENDPOINT, isLoopback, RUN_MAX_TIMEOUT_MS } from "./config.ts";
+import {
+  type Config,
+  DEFAULT_ENDPOINT,
+  isLoopback,
+  RUN_MAX_TIMEOUT_MS,
+  type SandboxLevel,
+} from "./config.ts";
 
 export interface Limits {
   readLines: number;
@@ -50,8 +56,12 @@ export interface Settings {
   requestTimeoutMs: number;
   limits: Limits;
   privatePatterns: string[];
-  sandbox: "none" | "bwrap";
+  sandbox: SandboxLevel;
   runPrograms: string[] | null;
+  /** Folders a confined run may write besides the workspace and scratch (user config only). */
+  runWritable: string[];
+  /** Whether a confined run keeps the network (user config only). */
+  runNetwork: boolean;
   maxTurns: number;
 }
 
@@ -86,8 +96,10 @@ export function settingsFrom(config: Config, cli: CommandLineSettings = {}): Set
       runTimeoutMs: config.timeouts?.runMs ?? DEFAULT_LIMITS.runTimeoutMs,
     },
     privatePatterns: config.privatePatterns ?? [],
-    sandbox: config.run?.sandbox ?? "none",
+    sandbox: config.run?.sandbox ?? "auto",
     runPrograms: config.run?.programs ?? null,
+    runWritable: config.run?.writable ?? [],
+    runNetwork: config.run?.network ?? false,
     maxTurns: cli.maxTurns ?? 50,
   };
 }

@@ -4,6 +4,7 @@
  * lower timeouts and limits, the sandbox forced on, fewer programs. It can never trust, vouch,
  * approve, or change an endpoint or a model; any such field is an error that names it.
  */
+import { SANDBOX_LEVELS } from "./config.ts";
 import { join } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../util/zod_error.ts";
@@ -45,7 +46,7 @@ export const workspaceConfigSchema = z.strictObject({
     >,
   ).optional(),
   run: z.strictObject({
-    sandbox: z.enum(["none", "bwrap"]).optional(),
+    sandbox: z.enum(SANDBOX_LEVELS).optional(),
     programs: z.array(z.string().min(1)).optional(),
   }).optional(),
   /** Only `false`: a workspace may stop private bytes going to an endpoint, never allow it. */
@@ -82,6 +83,17 @@ export function parseWorkspaceConfig(text: string, source: string): Result<Works
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
     for (const key of Object.keys(data)) {
       if (key in FORBIDDEN) return err(`${source}: ${key}: ${FORBIDDEN[key]}`);
+    }
+    const run = (data as { run?: unknown }).run;
+    if (run !== null && typeof run === "object") {
+      for (const key of ["writable", "network"]) {
+        if (key in run) {
+          return err(
+            `${source}: run.${key}: a workspace config may not widen what a run may reach; ` +
+              "only the user config can",
+          );
+        }
+      }
     }
   }
   const parsed = workspaceConfigSchema.safeParse(data);
@@ -148,11 +160,15 @@ export function narrowSettings(
   if (!maxTurns.ok) return fail(maxTurns.error);
 
   let sandbox = settings.sandbox;
-  if (ws.run?.sandbox === "bwrap") sandbox = "bwrap";
-  else if (ws.run?.sandbox === "none" && settings.sandbox === "bwrap") {
-    return fail(
-      "run.sandbox: the user config turns the sandbox on; a workspace cannot turn it off",
-    );
+  if (ws.run?.sandbox !== undefined) {
+    const level = (l: string) => SANDBOX_LEVELS.indexOf(l as typeof SANDBOX_LEVELS[number]);
+    if (level(ws.run.sandbox) < level(settings.sandbox)) {
+      return fail(
+        `run.sandbox: "${ws.run.sandbox}" is less confined than the user's "${settings.sandbox}"; ` +
+          "a workspace config may only confine more (none < auto < bwrap)",
+      );
+    }
+    sandbox = ws.run.sandbox;
   }
   let runPrograms = settings.runPrograms;
   if (ws.run?.programs) {

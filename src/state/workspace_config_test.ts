@@ -68,8 +68,21 @@ Deno.test("workspace config: a user sandbox cannot be turned off from the worksp
   assert.ok(parsed.ok);
   const r = narrowSettings(settingsFrom({ run: { sandbox: "bwrap" } }), parsed.value);
   assert.ok(!r.ok && /run\.sandbox/.test(r.error));
-  const fine = narrowSettings(settingsFrom({}), parsed.value);
+  const auto = narrowSettings(settingsFrom({}), parsed.value);
+  assert.ok(!auto.ok && /less confined/.test(auto.error), "auto is the default: none is lower");
+  const fine = narrowSettings(settingsFrom({ run: { sandbox: "none" } }), parsed.value);
   assert.ok(fine.ok && fine.value.sandbox === "none");
+  const up = parseWorkspaceConfig('{"run":{"sandbox":"bwrap"}}', "ws.json");
+  assert.ok(up.ok);
+  const raised = narrowSettings(settingsFrom({}), up.value);
+  assert.ok(raised.ok && raised.value.sandbox === "bwrap", "a workspace may confine more");
+});
+
+Deno.test("workspace config: run.writable and run.network are the user's alone", () => {
+  for (const text of ['{"run":{"writable":["/tmp"]}}', '{"run":{"network":true}}']) {
+    const parsed = parseWorkspaceConfig(text, "ws.json");
+    assert.ok(!parsed.ok && /only the user config/.test(parsed.error), text);
+  }
 });
 
 Deno.test("workspace config: whatever it says, nothing ends up wider than the user's", () => {
