@@ -267,5 +267,7 @@ export function childEnv(scratch: string): Record<string, string> {
   env.LANG ??= "C.UTF-8";
   env.TERM = "dumb";
   env.TMPDIR = scratch;
+  // git opens the terminal itself to ask for a user name or password; a run never answers one.
+  env.GIT_TERMINAL_PROMPT = "0";
   return env;
 }

@@ -36,11 +36,22 @@ Deno.test("programs: the child environment is a short list and never the API key
     const env = childEnv("/scratch");
     assert.equal(env.TMPDIR, "/scratch");
     assert.equal(env.TERM, "dumb");
+    assert.equal(env.GIT_TERMINAL_PROMPT, "0");
     assert.ok(!Object.values(env).includes("sk-never"));
     for (const name of Object.keys(env)) {
       assert.ok(
-        ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TERM", "TMPDIR"]
-          .includes(name),
+        [
+          "PATH",
+          "HOME",
+          "LANG",
+          "LC_ALL",
+          "LC_CTYPE",
+          "USER",
+          "LOGNAME",
+          "TERM",
+          "TMPDIR",
+          "GIT_TERMINAL_PROMPT",
+        ].includes(name),
         name,
       );
     }

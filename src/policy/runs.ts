@@ -39,6 +39,7 @@ import { childEnv, type ResolvedProgram, resolveProgram, runnerWarning } from ".
 import { keepOutput, statusLines } from "./outputs.ts";
 import { type ConfinementPlan, planConfinement, type Spawner } from "./sandbox.ts";
 import { type RuleMatch, rulesMatch, rulesUnconfine } from "./command_rules.ts";
+import { guardGitStage } from "./git_guard.ts";
 import { describeVouch, type NewVouch, type StageIdentity, type Vouch } from "./vouches.ts";
 import { DEFAULT_LIMITS, type Settings } from "../state/settings.ts";
 import type { RunAnswer } from "../person/person.ts";
@@ -81,6 +82,11 @@ export interface PreparedStage extends ResolvedProgram {
    * asked about every time, whatever vouches or entries say (design.md §8).
    */
   untrusted: boolean;
+  /**
+   * Brave Bot's own arguments, run right after the program and before `args` (the git
+   * overrides of design.md §13); shown to the person, never part of what a vouch matches.
+   */
+  injected: string[];
 }
 
 export interface PreparedRun {
@@ -94,12 +100,16 @@ export interface PreparedRun {
 const encoder = new TextEncoder();
 
 /** The exact argv of a stage as the person sees it: resolved program, each argument escaped. */
-export function displayStage(stage: { resolved: string; args: readonly string[] }): string {
-  return formatArgv([stage.resolved, ...stage.args]);
+export function displayStage(
+  stage: { resolved: string; args: readonly string[]; injected?: readonly string[] },
+): string {
+  return formatArgv([stage.resolved, ...stage.injected ?? [], ...stage.args]);
 }
 
 /** A pipeline in one line, for results and the audit log. */
-export function displayPipeline(stages: readonly { resolved: string; args: string[] }[]): string {
+export function displayPipeline(
+  stages: readonly { resolved: string; args: string[]; injected?: readonly string[] }[],
+): string {
   return stages.map(displayStage).join(" | ");
 }
 
@@ -200,10 +210,14 @@ export async function prepareRun(
   for (const [i, stage] of input.pipeline.entries()) {
     const program = await resolveProgram(policy, stage.program);
     if (!program.ok) return err(`stage ${i + 1}: ${program.error}`);
+    const args = [...(stage.args ?? [])];
+    const injected = await guardGitStage(policy, { resolved: program.value.resolved, args });
+    if (!injected.ok) return err(`stage ${i + 1}: ${injected.error}`);
     stages.push({
       ...program.value,
-      args: [...(stage.args ?? [])],
+      args,
       untrusted: await programUntrusted(policy, program.value.workspaceRel),
+      injected: injected.value,
     });
   }
   let stdin: PreparedRun["stdin"] = null;
@@ -656,7 +670,7 @@ export async function carryOutRun(
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
-      stages: run.stages.map((s) => ({ program: s.resolved, args: s.args })),
+      stages: run.stages.map((s) => ({ program: s.resolved, args: [...s.injected, ...s.args] })),
       stdin,
       cwd: policy.workspace.root,
       env: childEnv(policy.scratch),
