@@ -31,7 +31,7 @@ Deno.test("audit: one JSON line per decision, with time, tool, routing, labels, 
     });
     await log.append({
       tool: "run",
-      routing: { argv: [["git", "status"]] },
+      routing: { stages: [{ program: "git", args: ["status"] }] },
       labels: { output: "(T,priv)" },
       decision: "ran",
       by: "rule",
@@ -61,7 +61,7 @@ Deno.test("audit: one JSON line per decision, with time, tool, routing, labels, 
     assert.deepEqual(log.entries.length, 3);
     // A second log on the same file (a resumed session) appends; nothing is rewritten.
     await new AuditLog(path, "sess-1").append({
-      tool: "x",
+      tool: "todo_write",
       routing: {},
       labels: {},
       decision: "d",
@@ -97,4 +97,37 @@ Deno.test("audit: Policy.record writes the labels in (T,pub) notation with the c
   assert.equal(audit.entries.length, 1);
   assert.deepEqual(audit.entries[0].labels, { context: "(U,pub)", content: "(U,priv)" });
   assert.equal(audit.entries[0].decision, "quarantined");
+});
+
+Deno.test("audit: content in an entry's routing is refused: routing is the tool's routing half", async () => {
+  const log = new AuditLog(null, "s");
+  await assert.rejects(
+    log.append({
+      tool: "run",
+      routing: { stages: [], stdin: "ref:1" },
+      labels: {},
+      decision: "ran",
+      by: "rule",
+    }),
+    /'stdin' is not routing/,
+  );
+  await assert.rejects(
+    log.append({
+      tool: "spawn_processor",
+      routing: { reads: ["ref:0"] },
+      labels: {},
+      decision: "x",
+      by: "rule",
+    }),
+    /'reads' is not routing/,
+  );
+  await log.append({
+    tool: "run",
+    routing: { stages: [] },
+    inputs: { stdin: "ref:1" },
+    labels: {},
+    decision: "ran",
+    by: "rule",
+  });
+  assert.equal(log.entries.length, 1);
 });

@@ -186,7 +186,8 @@ export async function storeAnswer(
   }, bytes);
   await policy.record({
     tool: "spawn_processor",
-    routing: { reads: inputs.documents.map((d) => refName(d.ref)), about: inputs.about, endpoint },
+    routing: { about: inputs.about, endpoint },
+    inputs: { reads: inputs.documents.map((d) => refName(d.ref)) },
     labels: { input: inputs.label, output: ref.label },
     decision: `answer stored as ${refName(ref)}`,
     by: "rule",

@@ -355,7 +355,6 @@ function routingOf(prepared: PreparedRun): Record<string, unknown> {
       args: s.args,
       ...(s.sha256 ? { sha256: s.sha256 } : {}),
     })),
-    stdin: prepared.stdin ? `ref:${prepared.stdin.ref.id}` : null,
   };
 }
 
@@ -382,6 +381,8 @@ export async function decideRun(
   const stdinLabel = prepared.stdin?.label ?? null;
   const reasons = reasonsToAsk(policy, prepared, vouched);
   const routing = routingOf(prepared);
+  // The stdin is content (tools.md): named among the inputs, never as routing.
+  const inputs = { stdin: prepared.stdin ? `ref:${prepared.stdin.ref.id}` : null };
   const labels = (l: Label | null) => ({
     argv: TRUSTED_PUBLIC,
     ...(stdinLabel ? { stdin: stdinLabel } : {}),
@@ -399,6 +400,7 @@ export async function decideRun(
     await policy.record({
       tool: "run",
       routing: outside ? { ...routing, unconfined: true } : routing,
+      inputs,
       labels: labels(out),
       decision,
       by,
@@ -411,7 +413,15 @@ export async function decideRun(
     rulesUnconfine([...policy.commandRules.run, ...policy.commandRules.vouch], identity(s))
   );
   const refused = async (by: Decider, reason: string, decision = "refused") => {
-    await policy.record({ tool: "run", routing, labels: labels(null), decision, by, reason });
+    await policy.record({
+      tool: "run",
+      routing,
+      inputs,
+      labels: labels(null),
+      decision,
+      by,
+      reason,
+    });
     return { run: false as const, by, reason };
   };
 
