@@ -1,5 +1,5 @@
 /**
- * The interactive session (cli.md `bravebot [PROMPT]`, issue 6): a prompt line showing the
+ * The interactive session (cli.md `bravebot [PROMPT]`): a prompt line showing the
  * workspace and the planner context's label, the planner's text streamed as it comes, a spinner
  * while the model is thinking, the todo list when it changes, shell mode (`!` / `!!`) and the
  * slash commands. Nothing approves writes or edits in advance: every one is asked. Ctrl-C stops

@@ -1,5 +1,5 @@
 /**
- * The Person: the one seam through which the policy layer asks the human (issue 3, item 6).
+ * The Person: the one seam through which the policy layer asks the human (design.md §12).
  * Implementations: the terminal (interactive session), a scripted one for tests, and the
  * approval policy file (one-shot), which declines whatever the file does not allow.
  */

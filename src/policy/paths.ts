@@ -1,6 +1,6 @@
 /**
  * The one function that turns a planner-supplied path into a real path inside the workspace,
- * or refuses with a reason the planner can act on (issue 2, item 5). Every tool's routing path
+ * or refuses with a reason the planner can act on (tools.md, design.md §13). Every tool's routing path
  * goes through here; Deno's permissions on the effect worker stand behind it as the second wall.
  */
 import { join, relative, sep } from "node:path";
@@ -128,7 +128,7 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
   const segments = syntax.value;
   try {
     // Most paths exist, so the whole path's real location is asked for at once, alongside the
-    // lstat below (issue 7: one file-system wait per call instead of three); it is used only
+    // lstat below (one file-system wait per call instead of three); it is used only
     // if the whole path does exist, and then it fails exactly as asking afterwards would.
     const whole = join(ws.root, ...segments);
     const wholeReal = Deno.realPath(whole);
