@@ -222,3 +222,43 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name: "bwrap: git, deno test and npm test on a small project pass confined",
+  ignore: skip,
+  fn: async () => {
+    await withRunPolicy({
+      files: {
+        "a_test.ts": 'Deno.test("adds", () => { if (1 + 1 !== 2) throw new Error("no"); });\n',
+        "package.json": JSON.stringify({
+          name: "fixture",
+          version: "1.0.0",
+          scripts: { test: "node -e \"require('assert').equal(1 + 1, 2); console.log('npm-ok')\"" },
+        }),
+      },
+      answers: [
+        { run: { answer: "vouch" } },
+        { run: { answer: "vouch" } },
+        { run: { answer: "vouch" } },
+        { run: { answer: "vouch" } },
+      ],
+    }, async (fx) => {
+      const stages = [
+        { program: "git", args: ["init", "-q", "."] },
+        { program: "git", args: ["status", "--short"] },
+        { program: "deno", args: ["test", "--no-check", "a_test.ts"] },
+        { program: "npm", args: ["test"] },
+      ];
+      const outs = [];
+      for (const stage of stages) {
+        const out = await fx.call(run, { pipeline: [stage] });
+        assert.equal(out.isError, false, out.content);
+        assert.match(out.content, /\[confined\]/, out.content);
+        assert.match(out.content, /exit 0|exit status 0|exited 0/, out.content);
+        outs.push(out.content);
+      }
+      assert.match(outs[2], /1 passed/);
+      assert.match(outs[3], /npm-ok/);
+    });
+  },
+});
