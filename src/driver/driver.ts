@@ -6,13 +6,7 @@
  * planner as error results, and the loop goes on.
  */
 import { z } from "zod";
-import {
-  type DriverPolicy,
-  driverPolicy,
-  type ToolPolicy,
-  toolPolicy,
-  withheldResult,
-} from "../policy/api.ts";
+import { type DriverPolicy, type ToolPolicy, withheldResult } from "../policy/api.ts";
 import {
   formatLabel,
   type Label,
