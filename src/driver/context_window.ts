@@ -7,29 +7,78 @@
  */
 import type { ChatMessage, ToolSpec } from "../model/types.ts";
 
-/** Characters per token, on the low side so the estimate errs towards "too big". */
+/**
+ * Characters per token when no tokenizer is loaded, on the low side so the estimate errs towards
+ * "too big"; and what a result's share in characters is converted with (code and prose run at
+ * about 4 characters a token, docs/benchmarks.md).
+ */
 const CHARS_PER_TOKEN = 3;
 const PER_MESSAGE = 8;
+/**
+ * A real tokenizer's count (gpt-tokenizer's default encoding) times this: the models served
+ * locally (Qwen, Llama, Mistral) use other vocabularies, which count a little differently.
+ */
+const TOKENIZER_MARGIN = 1.15;
+
+type Counter = (text: string) => number;
+let counter: Counter | null = null;
+
+/**
+ * Loads the tokenizer the estimate uses (once; about 90 ms): the driver calls it before its first
+ * request, so `--version` and start-up do not pay for it. Until then, characters are counted.
+ */
+export async function loadTokenizer(): Promise<void> {
+  if (counter) return;
+  const { countTokens } = await import("gpt-tokenizer");
+  counter = (text) => countTokens(text);
+}
+
+/** Counts per text, so fitting a conversation does not count the same message again and again. */
+const counted = new Map<string, number>();
+const MAX_COUNTED = 20_000;
+
+function tokensOf(text: string): number {
+  if (text.length === 0) return 0;
+  if (!counter) return Math.ceil(text.length / CHARS_PER_TOKEN);
+  let n = counted.get(text);
+  if (n === undefined) {
+    n = Math.ceil(counter(text) * TOKENIZER_MARGIN);
+    if (counted.size >= MAX_COUNTED) counted.clear();
+    counted.set(text, n);
+  }
+  return n;
+}
 
 export const COMPACTED_RESULT =
   "[result removed to fit the model's context window; repeat the call if it is still needed]";
 export const COMPACTED_ARGUMENTS = '{"_compacted":"arguments removed to fit the context window"}';
 
+/** The tools' schemas as sent, counted once per list. */
+const toolTokens = new WeakMap<readonly ToolSpec[], number>();
+
+/**
+ * The tokens a request of these messages and tools takes, estimated: a real tokenizer's count
+ * with a margin once {@link loadTokenizer} ran, else characters over 3.
+ */
 export function estimateTokens(
   messages: readonly ChatMessage[],
   tools: readonly ToolSpec[] = [],
 ): number {
-  let chars = 0;
+  let tokens = PER_MESSAGE * messages.length;
   for (const m of messages) {
-    chars += m.content?.length ?? 0;
+    tokens += tokensOf(m.content ?? "");
     if (m.role === "assistant" && m.tool_calls) {
       for (const c of m.tool_calls) {
-        chars += c.function.name.length + c.function.arguments.length + 20;
+        tokens += tokensOf(c.function.name) + tokensOf(c.function.arguments) + 7;
       }
     }
   }
-  const toolChars = tools.length ? JSON.stringify(tools).length : 0;
-  return Math.ceil((chars + toolChars) / CHARS_PER_TOKEN) + PER_MESSAGE * messages.length;
+  if (tools.length) {
+    let t = toolTokens.get(tools);
+    if (t === undefined) toolTokens.set(tools, t = tokensOf(JSON.stringify(tools)));
+    tokens += t;
+  }
+  return tokens;
 }
 
 /** Tokens kept free for the reply. */
@@ -37,13 +86,58 @@ export function replyReserve(contextWindow: number): number {
   return Math.min(4096, Math.floor(contextWindow / 4));
 }
 
+/**
+ * The most one tool result may take, in characters (design.md §14: "never more than a set share
+ * of the context window that is left"): a quarter of what the window holds once the reply's
+ * reserve, the system prompt and the tool schemas are taken out, at the estimate's characters per
+ * token; never below a small floor, so an error or a short page still fits.
+ */
+export function resultShareChars(
+  system: ChatMessage,
+  tools: readonly ToolSpec[],
+  contextWindow: number,
+): number {
+  const left = contextWindow - replyReserve(contextWindow) - estimateTokens([system], tools);
+  return Math.max(1_000, Math.floor(Math.max(0, left) / 4) * CHARS_PER_TOKEN);
+}
+
+/**
+ * A result cut to `maxChars` at a line boundary, with a note saying so; the same text when it
+ * fits. What a tool could not narrow itself (a listing, search lines) is cut here, so that no
+ * result fills the conversation.
+ */
+export function cutToShare(content: string, maxChars: number): { content: string; cut: boolean } {
+  if (content.length <= maxChars) return { content, cut: false };
+  const lines = content.split("\n");
+  const kept: string[] = [];
+  let size = 0;
+  const room = Math.max(0, maxChars - 200);
+  for (const line of lines) {
+    if (size + line.length + 1 > room) break;
+    kept.push(line);
+    size += line.length + 1;
+  }
+  if (kept.length === 0) kept.push(content.slice(0, room));
+  const shown = kept.length < lines.length
+    ? `the first ${kept.length} of ${lines.length} lines`
+    : "part";
+  return {
+    content:
+      `${kept.join("\n")}\n[result cut to fit the model's context window: ${shown} are shown; ` +
+      "narrow the call (a directory, a pattern, an offset and limit) to see the rest]",
+    cut: true,
+  };
+}
+
 export type Fit =
   | { ok: true; messages: ChatMessage[]; compacted: number; tokens: number }
   | { ok: false; tokens: number; message: string };
 
 /**
- * Fits `system + messages + tools` into the window. The last round (the newest assistant
- * message and what follows) is never compacted: the planner needs what it just asked for.
+ * Fits `system + messages + tools` into the window: first the oldest tool results and long
+ * call arguments give way; the last round (the newest assistant message and what follows) is
+ * shortened only when that is not enough, with a note, so a result the planner just asked for
+ * never ends the session.
  */
 export function fitToWindow(
   system: ChatMessage,
@@ -82,6 +176,19 @@ export function fitToWindow(
       compacted++;
       tokens = estimateTokens(out, tools);
     }
+  }
+  // Still too big: the newest round's results are shortened to fit, largest first, each with a
+  // note, rather than ending the session (the planner can ask again for less).
+  const newest = out.map((m, i) => ({ m, i })).filter(({ m, i }) =>
+    i > lastAssistant && m.role === "tool"
+  ).sort((a, b) => b.m.content!.length - a.m.content!.length);
+  for (const { m, i } of newest) {
+    if (tokens <= budget) break;
+    const over = (tokens - budget) * CHARS_PER_TOKEN;
+    const keep = Math.max(0, (m.content?.length ?? 0) - over - 400);
+    out[i] = { ...m, content: cutToShare(m.content ?? "", keep).content } as ChatMessage;
+    compacted++;
+    tokens = estimateTokens(out, tools);
   }
   if (tokens <= budget) return { ok: true, messages: out, compacted, tokens };
   return {

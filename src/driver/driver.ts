@@ -34,7 +34,7 @@ import {
   type ToolSpec,
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
-import { fitToWindow } from "./context_window.ts";
+import { cutToShare, fitToWindow, loadTokenizer, resultShareChars } from "./context_window.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 
@@ -107,6 +107,8 @@ export class Driver {
   readonly #cleared = new WeakSet<ChatMessage>();
   /** Planner replies over the whole session. */
   replies = 0;
+  /** Whether the person was told the conversation is being shortened to fit the window. */
+  #toldShortening = false;
 
   constructor(options: DriverOptions) {
     this.#decide = options.decide;
@@ -217,6 +219,7 @@ export class Driver {
     const turn: TurnProgress = { replies: 0, lastText: "" };
     await this.#append({ role: "user", content: userText }, options.label ?? TRUSTED_PRIVATE);
     const system = await this.#system();
+    await loadTokenizer();
     while (true) {
       if (options.signal?.aborted) return this.#end(turn, "aborted", "stopped by the person");
       if (turn.replies >= maxReplies) {
@@ -233,7 +236,8 @@ export class Driver {
         this.#o.emit({ type: "assistant_text", text });
       }
       if (calls.length === 0) return await this.#answer(turn, text, reply);
-      await this.#runCalls(text, calls, options.signal);
+      const share = resultShareChars(system, this.#specs, this.#o.settings.contextWindow);
+      await this.#runCalls(text, calls, options.signal, share);
     }
   }
 
@@ -268,7 +272,9 @@ export class Driver {
     await this.#egressBeforeSend();
     const fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
     if (!fit.ok) return { status: "error", error: fit.message };
-    if (fit.compacted) {
+    if (fit.compacted && !this.#toldShortening) {
+      // Said once: after this the conversation is shortened as often as it needs to be.
+      this.#toldShortening = true;
       o.emit({
         type: "notice",
         text:
@@ -359,6 +365,7 @@ export class Driver {
     text: string,
     calls: (ToolCall & { fromText?: boolean })[],
     signal: AbortSignal | undefined,
+    share: number,
   ): Promise<void> {
     const o = this.#o;
     const cap = o.settings.limits.toolCallsPerReply;
@@ -389,7 +396,7 @@ export class Driver {
     });
     for (let i = 0; i < kept.length; i++) {
       const call = { ...kept[i].original, id: kept[i].id };
-      let output = await this.#dispatch(call, signal);
+      let output = await this.#dispatch(call, signal, share);
       if (dropped && i === kept.length - 1) {
         output = {
           ...output,
@@ -430,7 +437,8 @@ export class Driver {
   /** Validates and runs one call; always returns a result the planner can read. */
   async #dispatch(
     call: ToolCall & { fromText?: boolean },
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    share: number,
   ): Promise<ToolOutput> {
     const o = this.#o;
     const raw = call.function.arguments;
@@ -469,7 +477,8 @@ export class Driver {
     const auditBefore = this.#policy.decisions.length;
     const ctx: ToolContext = {
       decide: this.#decide,
-      settings: o.settings,
+      // The window's share, as narrower limits: a page, a vouched command's shown output.
+      settings: withinShare(o.settings, share),
       session: o.session,
       processor: o.processor,
       signal,
@@ -492,6 +501,9 @@ export class Driver {
         `${tool.name} failed inside Brave Bot (${message.slice(0, 300)}); nothing more is known`,
       );
     }
+    // Whatever a tool could not narrow itself is cut to the share here.
+    const fitted = cutToShare(output.content, share);
+    if (fitted.cut) output = { ...output, content: fitted.content };
     // Private bytes to a planner endpoint not marked local: the person decides, once per value.
     // An error result is asked about like any other: its label says what it carries.
     if (!(await this.#mayGo(tool.name, output.content, output.label))) {
@@ -580,4 +592,22 @@ export function describeSchemaError(error: z.ZodError, tool: ToolDef<unknown>): 
   });
   const text = issues.join("; ");
   return /accepted fields/.test(text) ? text : `${text} (${accepted})`;
+}
+
+/**
+ * The settings a tool call runs with: the limits that size a result shown to the planner (a
+ * read_file page, a vouched command's shown output) narrowed to the window's share, so the tool
+ * itself returns less and says where to go on, rather than being cut afterwards.
+ */
+function withinShare(settings: Settings, share: number): Settings {
+  const limits = settings.limits;
+  if (limits.readBytes <= share && limits.shownOutputChars <= share) return settings;
+  return {
+    ...settings,
+    limits: {
+      ...limits,
+      readBytes: Math.min(limits.readBytes, share),
+      shownOutputChars: Math.min(limits.shownOutputChars, share),
+    },
+  };
 }
