@@ -103,6 +103,8 @@ export interface MockOptions {
   script: MockScript;
   /** JSON-lines file receiving every request as it arrives. */
   recordFile?: string;
+  /** What a compaction request (`tool_choice: "none"`) is answered with. */
+  summary?: string;
   port?: number;
 }
 
@@ -167,7 +169,9 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       : typeof body === "object" && body !== null && "tools" in body
       ? "planner"
       : "processor";
-    const entry = kind === "other" ? null : take(kind);
+    // A compaction request (tool_choice "none") is answered with the summary, out of the script.
+    const summarising = isChat && (body as { tool_choice?: unknown })?.tool_choice === "none";
+    const entry = kind === "other" || summarising ? null : take(kind);
     const record: RecordedRequest = {
       time: new Date().toISOString(),
       path,
@@ -187,6 +191,12 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       return Response.json({ error: { message: `no such route: ${path}` } }, { status: 404 });
     }
     const model = (body as { model?: string })?.model ?? "mock";
+    if (summarising) {
+      const summary = options.summary ?? "(mock summary) the person asked for a task; work went on.";
+      return (body as { stream?: boolean })?.stream === true
+        ? streamed(model, { text: summary }, {}, callCounter, (t) => t, record)
+        : completion(model, { text: summary }, callCounter);
+    }
     if (entry === null) {
       return completion(
         model,

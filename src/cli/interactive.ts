@@ -41,6 +41,7 @@ export const HELP = [
   "  /vouch [list | remove ID]                            vouched commands",
   "  /todos          the planner's task list",
   "  /clear          a new conversation: the context label goes back to (T,pub)",
+  "  /compact        have the planner summarise the conversation so far (it frees the window)",
   "  /help           this help",
   "  /exit           leave (the session is kept: bravebot --continue)",
   "Ctrl-C stops the current model call or command; the session goes on.",
@@ -315,6 +316,17 @@ export async function interactiveSession(
           screen.lastTodos = "[]";
           print(`a new conversation; the context is ${formatLabel(policy.contextLabel)}`);
           return;
+        case "compact": {
+          const done = await runtime.driver.compact();
+          print(
+            done.ok
+              ? `${done.replaced} earlier message(s) became one summary; the transcript keeps them all`
+              : done.error
+              ? `not compacted: ${escapeForScreen(done.error)}`
+              : "nothing to summarise yet",
+          );
+          return;
+        }
         case "todos":
           if (runtime.session.state.todos.length === 0) print("no todo list yet");
           else renderTodos(runtime.session.state.todos).forEach((l) => print(escapeForScreen(l)));

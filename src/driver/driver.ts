@@ -35,6 +35,7 @@ import {
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
 import { cutToShare, fitToWindow, loadTokenizer, resultShareChars } from "./context_window.ts";
+import { COMPACT_INSTRUCTION, cutPoint, requestsIn, summaryMessage } from "./compaction.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 
@@ -270,8 +271,14 @@ export class Driver {
   ): Promise<ModelReply | { status: TurnStatus; error: string }> {
     const o = this.#o;
     await this.#egressBeforeSend();
-    const fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
-    if (!fit.ok) return { status: "error", error: fit.message };
+    let fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
+    if (!fit.ok) {
+      // Old rounds no longer fit even shortened: the planner summarises them, and we go on.
+      const compacted = await this.#compact(system, signal);
+      if (typeof compacted === "object") return compacted;
+      fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
+      if (!fit.ok) return { status: "error", error: fit.message };
+    }
     if (fit.compacted && !this.#toldShortening) {
       // Said once: after this the conversation is shortened as often as it needs to be.
       this.#toldShortening = true;
@@ -432,6 +439,78 @@ export class Driver {
         return;
       }
     }
+  }
+
+  /** `/compact`: summarise the conversation so far now, whether or not it still fits. */
+  async compact(signal?: AbortSignal): Promise<{ ok: boolean; replaced: number; error?: string }> {
+    const system = await this.#system();
+    await loadTokenizer();
+    const done = await this.#compact(system, signal, true);
+    return typeof done === "number"
+      ? { ok: done > 0, replaced: done }
+      : { ok: false, replaced: 0, error: done.error };
+  }
+
+  /**
+   * Replaces the oldest rounds with the planner's summary of them, as many times as it takes
+   * (bounded) for the rest to fit — or once, asked for by `/compact`. Returns how many messages
+   * were replaced, or the failure that ends the turn.
+   */
+  async #compact(
+    system: ChatMessage,
+    signal: AbortSignal | undefined,
+    once = false,
+  ): Promise<number | { status: TurnStatus; error: string }> {
+    const o = this.#o;
+    const window = o.settings.contextWindow;
+    const instruction: ChatMessage = { role: "user", content: COMPACT_INSTRUCTION };
+    let replaced = 0;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      if (!once && fitToWindow(system, this.#messages, this.#specs, window).ok) break;
+      const chunkFits = (j: number) =>
+        fitToWindow(system, [...this.#messages.slice(0, j), instruction], this.#specs, window).ok;
+      const j = cutPoint(this.#messages, chunkFits);
+      if (j === null) break;
+      const chunk = this.#messages.slice(0, j);
+      const request = fitToWindow(system, [...chunk, instruction], this.#specs, window);
+      if (!request.ok) break;
+      o.emit({ type: "model_request", turn: this.replies + 1 });
+      let summary: string;
+      try {
+        const reply = await o.planner.complete({
+          messages: request.messages,
+          tools: this.#specs,
+          toolChoice: "none",
+          signal,
+        });
+        summary = reply.text.trim();
+      } catch (e) {
+        if (e instanceof ModelError) {
+          return {
+            status: e.kind === "aborted" ? "aborted" : "error",
+            error: e.forPerson("planner"),
+          };
+        }
+        throw e;
+      }
+      if (summary === "") break;
+      const message = summaryMessage(summary, requestsIn(chunk));
+      // The summary holds only what the planner had: it carries the context's label.
+      const label = this.#policy.contextLabel;
+      const kept = this.#messages.slice(j);
+      this.#messages = [message, ...kept];
+      this.#placed.set(message, label);
+      this.#cleared.add(message);
+      await o.transcript.compact(message, kept.length, label);
+      replaced += chunk.length;
+      o.emit({
+        type: "notice",
+        text: `the conversation was summarised to fit the context window (${window} tokens): ` +
+          `${chunk.length} earlier message(s) became one summary; the transcript keeps them all`,
+      });
+      if (once) break;
+    }
+    return replaced;
   }
 
   /** Validates and runs one call; always returns a result the planner can read. */

@@ -128,6 +128,7 @@ export class OpenAIModelClient implements ModelClient {
         messages: request.messages,
         stream: true as const,
         ...(request.tools ? { tools: request.tools } : {}),
+        ...(request.toolChoice ? { tool_choice: request.toolChoice } : {}),
       };
       // deno-lint-ignore no-explicit-any
       const response = await this.#sdk.chat.completions.create(body as any, {

@@ -26,6 +26,8 @@ export interface CompleteRequest {
   messages: ChatMessage[];
   /** Present for planner requests only; processor requests carry no tools (cli.md). */
   tools?: ToolSpec[];
+  /** `none`: a planner request that must be answered in text (the compaction summary). */
+  toolChoice?: "none";
   signal?: AbortSignal;
   /** Called with each piece of text as it arrives, so the person sees it as it comes. */
   onText?: (delta: string) => void;

@@ -49,6 +49,14 @@ const recordSchema = z.discriminatedUnion("type", [
     label: z.string().optional(),
   }),
   z.object({ type: z.literal("clear"), time: z.string() }),
+  /** Compaction: `message` (a summary) replaces all but the last `keep` messages so far. */
+  z.object({
+    type: z.literal("compact"),
+    time: z.string(),
+    message: messageSchema,
+    keep: z.number().int().min(0),
+    label: z.string().optional(),
+  }),
 ]);
 
 export type TranscriptRecord = z.infer<typeof recordSchema>;
@@ -79,6 +87,17 @@ export class TranscriptWriter {
 
   async clear(): Promise<void> {
     await this.#write({ type: "clear", time: new Date().toISOString() });
+  }
+
+  /** The summary that replaced all but the last `keep` messages; a resume restores it. */
+  async compact(summary: ChatMessage, keep: number, placed: Label): Promise<void> {
+    await this.#write({
+      type: "compact",
+      time: new Date().toISOString(),
+      message: summary,
+      keep,
+      label: formatLabel(placed),
+    });
   }
 
   async #write(record: TranscriptRecord): Promise<void> {
@@ -129,6 +148,14 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
     else if (r.type === "clear") {
       messages = [];
       labels = [];
+    } else if (r.type === "compact") {
+      // The full history stays in the file; the conversation goes on from the summary.
+      const m = r.message as ChatMessage;
+      messages = [m, ...messages.slice(Math.max(0, messages.length - r.keep))];
+      const l = (r.label !== undefined ? parseLabel(r.label) : null) ??
+        { integrity: "U", confidentiality: "priv" };
+      labels.push(l);
+      placed.set(m, l);
     } else {
       const m = r.message as ChatMessage;
       messages.push(m);
