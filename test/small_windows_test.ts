@@ -19,9 +19,23 @@ import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
 import { withPolicy } from "./support/policy_fixture.ts";
 import { join } from "node:path";
 import type { ScriptedAnswer } from "./support/scripted_person.ts";
-import { formatLabel } from "../src/util/label.ts";
+import { formatLabel, TRUSTED_PUBLIC } from "../src/util/label.ts";
+import { encode } from "gpt-tokenizer";
+import { buildSystemPrompt } from "../src/driver/system_prompt.ts";
+import { toolSpecs } from "../src/driver/driver.ts";
 import { loadTranscript } from "../src/state/transcript.ts";
 import { SUMMARY_HEADER } from "../src/driver/compaction.ts";
+
+/** The system prompt padded so that it and the eleven schemas take 2,500 real tokens. */
+const FULL_PROMPT = (() => {
+  const base = buildSystemPrompt({ oneShot: true });
+  const schemas = encode(JSON.stringify(toolSpecs(allTools()))).length;
+  let text = `${base}\n\nProject notes (AGENTS.md):`;
+  while (encode(text).length + schemas < 2_500) {
+    text += " Keep functions short and named for what they do.";
+  }
+  return text;
+})();
 
 /** 1,500 lines, about 60 KB, of ordinary source. */
 const BIG = Array.from(
@@ -70,6 +84,9 @@ async function session(contextWindow: number, replies: MockReply[], opts: Sessio
         emit: (e) => events.push(e),
         tools: allTools(),
         history: opts.history,
+        // The system prompt and the schemas at their full budget (2,500 tokens), as a workspace
+        // with an AGENTS.md brings them.
+        systemPrompt: () => ({ text: FULL_PROMPT, label: TRUSTED_PUBLIC }),
       });
       const outcome = await driver.runTurn(opts.task ?? "read src/big.ts and tell me about it", {
         maxReplies: opts.maxReplies,

@@ -81,10 +81,16 @@ export function estimateTokens(
   return tokens;
 }
 
-/** Tokens kept free for the reply. */
+/**
+ * Tokens kept free for the reply: an eighth of the window, at most 4,096. A small window gets a
+ * small reserve, since a reply there is mostly a tool call, and its conversation needs the room.
+ */
 export function replyReserve(contextWindow: number): number {
-  return Math.min(4096, Math.floor(contextWindow / 4));
+  return Math.min(4096, Math.floor(contextWindow / 8));
 }
+
+/** What stands for a result of the newest round when not even part of it fits. */
+export const NO_ROOM_RESULT = "[result removed: no room left in the context window; ask for less]";
 
 /**
  * The most one tool result may take, in characters (design.md §14: "never more than a set share
@@ -186,7 +192,8 @@ export function fitToWindow(
     if (tokens <= budget) break;
     const over = (tokens - budget) * CHARS_PER_TOKEN;
     const keep = Math.max(0, (m.content?.length ?? 0) - over - 400);
-    out[i] = { ...m, content: cutToShare(m.content ?? "", keep).content } as ChatMessage;
+    const content = keep < 400 ? NO_ROOM_RESULT : cutToShare(m.content ?? "", keep).content;
+    out[i] = { ...m, content } as ChatMessage;
     compacted++;
     tokens = estimateTokens(out, tools);
   }
