@@ -10,6 +10,7 @@ const STREAM_TYPES = new Set([
   "decision",
   "tool_result",
   "remark",
+  "shown",
   "error",
   "final",
 ]);
@@ -42,6 +43,7 @@ Deno.test("json: one object with result, session, turns, decisions, context_labe
         "decisions",
         "result",
         "session",
+        "shown",
         "turns",
       ]);
       assert.equal(obj.result, "The answer is 42.");

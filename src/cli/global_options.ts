@@ -23,6 +23,7 @@ export interface GlobalOptions {
   stateDir?: string;
   config?: string;
   print?: string;
+  trustStdin?: boolean;
 }
 
 export interface Resolved {

@@ -5,6 +5,7 @@
  * slash commands. Nothing approves writes or edits in advance: every one is asked. Ctrl-C stops
  * the current model call or command and the session goes on; /exit (or Ctrl-D) leaves it.
  */
+import { showToPerson } from "../policy/show.ts";
 import process from "node:process";
 import { basename } from "node:path";
 import { input } from "@inquirer/prompts";
@@ -42,6 +43,7 @@ export const HELP = [
   "  /todos          the planner's task list",
   "  /clear          a new conversation: the context label goes back to (T,pub)",
   "  /compact        have the planner summarise the conversation so far (it frees the window)",
+  "  /show ref:N     show a reference's content to you (never to the planner)",
   "  /help           this help",
   "  /exit           leave (the session is kept: bravebot --continue)",
   "Ctrl-C stops the current model call or command; the session goes on.",
@@ -109,9 +111,12 @@ export async function interactiveSession(
     );
     return EXIT.usage;
   }
-  if (options.outputFormat !== undefined || options.approvals !== undefined) {
+  if (
+    options.outputFormat !== undefined || options.approvals !== undefined ||
+    options.trustStdin !== undefined
+  ) {
     throw new UsageError(
-      "--output-format and --approvals are for one-shot mode (-p); a session asks you instead",
+      "--output-format, --approvals and --trust-stdin are for one-shot mode (-p); a session asks you instead",
     );
   }
   const g = await resolveGlobals(options);
@@ -196,6 +201,10 @@ export async function interactiveSession(
       case "remark":
         endLine();
         person.remark(e.text);
+        return;
+      case "shown":
+        endLine();
+        writeShown(e);
         return;
       case "notice":
         // Skill and AGENTS.md notes come again at every turn's start: say each once. Retries
@@ -299,6 +308,22 @@ export async function interactiveSession(
     }
   };
 
+  /** A reference's content for the person only, framed as untrusted and escaped (§15). */
+  const writeShown = (
+    e: { ref: string; source: string; lines: number; label: string; text: string; omitted: number },
+  ) => {
+    writeOut(
+      pc.yellow(
+        `┌ ${escapeForScreen(e.ref)}: ${escapeForScreen(e.source)}, ${e.lines} line(s), ` +
+          `untrusted ${e.label} — shown to you, not to the planner\n`,
+      ),
+    );
+    for (const l of escapeForScreen(e.text, true).split("\n")) writeOut(`${pc.yellow("│")} ${l}\n`);
+    writeOut(
+      pc.yellow(e.omitted > 0 ? `└ ${e.omitted} more line(s): /show ${e.ref}\n` : "└\n"),
+    );
+  };
+
   const slash = async (line: string): Promise<"exit" | void> => {
     const [command, ...args] = line.slice(1).trim().split(/\s+/);
     const print = (l: string) => writeOut(`${l}\n`);
@@ -325,6 +350,12 @@ export async function interactiveSession(
               ? `not compacted: ${escapeForScreen(done.error)}`
               : "nothing to summarise yet",
           );
+          return;
+        }
+        case "show": {
+          const shown = await showToPerson(policy, args[0] ?? "", 100_000);
+          if (!shown.ok) print(escapeForScreen(shown.error));
+          else writeShown({ ...shown.value, label: formatLabel(shown.value.label) });
           return;
         }
         case "todos":

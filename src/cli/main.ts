@@ -36,6 +36,7 @@ function build(
     .option("--processor-endpoint <url>", "processor endpoint (default: the planner's)")
     .option("--processor-model <name>", "processor model (default: the planner's)")
     .option("--approvals <file>", "approval policy file for this run")
+    .option("--trust-stdin", "with -p: piped input is your own words, not a reference")
     .addOption(
       new Option("--output-format <format>", "with -p: text, json or stream-json").choices([
         "text",

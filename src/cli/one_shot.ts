@@ -12,6 +12,8 @@ import { chooseSession } from "./sessions.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
 import { escapeForScreen } from "../util/escape.ts";
+import { type PipedInput, processStdin, readPipedInput, type Stdin } from "./piped_input.ts";
+import { keepPipedInput } from "../policy/outputs.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -43,11 +45,25 @@ const EXIT_FOR: Record<TurnStatus, number> = {
 /** Runs one prompt to the end and returns the exit status; never throws. */
 export async function oneShot(
   options: GlobalOptions,
-  prompt: string,
+  promptGiven: string,
   io: OneShotIO = consoleIO,
   retry?: RetryPolicy,
+  stdin: Stdin = processStdin,
 ): Promise<number> {
   const format = (options.outputFormat ?? "text") as OutputFormat;
+  // `-p -`: the prompt itself comes from stdin (waited for, as the person said so); otherwise
+  // whatever is piped is the task's input (design.md §15).
+  let prompt = promptGiven;
+  let piped: PipedInput | null = null;
+  try {
+    if (promptGiven.trim() === "-") {
+      const read = await readPipedInput(stdin, { wholeWait: true });
+      prompt = read ? new TextDecoder().decode(read.bytes) : "";
+    } else piped = await readPipedInput(stdin);
+  } catch (e) {
+    io.stderr(`bravebot: the piped input could not be read: ${e instanceof Error ? e.message : e}`);
+    return EXIT.usage;
+  }
   if (prompt.trim() === "") {
     io.stderr('bravebot: -p needs a prompt, e.g. bravebot -p "explain src/main.ts"');
     return EXIT.usage;
@@ -99,9 +115,24 @@ export async function oneShot(
       stop.abort();
     };
     const listening = listen("SIGINT", onInterrupt);
+    let task = prompt;
+    if (piped) {
+      const size = `${piped.bytes.length} bytes${piped.cut ? ", cut at the limit" : ""}`;
+      if (options.trustStdin) {
+        // The person's own words, (T,priv), as `!!` hands over a shell line's output.
+        task = `${prompt}\n\nThe input I piped (${size}):\n${
+          new TextDecoder().decode(piped.bytes)
+        }`;
+      } else {
+        const ref = await keepPipedInput(runtime.session.policy, piped.bytes);
+        task = `${prompt}\n\n[the input you piped is ref:${ref.id}, ${size}, ${ref.lines} lines, ` +
+          "(U,priv): not shown to you; pass it to spawn_processor, or show it to the person " +
+          `with {{ref:${ref.id}}}]`;
+      }
+    }
     let outcome;
     try {
-      outcome = await runtime.driver.runTurn(prompt, {
+      outcome = await runtime.driver.runTurn(task, {
         maxReplies: resolved.settings.maxTurns,
         signal: stop.signal,
       });
@@ -127,10 +158,13 @@ export async function oneShot(
 /** Writes events in the chosen format: stdout gets the answer (or JSON), stderr the rest. */
 class Output {
   session = "";
+  /** What was shown to the person and not the planner, for after the answer (design.md §15). */
+  readonly shown: Extract<DriverEvent, { type: "shown" }>[] = [];
 
   constructor(private readonly format: OutputFormat, private readonly io: OneShotIO) {}
 
   event(e: DriverEvent): void {
+    if (e.type === "shown") this.shown.push(e);
     if (this.format === "stream-json") {
       if (STREAM_JSON_TYPES.has(e.type)) {
         this.io.stdout(JSON.stringify(e.type === "final" ? { ...e, session: this.session } : e));
@@ -144,6 +178,18 @@ class Output {
   finish(runtime: Runtime, status: TurnStatus, text: string): void {
     if (this.format === "text") {
       if (status === "finished") this.io.stdout(text);
+      // Set apart and escaped: bytes nobody vouched for never reach the terminal as they are.
+      for (const s of this.shown) {
+        this.io.stdout("");
+        this.io.stdout(
+          `── ${escapeForScreen(s.ref)}: ${escapeForScreen(s.source)}, ${s.lines} line(s), ` +
+            `untrusted ${s.label} — shown to you, not to the planner ──`,
+        );
+        this.io.stdout(escapeForScreen(s.text, true));
+        if (s.omitted > 0) {
+          this.io.stdout(`── ${s.omitted} more line(s): bravebot --resume and /show ${s.ref} ──`);
+        }
+      }
     } else if (this.format === "json") {
       this.io.stdout(JSON.stringify({
         result: text,
@@ -158,6 +204,13 @@ class Output {
           labels: d.labels,
         })),
         context_label: formatContext(runtime),
+        shown: this.shown.map((s) => ({
+          ref: s.ref,
+          kind: s.kind,
+          label: s.label,
+          source: s.source,
+          text: s.text,
+        })),
       }));
     }
   }
@@ -200,6 +253,7 @@ function describe(e: DriverEvent): string | null {
     case "context_label":
       return `  context is now ${e.label}`;
     case "assistant_text":
+    case "shown":
     case "text_delta":
     case "model_request":
     case "final":

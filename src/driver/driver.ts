@@ -6,7 +6,7 @@
  * planner as error results, and the loop goes on.
  */
 import { z } from "zod";
-import { type DriverPolicy, type ToolPolicy, withheldResult } from "../policy/api.ts";
+import { type DriverPolicy, shownMarkers, type ToolPolicy, withheldResult } from "../policy/api.ts";
 import {
   formatLabel,
   type Label,
@@ -38,6 +38,9 @@ import { cutToShare, fitToWindow, loadTokenizer, resultShareChars } from "./cont
 import { COMPACT_INSTRUCTION, cutPoint, requestsIn, summaryMessage } from "./compaction.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
+
+/** How many lines of a `{{ref:N}}` the screen shows; `/show ref:N` shows the rest. */
+export const SHOWN_MAX_LINES = 200;
 
 /** Arguments larger than this are refused before parsing; a file that big is not written in one call. */
 export const MAX_ARGUMENT_BYTES = 1024 * 1024;
@@ -235,10 +238,39 @@ export class Driver {
       if (text.trim() !== "") {
         turn.lastText = text;
         this.#o.emit({ type: "assistant_text", text });
+        await this.#showMarked(text);
       }
       if (calls.length === 0) return await this.#answer(turn, text, reply);
       const share = resultShareChars(system, this.#specs, this.#o.settings.contextWindow);
       await this.#runCalls(text, calls, options.signal, share);
+    }
+  }
+
+  /**
+   * Shows the person each reference the planner's text marks `{{ref:N}}` (design.md §15). The
+   * conversation keeps the marker only; the content goes to the screen and to the transcript as
+   * the person's alone, and never into a request.
+   */
+  async #showMarked(text: string): Promise<void> {
+    for (const ref of shownMarkers(text)) {
+      const shown = await this.#policy.showToPerson(ref, SHOWN_MAX_LINES);
+      if (!shown.ok) {
+        this.#o.emit({ type: "notice", text: `{{${ref}}}: ${shown.error}` });
+        continue;
+      }
+      const s = shown.value;
+      const event = {
+        type: "shown" as const,
+        ref: s.ref,
+        kind: s.kind,
+        label: formatLabel(s.label),
+        source: s.source,
+        text: s.text,
+        lines: s.lines,
+        omitted: s.omitted,
+      };
+      this.#o.emit(event);
+      await this.#o.transcript.shown(event);
     }
   }
 

@@ -40,6 +40,20 @@ export type DriverEvent =
   }
   /** A processor's remark: for the person's screen only, stored nowhere. */
   | { type: "remark"; text: string }
+  /**
+   * A reference's content shown to the person, never to the planner (design.md §15): `text` is
+   * the content itself (raw; screens escape it), `label` what it carries.
+   */
+  | {
+    type: "shown";
+    ref: string;
+    kind: string;
+    label: string;
+    source: string;
+    text: string;
+    lines: number;
+    omitted: number;
+  }
   /** Something the person should know that is not an error (a retry, a capped reply). */
   | { type: "notice"; text: string }
   /** The planner context's label changed. */
@@ -62,6 +76,7 @@ export const STREAM_JSON_TYPES: ReadonlySet<DriverEvent["type"]> = new Set([
   "decision",
   "tool_result",
   "remark",
+  "shown",
   "error",
   "final",
 ]);

@@ -14,6 +14,8 @@ import type { Policy } from "./core.ts";
 import type { Label } from "../util/label.ts";
 import type { AuditRecord } from "./audit.ts";
 import { resultMayLeave } from "./egress.ts";
+import { type Shown, showToPerson } from "./show.ts";
+import type { Result } from "../util/result.ts";
 import type { EndpointSettings } from "../state/settings.ts";
 import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
 import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
@@ -26,6 +28,7 @@ export * from "./ports/run.ts";
 export * from "./ports/other.ts";
 export type { Limits, Settings } from "../state/settings.ts";
 export { withheldResult } from "./egress.ts";
+export { type Shown, shownHeading, shownMarkers } from "./show.ts";
 export type { SessionState, Todo, TodoStatus } from "../state/session_state.ts";
 
 /** What a tool receives. */
@@ -71,6 +74,8 @@ export interface DriverPolicy {
     label: Label,
     what?: string,
   ): Promise<boolean>;
+  /** A reference's content for the person's screen only (design.md §15), at most `maxLines`. */
+  showToPerson(ref: string, maxLines: number): Promise<Result<Shown>>;
 }
 
 export function driverPolicy(policy: Policy): DriverPolicy {
@@ -88,5 +93,6 @@ export function driverPolicy(policy: Policy): DriverPolicy {
     },
     resultMayLeave: (endpoint, tool, content, label, what) =>
       resultMayLeave(policy, endpoint, tool, content, label, what),
+    showToPerson: (ref, maxLines) => showToPerson(policy, ref, maxLines),
   };
 }

@@ -46,6 +46,8 @@ const ROUTING_KEYS: Readonly<Record<string, readonly string[]>> = {
   todo_write: [],
   // The person's own shell line (design.md §9) and the planner's requests (egress).
   shell: ["command", "shell", "mode"],
+  // A reference shown to the person only (design.md §15).
+  show: ["ref", "kind"],
   planner: [],
 };
 const EGRESS_KEYS = ["endpoint", "role"];

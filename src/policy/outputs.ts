@@ -9,7 +9,7 @@
  */
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
-import { type Label, label } from "../util/label.ts";
+import { type Label, label, UNTRUSTED_PRIVATE } from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
 import type { Decider } from "./audit.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
@@ -95,6 +95,23 @@ export interface KeptOutput {
  * Keeps a run's (or a shell line's) output as a `command_output` reference with the label the
  * decision gave it; a trusted label also yields the capped text the planner may be shown.
  */
+/**
+ * Piped input in one-shot mode (design.md §15): a reference `(U,priv)`, like a command's output
+ * (read_output can show it to the planner with the person's agreement), named in the person's
+ * message. With `--trust-stdin` it is the person's own words instead, and no reference is made.
+ */
+export async function keepPipedInput(policy: Policy, bytes: Uint8Array): Promise<RefRecord> {
+  return await policy.refs.add({
+    kind: "command_output",
+    label: UNTRUSTED_PRIVATE,
+    size: bytes.length,
+    lines: countLines(bytes),
+    sha256: sha256(bytes),
+    command: "the input piped to bravebot",
+    tool: "stdin",
+  }, bytes);
+}
+
 export async function keepOutput(
   policy: Policy,
   settings: Settings,

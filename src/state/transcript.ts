@@ -49,6 +49,15 @@ const recordSchema = z.discriminatedUnion("type", [
     label: z.string().optional(),
   }),
   z.object({ type: z.literal("clear"), time: z.string() }),
+  /** What was shown to the person and not the planner (design.md §15): never loaded back. */
+  z.object({
+    type: z.literal("shown"),
+    time: z.string(),
+    ref: z.string(),
+    source: z.string(),
+    label: z.string(),
+    text: z.string(),
+  }),
   /** Compaction: `message` (a summary) replaces all but the last `keep` messages so far. */
   z.object({
     type: z.literal("compact"),
@@ -87,6 +96,18 @@ export class TranscriptWriter {
 
   async clear(): Promise<void> {
     await this.#write({ type: "clear", time: new Date().toISOString() });
+  }
+
+  /** Content shown to the person only: kept for them, never part of the conversation. */
+  async shown(s: { ref: string; source: string; label: string; text: string }): Promise<void> {
+    await this.#write({
+      type: "shown",
+      time: new Date().toISOString(),
+      ref: s.ref,
+      source: s.source,
+      label: s.label,
+      text: s.text,
+    });
   }
 
   /** The summary that replaced all but the last `keep` messages; a resume restores it. */
@@ -148,6 +169,8 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
     else if (r.type === "clear") {
       messages = [];
       labels = [];
+    } else if (r.type === "shown") {
+      // The person's alone: not part of what a resumed planner is sent.
     } else if (r.type === "compact") {
       // The full history stays in the file; the conversation goes on from the summary.
       const m = r.message as ChatMessage;

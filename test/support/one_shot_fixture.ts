@@ -21,6 +21,8 @@ export interface OneShotCase {
   /** Point --endpoint somewhere else (e.g. a closed port). */
   endpoint?: string;
   timeoutMs?: number;
+  /** Bytes piped to the program's stdin (default: none, stdin is /dev/null). */
+  stdin?: string;
 }
 
 export interface OneShotRun extends MainResult {
@@ -68,7 +70,7 @@ export async function oneShotRun(
       args.push("--approvals", approvalsPath);
     }
     args.push(...(c.args ?? []));
-    const result = await runMain(args, { timeoutMs: c.timeoutMs ?? 90_000 });
+    const result = await runMain(args, { timeoutMs: c.timeoutMs ?? 90_000, stdin: c.stdin });
     const transcripts: unknown[][] = [];
     for await (const file of walkTranscripts(join(stateDir, "state"))) {
       const text = await Deno.readTextFile(file);

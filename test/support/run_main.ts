@@ -21,8 +21,13 @@ export async function runMain(
   });
   if (options.stdin !== undefined) {
     const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(options.stdin));
-    await w.close();
+    try {
+      await w.write(new TextEncoder().encode(options.stdin));
+      await w.close();
+    } catch (e) {
+      // A program that stops reading at its limit closes the pipe: that is its right.
+      if (!(e instanceof Deno.errors.BrokenPipe)) throw e;
+    }
   }
   const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
   const out = await child.output();
