@@ -15,6 +15,7 @@ import {
   type FoundFile,
 } from "../search_protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
+import { checkPath, openChecked } from "./wall.ts";
 
 /** design.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says). */
 const NL = 0x0a;
@@ -69,12 +70,20 @@ function lineText(bytes: Uint8Array, lineChars: number): string {
 }
 
 /**
- * Reads the file at `path` into the heap: its length, or -1 when it is too big. No stat: reading until
- * the end (at most maxBytes + 1 bytes) costs one system call less per file than asking the
- * size first, and a file that is not a regular one fails its read.
+ * Reads the file at `path` into the heap: its length, or -1 when it is too big. The wall's check
+ * (wall.ts) stats the path first, so a file that is not a regular one is never opened and one
+ * too big by that stat never read; the read is capped all the same (a file may grow).
  */
 function readInto(scan: Scan, path: string, maxBytes: number): number {
-  using file = Deno.openSync(path, { read: true });
+  const checked = checkPath(path);
+  if (checked.info.isDirectory) throw new Deno.errors.IsADirectory("is a directory");
+  if (!checked.info.isFile) {
+    const error = new Error("not a regular file");
+    error.name = "NotAFile";
+    throw error;
+  }
+  if (checked.info.size > maxBytes) return -1;
+  using file = openChecked(checked).file;
   const heap = scan.heap();
   const cap = maxBytes + 1;
   let filled = 0;
