@@ -9,6 +9,8 @@ import {
   beforeAct,
   type Checked,
   checkPath,
+  folderOf,
+  FolderRuns,
   listInside,
   lstatInside,
   makeDirsInside,
@@ -116,22 +118,47 @@ export function readWithStat(path: string, maxBytes: number): StatRead {
  * when a search reads thousands of small files.
  */
 export function readMany(paths: string[], maxBytes: number, followLinks = true): ReadManyItem[] {
-  return paths.map((path): ReadManyItem => {
-    try {
-      const checked = checkPath(path);
-      const info = checked.info;
-      // Not following links: a path that is, or passes through, a link is not a file here.
-      if (!info.isFile || (!followLinks && checked.real !== path)) {
-        return { path, skipped: "not_file" };
+  // Folder by folder (wall.ts, FolderRuns): a run whose folder changed while its files were
+  // read is undone, each of its files then refused.
+  const runs = new FolderRuns();
+  const items: ReadManyItem[] = [];
+  let runStart = 0;
+  const endRun = () => {
+    if (!runs.end()) {
+      for (let i = runStart; i < items.length; i++) {
+        items[i] = { path: items[i].path, skipped: "error", error: "OutsideWall" };
       }
-      if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
-      const bytes = readChecked(checked, maxBytes);
-      if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
-      return { path, bytes, size: bytes.length };
-    } catch (e) {
-      return { path, skipped: "error", error: (e as Error).name };
     }
-  });
+    runStart = items.length;
+  };
+  for (const path of paths) {
+    const dir = folderOf(path);
+    if (dir !== runs.dir) endRun();
+    items.push(readOne(runs, path, dir, maxBytes, followLinks));
+  }
+  endRun();
+  return items;
+}
+
+function readOne(
+  runs: FolderRuns,
+  path: string,
+  dir: string,
+  maxBytes: number,
+  followLinks: boolean,
+): ReadManyItem {
+  try {
+    const { checked, linkFree } = runs.check(path, dir);
+    const info = checked.info;
+    // Not following links: a path that is, or passes through, a link is not a file here.
+    if (!info.isFile || (!followLinks && !linkFree)) return { path, skipped: "not_file" };
+    if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
+    const bytes = readChecked(checked, maxBytes);
+    if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
+    return { path, bytes, size: bytes.length };
+  } catch (e) {
+    return { path, skipped: "error", error: (e as Error).name };
+  }
 }
 
 /** A checked path's bytes, at most `maxBytes + 1`, through a handle that is what was checked. */

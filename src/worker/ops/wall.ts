@@ -42,9 +42,38 @@ const SWAPPED = "the path changed between its check and its use";
 /** Whether a real (link-free, absolute) path lies inside the roots, for reading or writing. */
 type Roots = (real: string, write: boolean) => boolean;
 
-/** The roots Deno enforces for this thread: its read or write permission on the real path. */
-const grantedRoots: Roots = (real, write) =>
-  Deno.permissions.querySync({ name: write ? "write" : "read", path: real }).state === "granted";
+function granted(name: "read" | "write", path: string): boolean {
+  return Deno.permissions.querySync({ name, path }).state === "granted";
+}
+
+function parentOfReal(path: string): string {
+  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  return i <= 0 ? path.slice(0, i + 1) || "/" : path.slice(0, i);
+}
+
+/** Folders known to be granted, by kind: the highest granted ancestor of a path once granted. */
+const known = { read: [] as string[], write: [] as string[] };
+
+/**
+ * The roots Deno enforces for this thread: its read or write permission on the real path. A
+ * grant covers everything below the granted folder, so once a path is granted, its highest
+ * granted ancestor is remembered and later paths below it need no question to Deno (which
+ * costs as much as a stat).
+ */
+const grantedRoots: Roots = (real, write) => {
+  const name = write ? "write" : "read";
+  const folders = known[name];
+  for (const folder of folders) if (within(folder, real)) return true;
+  if (!granted(name, real)) return false;
+  let top = real;
+  for (;;) {
+    const up = parentOfReal(top);
+    if (up === top || !granted(name, up)) break;
+    top = up;
+  }
+  if (folders.length < 16) folders.push(top);
+  return true;
+};
 
 let roots: Roots = grantedRoots;
 
@@ -208,4 +237,80 @@ export function makeDirsInside(dir: string, parentOf: (path: string) => string):
       throw e;
     }
   }
+}
+
+/**
+ * The checks for many files read in a row (readMany, a search), at a lower cost per file: a
+ * request's paths come folder by folder, so each run of paths in the same folder checks that
+ * folder once (steps 1 and 2: its identity, its real path inside the roots), then per file only
+ * `lstat`s it in the checked real folder and compares the opened handle with that `lstat`; when
+ * the run ends the folder is checked again (step 4). A folder swapped for a link while its files
+ * were read fails that last check, and the caller then undoes what it read in the run. A file
+ * that is itself a link gets the full check of {@link checkPath}.
+ */
+export class FolderRuns {
+  #dir: string | null = null;
+  #folder: Checked | null = null;
+  #error: unknown = null;
+  /** Whether the current folder's path is its real path (no link on the way). */
+  #direct = false;
+
+  /**
+   * The check of `path` (a file of the current run, or the first of a new one: call
+   * {@link end} first when `folderOf(path)` differs from {@link dir}). `linkFree`: whether the
+   * path passes through no link at all.
+   */
+  check(path: string, dir: string): { checked: Checked; linkFree: boolean } {
+    if (dir !== this.#dir) this.#begin(dir);
+    if (this.#error !== null) throw this.#error;
+    const name = path.slice(dir.length + 1);
+    if (name === "" || name === "." || name === ".." || /[\\/]/.test(name)) {
+      const checked = checkPath(path);
+      return { checked, linkFree: checked.real === path };
+    }
+    const real = `${this.#folder!.real}/${name}`;
+    const info = Deno.lstatSync(real);
+    if (info.isSymlink) return { checked: checkPath(path), linkFree: false };
+    return { checked: { real, info }, linkFree: this.#direct };
+  }
+
+  /** The current run's folder (null before the first). */
+  get dir(): string | null {
+    return this.#dir;
+  }
+
+  #begin(dir: string): void {
+    this.#dir = dir;
+    this.#folder = null;
+    this.#error = null;
+    try {
+      this.#folder = checkPath(dir);
+      this.#direct = this.#folder.real === dir;
+    } catch (e) {
+      this.#error = e;
+    }
+  }
+
+  /** Ends the current run: false when its folder is no longer the folder checked. */
+  end(): boolean {
+    const folder = this.#folder;
+    this.#dir = this.#folder = this.#error = null;
+    if (folder === null) return true;
+    try {
+      stillSame(folder);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The folder part of an absolute path, as the worker's operations split it. */
+export function folderOf(path: string): string {
+  return parentOfReal(path);
+}
+
+/** The error a run's files get when their folder failed its last check. */
+export function swappedError(): OutsideWall {
+  return new OutsideWall(SWAPPED);
 }

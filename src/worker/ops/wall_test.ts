@@ -312,3 +312,30 @@ Deno.test("wall: the swap hook is for tests only: the worker's entry never sets 
   const entry = await Deno.readTextFile(new URL("../effect_worker.ts", import.meta.url));
   assert.ok(!entry.includes("setSwapHook"));
 });
+
+Deno.test("wall: a folder swapped while a search or readMany reads its files undoes the whole run, and other folders' results stand", async () => {
+  await withPlaces(async ({ ws, out }) => {
+    await Deno.writeTextFile(join(ws, "d", "g.txt"), "inside hit\n");
+    await Deno.writeTextFile(join(out, "sub", "g.txt"), `${SECRET} hit\n`);
+    const paths = [join(ws, "f.txt"), join(ws, "d", "f.txt"), join(ws, "d", "g.txt")];
+    // The swap comes after d/f.txt was read (inside), as d/g.txt is opened: both are refused.
+    swapAt("open", join(ws, "d", "g.txt"), join(ws, "d"), join(out, "sub"));
+    const r = await findInFiles(search(paths));
+    assert.ok(!r.texts.includes(SECRET));
+    assert.deepEqual(r.found.map((f) => f.index), [0]);
+    assert.deepEqual(r.errors, [{ index: 1, name: "OutsideWall" }, {
+      index: 2,
+      name: "OutsideWall",
+    }]);
+    assert.equal(r.lineNumbers.length, 1);
+    Deno.removeSync(join(ws, "d"));
+    Deno.renameSync(join(ws, "d.orig"), join(ws, "d"));
+    swapAt("open", join(ws, "d", "g.txt"), join(ws, "d"), join(out, "sub"));
+    const many = readMany(paths, 100);
+    assert.deepEqual(many.map((i) => i.error ?? dec.decode(i.bytes!)), [
+      "inside hit\n",
+      "OutsideWall",
+      "OutsideWall",
+    ]);
+  });
+});
