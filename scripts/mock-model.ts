@@ -192,7 +192,8 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     }
     const model = (body as { model?: string })?.model ?? "mock";
     if (summarising) {
-      const summary = options.summary ?? "(mock summary) the person asked for a task; work went on.";
+      const summary = options.summary ??
+        "(mock summary) the person asked for a task; work went on.";
       return (body as { stream?: boolean })?.stream === true
         ? streamed(model, { text: summary }, {}, callCounter, (t) => t, record)
         : completion(model, { text: summary }, callCounter);

@@ -9,7 +9,9 @@
  * then only the `.gitignore` files inside it count. A `.gitignore` nobody trusts may hide
  * entries only where names are references anyway: for an entry in a trusted directory only
  * trusted `.gitignore` files are consulted, so untrusted bytes cannot choose which trusted
- * names the planner sees.
+ * names the planner sees. A `.gitignore` counts only as a regular file reached through no link
+ * (the ancestors' too, which no listing shows): a link to a file outside the workspace or in
+ * an untrusted folder would otherwise be labeled as the trusted path it lies at.
  *
  * Each entry says whether its name may be shown, as `nameShown` (reads.ts) rules: every name
  * from the listed directory down to it lies in a trusted directory (a file name carries its
@@ -97,10 +99,14 @@ async function loadFrames(policy: Policy, dirs: string[]): Promise<Map<string, F
   const frames = new Map<string, Frame>();
   if (dirs.length === 0) return frames;
   const paths = dirs.map((d) => `${policy.workspace.root}/${joinRel(d, ".gitignore")}`);
+  // A regular file, reached through no link (the worker skips one that is, or passes through,
+  // a link): the label below is the label of the path read, never of a link's target outside
+  // the workspace or in an untrusted folder. The worker's own checks keep it inside the roots.
   const read = await policy.worker.call({
     op: "readMany",
     paths,
     maxBytes: GITIGNORE_MAX_BYTES,
+    followLinks: false,
   });
   if (!read.ok) return frames;
   for (let i = 0; i < dirs.length; i++) {
@@ -127,12 +133,15 @@ async function ancestorFrames(policy: Policy, base: string): Promise<Frame[]> {
   for (let i = 1; i < segments.length; i++) dirs.push(segments.slice(0, i).join("/"));
   const loaded = await loadFrames(policy, dirs);
   const frames: Frame[] = [];
+  // Whether the walked directory is ignored decides which rules apply to its entries: for a
+  // trusted one, only trusted `.gitignore` files may decide it.
+  const baseTrusted = policy.nameLabel(base).integrity === "T";
   for (let i = 0; i < segments.length; i++) {
     const dir = i === 0 ? "." : segments.slice(0, i).join("/");
     const frame = loaded.get(dir);
     if (frame) frames.push(frame);
     const rel = segments.slice(0, i + 1).join("/");
-    const dirTrusted = policy.nameLabel(dir).integrity === "T";
+    const dirTrusted = baseTrusted || policy.nameLabel(dir).integrity === "T";
     if (ignoredBy(frames, rel, true, dirTrusted)) return [];
   }
   return frames;

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { walk } from "./walk.ts";
 import { pathNameShown } from "./reads.ts";
@@ -158,5 +159,61 @@ Deno.test("walk: whether a name is shown is the rule pathNameShown gives along t
         assert.equal(e.nameShown, pathNameShown(fx.policy, e.rel, base), `${base}: ${e.rel}`);
       }
     }
+  });
+});
+
+/** The names a walk of `base` lists, relative to it. */
+async function listed(fx: { policy: Parameters<typeof walk>[0] }, base: string) {
+  return (await walk(fx.policy, base, all)).entries.map((e) => e.sub);
+}
+
+Deno.test("walk: an ancestor .gitignore that is a link to a file outside the workspace decides nothing", async () => {
+  await withPolicy({
+    files: { "sub/hidden.txt": "", "sub/shown.txt": "" },
+    trust: { ".": true },
+    outside: true,
+  }, async (fx) => {
+    await Deno.writeTextFile(join(fx.outside!, "ig"), "hidden.txt\n");
+    await Deno.symlink(join(fx.outside!, "ig"), join(fx.root, ".gitignore"));
+    assert.deepEqual(await listed(fx, "sub"), ["hidden.txt", "shown.txt"]);
+    const reads = fx.workerCalls.filter((c) => c.op === "readMany");
+    assert.ok(
+      reads.length > 0 && reads.every((c) => c.op === "readMany" && c.followLinks === false),
+    );
+  });
+});
+
+Deno.test("walk: an ancestor .gitignore that is a link to an untrusted file inside decides nothing", async () => {
+  await withPolicy({
+    files: { "untrusted/ig": "hidden.txt\n", "sub/hidden.txt": "", "sub/shown.txt": "" },
+    trust: { ".": true, untrusted: false },
+    symlinks: { ".gitignore": "untrusted/ig", "sub/deeper/.gitignore": "../../untrusted/ig" },
+  }, async (fx) => {
+    await Deno.writeTextFile(join(fx.root, "sub/deeper/hidden.txt"), "");
+    assert.deepEqual(await listed(fx, "sub"), [
+      "deeper",
+      "hidden.txt",
+      "shown.txt",
+      "deeper/.gitignore",
+      "deeper/hidden.txt",
+    ]);
+    assert.deepEqual(await listed(fx, "sub/deeper"), [".gitignore", "hidden.txt"]);
+  });
+});
+
+Deno.test("walk: an ancestor .gitignore in an untrusted directory decides nothing about a trusted directory's names; a trusted one does", async () => {
+  await withPolicy({
+    files: {
+      // Not even by saying the walked directory is itself ignored (which would switch off the
+      // trusted a/.gitignore below it).
+      ".gitignore": "hidden.txt\na/\n",
+      "a/.gitignore": "gone.txt\n",
+      "a/b/hidden.txt": "",
+      "a/b/gone.txt": "",
+      "a/b/x": "",
+    },
+    trust: { ".": false, a: true },
+  }, async (fx) => {
+    assert.deepEqual(await listed(fx, "a/b"), ["hidden.txt", "x"]);
   });
 });

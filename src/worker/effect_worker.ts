@@ -2,7 +2,10 @@
  * The effect worker: the only code that touches the disk or spawns programs for a tool. It runs
  * in a Deno Worker whose permissions the main thread narrowed to the workspace and the scratch
  * folder (see permissions.ts), so a policy bug that lets a bad path through is still stopped by
- * Deno. It decides nothing: it acts on what it is handed and reports errors by name.
+ * Deno. Deno checks the path as given, so every file operation also checks containment itself
+ * (ops/wall.ts): what it opens resolves inside its roots, and is what was checked. Its roots are
+ * its permissions; nothing is sent to tell it. It decides nothing: it acts on what it is handed
+ * and reports errors by name (`OutsideWall` for a path the checks refuse).
  */
 /// <reference lib="deno.worker" />
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
@@ -20,15 +23,20 @@ import { probe } from "./ops/probe.ts";
 import { snapshotTree } from "./ops/snapshot.ts";
 import { findInFiles } from "./ops/search.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
+import { setRoots } from "./ops/wall.ts";
+
+// The roots are the permissions Deno enforces for this thread (ops/wall.ts). A worker started
+// with read permission everywhere was not narrowed: it then has no roots and refuses every path.
+if (Deno.permissions.querySync({ name: "read" }).state === "granted") setRoots([]);
 
 async function handle(
   request: WorkerRequest,
 ): Promise<{ value: unknown; transfer: Transferable[] }> {
   switch (request.op) {
     case "stat":
-      return { value: await stat(request.path, true), transfer: [] };
+      return { value: stat(request.path, true), transfer: [] };
     case "lstat":
-      return { value: await stat(request.path, false), transfer: [] };
+      return { value: stat(request.path, false), transfer: [] };
     case "read": {
       if ("withStat" in request) {
         const value = readWithStat(request.path, request.maxBytes);
@@ -39,7 +47,7 @@ async function handle(
     }
     case "readMany": {
       // The bytes move to the main thread rather than being copied (a search reads many MB).
-      const items = readMany(request.paths, request.maxBytes);
+      const items = readMany(request.paths, request.maxBytes, request.followLinks !== false);
       const buffers = new Set<ArrayBuffer>();
       for (const item of items) if (item.bytes) buffers.add(item.bytes.buffer as ArrayBuffer);
       return { value: items, transfer: [...buffers] };

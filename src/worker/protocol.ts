@@ -116,7 +116,11 @@ export type WorkerRequest =
    * file of at most `maxBytes`; otherwise just the stat.
    */
   | { op: "read"; path: string; withStat: true; maxBytes: number }
-  | { op: "readMany"; paths: string[]; maxBytes: number }
+  /**
+   * Many files' bytes. With `followLinks: false`, a path that is a link or passes through one is
+   * not read (skipped as `not_file`): what `.gitignore` files the walk reads.
+   */
+  | { op: "readMany"; paths: string[]; maxBytes: number; followLinks?: false }
   | FindInFilesRequest
   | { op: "readDirs"; paths: string[]; packed?: false }
   | { op: "readDirs"; paths: string[]; packed: true }

@@ -126,3 +126,87 @@ Deno.test("effect worker: a write refuses when the file changed after approval",
     assert.deepEqual(leftovers, ["a.txt"], "no temporary file is left");
   });
 });
+
+Deno.test("second wall: links inside the workspace to outside are refused by the worker's own checks (OutsideWall), through a narrowed worker", async () => {
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-outside-" }));
+  try {
+    await Deno.writeTextFile(join(outside, "secret.txt"), "OUTSIDE hit\n");
+    await withWorker(async (w, ws, scratch) => {
+      await Deno.symlink(join(outside, "secret.txt"), join(ws, "link"));
+      await Deno.symlink(outside, join(ws, "dlink"));
+      await Deno.symlink(outside, join(scratch, "dlink"));
+      const paths = [join(ws, "link"), join(ws, "dlink", "secret.txt")];
+      const refused = (r: { ok: boolean; error?: { name: string; message: string } }) => {
+        assert.equal(r.ok, false);
+        assert.equal(r.error?.name, "OutsideWall");
+        assert.ok(!r.error?.message.includes(outside), "no path in the message");
+      };
+      for (const path of [...paths, join(scratch, "dlink", "secret.txt")]) {
+        refused(await w.call({ op: "read", path, maxBytes: 100 }));
+        refused(await w.call({ op: "read", path, length: 100 }));
+        refused(await w.call({ op: "read", path, withStat: true, maxBytes: 100 }));
+        refused(await w.call({ op: "hash", path }));
+        refused(await w.call({ op: "stat", path }));
+      }
+      refused(await w.call({ op: "lstat", path: join(ws, "dlink", "secret.txt") }));
+      const many = await w.call({ op: "readMany", paths, maxBytes: 100 });
+      assert.deepEqual(many.ok && many.value.map((i) => i.error), ["OutsideWall", "OutsideWall"]);
+      const found = await w.call({
+        op: "findInFiles",
+        paths,
+        needle: new TextEncoder().encode("hit"),
+        maxBytes: 100,
+        maxLines: 10,
+        lineChars: 100,
+        hashWanted: new Uint8Array(2),
+      });
+      assert.ok(found.ok);
+      if (found.ok) {
+        assert.deepEqual(found.value.errors.map((e) => e.name), ["OutsideWall", "OutsideWall"]);
+        assert.equal(found.value.texts, "");
+      }
+      const listed = await w.call({ op: "readDirs", paths: [join(ws, "dlink")], packed: true });
+      assert.match(listed.ok ? listed.value.errors[0] ?? "" : "", /^OutsideWall: /);
+      refused(await w.call({ op: "snapshot", root: join(ws, "dlink"), skip: [], maxEntries: 10 }));
+      for (const path of [join(ws, "link"), join(ws, "dlink", "new.txt")]) {
+        refused(
+          await w.call({
+            op: "write",
+            path,
+            bytes: new TextEncoder().encode("x"),
+            makeParents: true,
+          }),
+        );
+      }
+      assert.deepEqual([...Deno.readDirSync(outside)].map((e) => e.name), ["secret.txt"]);
+      assert.equal(await Deno.readTextFile(join(outside, "secret.txt")), "OUTSIDE hit\n");
+      // What lies inside, reached through a link inside, is still read.
+      await Deno.writeTextFile(join(ws, "real.txt"), "inside");
+      await Deno.symlink(join(ws, "real.txt"), join(ws, "inner"));
+      const inner = await w.call({ op: "read", path: join(ws, "inner"), maxBytes: 100 });
+      assert.equal(inner.ok && new TextDecoder().decode(inner.value), "inside");
+    });
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("second wall: an effect worker started with read permission everywhere refuses every path", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-ws-" }));
+  const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
+    type: "module",
+    deno: { permissions: "inherit" },
+  });
+  try {
+    await Deno.writeTextFile(join(ws, "a.txt"), "a");
+    const reply = await new Promise<{ ok: boolean; error?: { name: string } }>((resolve) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.postMessage({ id: 0, request: { op: "read", path: join(ws, "a.txt"), maxBytes: 9 } });
+    });
+    assert.equal(reply.ok, false);
+    assert.equal(reply.error?.name, "OutsideWall");
+  } finally {
+    worker.terminate();
+    await Deno.remove(ws, { recursive: true });
+  }
+});

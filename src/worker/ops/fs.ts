@@ -1,6 +1,24 @@
-/** File-system primitives of the effect worker. Each acts on an absolute path it is handed. */
+/**
+ * File-system primitives of the effect worker. Each acts on an absolute path it is handed, and
+ * only once wall.ts has checked that the path resolves inside the worker's roots and that what
+ * is opened is what was checked (an `OutsideWall` error otherwise).
+ */
 import { createHash } from "node:crypto";
 import type { EntryInfo, PackedDirs, ReadManyItem, StatInfo, StatRead } from "../protocol.ts";
+import {
+  beforeAct,
+  type Checked,
+  checkPath,
+  folderOf,
+  FolderRuns,
+  listInside,
+  lstatInside,
+  makeDirsInside,
+  openChecked,
+  openInside,
+  OutsideWall,
+  stillSame,
+} from "./wall.ts";
 
 function kindOf(info: Deno.FileInfo): StatInfo["kind"] {
   if (info.isSymlink) return "symlink";
@@ -9,8 +27,12 @@ function kindOf(info: Deno.FileInfo): StatInfo["kind"] {
   return "other";
 }
 
-export async function stat(path: string, follow: boolean): Promise<StatInfo> {
-  const info = follow ? await Deno.stat(path) : await Deno.lstat(path);
+/**
+ * The path's stat (links followed) or lstat (its last component not followed). Synchronous, as
+ * the checks are: the stat of a path is the check's own first step.
+ */
+export function stat(path: string, follow: boolean): StatInfo {
+  const info = follow ? checkPath(path).info : lstatInside(path, dirOf);
   return { kind: kindOf(info), size: info.size, mtimeMs: info.mtime?.getTime() ?? null };
 }
 
@@ -24,7 +46,7 @@ export async function read(
   bound: { offset?: number; length: number } | { maxBytes: number },
 ): Promise<Uint8Array> {
   if ("maxBytes" in bound) return readCapped(path, bound.maxBytes);
-  using file = await Deno.open(path, { read: true });
+  using file = openInside(path).file;
   const offset = bound.offset ?? 0;
   if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
   const buffer = new Uint8Array(Math.max(0, bound.length));
@@ -43,9 +65,17 @@ export async function read(
  * reason given at readMany.
  */
 export function readCapped(path: string, maxBytes: number, sizeHint?: number): Uint8Array {
-  using file = Deno.openSync(path, { read: true });
+  const { file, info } = openInside(path);
+  try {
+    return readOpened(file, maxBytes, sizeHint ?? info.size);
+  } finally {
+    file.close();
+  }
+}
+
+/** The capped read of readCapped, from a handle already opened and checked. */
+function readOpened(file: Deno.FsFile, maxBytes: number, hint: number): Uint8Array {
   const cap = Math.max(0, Math.floor(maxBytes)) + 1;
-  const hint = sizeHint ?? file.statSync().size;
   let buffer = new Uint8Array(Math.min(cap, hint + 1));
   let filled = 0;
   while (filled < cap) {
@@ -68,14 +98,15 @@ export function readCapped(path: string, maxBytes: number, sizeHint?: number): U
  * size then at least the bytes seen), not read whole.
  */
 export function readWithStat(path: string, maxBytes: number): StatRead {
-  const info = Deno.statSync(path);
+  const checked = checkPath(path);
+  const info = checked.info;
   const stat: StatInfo = {
     kind: kindOf(info),
     size: info.size,
     mtimeMs: info.mtime?.getTime() ?? null,
   };
   if (stat.kind !== "file" || stat.size > maxBytes) return { stat, bytes: null };
-  const bytes = readCapped(path, maxBytes, stat.size);
+  const bytes = readChecked(checked, maxBytes);
   if (bytes.length > maxBytes) return { stat: { ...stat, size: bytes.length }, bytes: null };
   return { stat, bytes };
 }
@@ -86,19 +117,58 @@ export function readWithStat(path: string, maxBytes: number): StatRead {
  * meanwhile, and a blocking read skips the async-op hop per file, which is most of the cost
  * when a search reads thousands of small files.
  */
-export function readMany(paths: string[], maxBytes: number): ReadManyItem[] {
-  return paths.map((path): ReadManyItem => {
-    try {
-      const info = Deno.statSync(path);
-      if (!info.isFile) return { path, skipped: "not_file" };
-      if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
-      const bytes = readCapped(path, maxBytes, info.size);
-      if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
-      return { path, bytes, size: bytes.length };
-    } catch (e) {
-      return { path, skipped: "error", error: (e as Error).name };
+export function readMany(paths: string[], maxBytes: number, followLinks = true): ReadManyItem[] {
+  // Folder by folder (wall.ts, FolderRuns): a run whose folder changed while its files were
+  // read is undone, each of its files then refused.
+  const runs = new FolderRuns();
+  const items: ReadManyItem[] = [];
+  let runStart = 0;
+  const endRun = () => {
+    if (!runs.end()) {
+      for (let i = runStart; i < items.length; i++) {
+        items[i] = { path: items[i].path, skipped: "error", error: "OutsideWall" };
+      }
     }
-  });
+    runStart = items.length;
+  };
+  for (const path of paths) {
+    const dir = folderOf(path);
+    if (dir !== runs.dir) endRun();
+    items.push(readOne(runs, path, dir, maxBytes, followLinks));
+  }
+  endRun();
+  return items;
+}
+
+function readOne(
+  runs: FolderRuns,
+  path: string,
+  dir: string,
+  maxBytes: number,
+  followLinks: boolean,
+): ReadManyItem {
+  try {
+    const { checked, linkFree } = runs.check(path, dir);
+    const info = checked.info;
+    // Not following links: a path that is, or passes through, a link is not a file here.
+    if (!info.isFile || (!followLinks && !linkFree)) return { path, skipped: "not_file" };
+    if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
+    const bytes = readChecked(checked, maxBytes);
+    if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
+    return { path, bytes, size: bytes.length };
+  } catch (e) {
+    return { path, skipped: "error", error: (e as Error).name };
+  }
+}
+
+/** A checked path's bytes, at most `maxBytes + 1`, through a handle that is what was checked. */
+function readChecked(checked: Checked, maxBytes: number): Uint8Array {
+  const { file } = openChecked(checked);
+  try {
+    return readOpened(file, maxBytes, checked.info.size);
+  } finally {
+    file.close();
+  }
 }
 
 /**
@@ -110,7 +180,7 @@ export function readDirs(paths: string[]): ({ entries: EntryInfo[] } | { error: 
   return paths.map((path) => {
     try {
       const entries: EntryInfo[] = [];
-      for (const e of Deno.readDirSync(path)) {
+      for (const e of listInside(path)) {
         entries.push({
           name: e.name,
           kind: e.isSymlink ? "symlink" : e.isFile ? "file" : e.isDirectory ? "directory" : "other",
@@ -135,7 +205,7 @@ export function readDirsPacked(paths: string[]): PackedDirs {
     const here: string[] = [];
     const special: string[] = [];
     try {
-      for (const e of Deno.readDirSync(path)) {
+      for (const e of listInside(path)) {
         here.push(e.name);
         // Most entries are files; a symbolic link is never also a file here (not followed).
         if (!e.isFile) special.push(e.name, e.isSymlink ? "l" : e.isDirectory ? "d" : "o");
@@ -161,7 +231,11 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /** A file's SHA-256, read a chunk at a time: hashing a large file never holds it whole. */
 export async function hash(path: string): Promise<string> {
-  using file = await Deno.open(path, { read: true });
+  return await hashOpened(openInside(path).file);
+}
+
+async function hashOpened(opened: Deno.FsFile): Promise<string> {
+  using file = opened;
   const digest = createHash("sha256");
   const chunk = new Uint8Array(1024 * 1024);
   for (;;) {
@@ -170,6 +244,12 @@ export async function hash(path: string): Promise<string> {
     digest.update(chunk.subarray(0, n));
   }
   return digest.digest("hex");
+}
+
+function notAFile(): Error {
+  const error = new Error("not a regular file");
+  error.name = "NotAFile";
+  return error;
 }
 
 function dirOf(path: string): string {
@@ -181,6 +261,12 @@ function dirOf(path: string): string {
  * Writes atomically: a temporary file beside the target, then a rename over it. When
  * `expectSha256` is given, the current file must still have that hash (null: must not exist),
  * so a file that changed after the person approved is not overwritten.
+ *
+ * The wall's checks: the current file is hashed through a checked handle (a link to outside is
+ * refused, not followed); the folder, each folder made, and the temporary file are checked
+ * before any byte is written, and the rename names both ends through the checked real folder,
+ * so a folder swapped for a link after the check makes the rename fail rather than land outside.
+ * The rename replaces a link at the target itself; it never writes through it.
  */
 export async function write(
   path: string,
@@ -190,16 +276,23 @@ export async function write(
 ): Promise<{ sha256: string; created: boolean }> {
   // The current file is hashed in chunks, never held whole, whatever its size.
   let existing: string | null = null;
+  let mode = 0o644;
+  let current: Checked | null = null;
   try {
-    existing = await hash(path);
+    current = checkPath(path);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
+  if (current !== null) {
+    // Never opened when not a regular file: a FIFO would block the open.
+    if (!current.info.isFile) throw notAFile();
+    mode = current.info.mode ?? 0o644;
+    existing = await hashOpened(openChecked(current).file);
+  }
   if (expectSha256 !== undefined) {
-    const current = existing;
-    if (current !== expectSha256) {
+    if (existing !== expectSha256) {
       const error = new Error(
-        current === null
+        existing === null
           ? "the file was removed after it was approved"
           : expectSha256 === null
           ? "a file appeared at that path after the write was approved"
@@ -210,15 +303,32 @@ export async function write(
     }
   }
   const dir = dirOf(path);
-  if (makeParents) await Deno.mkdir(dir, { recursive: true });
-  const mode = existing === null ? 0o644 : (await Deno.stat(path)).mode ?? 0o644;
-  const tmp = `${dir}/.bravebot-${crypto.randomUUID()}.tmp`;
+  const name = path.slice(dir.length).replace(/^[\\/]/, "");
+  if (name === "" || name === "." || name === "..") throw new OutsideWall("not a file name");
+  if (makeParents) makeDirsInside(dir, dirOf);
+  const folder = checkPath(dir, true);
+  if (!folder.info.isDirectory) throw new Deno.errors.NotADirectory("not a directory");
+  const tmp = `${folder.real}/.bravebot-${crypto.randomUUID()}.tmp`;
+  const target = `${folder.real}/${name}`;
+  beforeAct("create", tmp);
+  // createNew: the temporary name is never a link followed (O_EXCL), and always a new file.
+  const file = Deno.openSync(tmp, { write: true, createNew: true, mode: mode & 0o777 });
   try {
-    // Permission bits only: a setuid or setgid bit never carries over to new content.
-    await Deno.writeFile(tmp, bytes, { mode: mode & 0o777, createNew: true });
-    await Deno.rename(tmp, path);
+    try {
+      // Permission bits only: a setuid or setgid bit never carries over to new content.
+      if (Deno.build.os !== "windows") Deno.chmodSync(tmp, mode & 0o777);
+      // The folder the file was made in is the folder checked; only then are bytes written.
+      stillSame(folder);
+      let written = 0;
+      while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+    } finally {
+      file.close();
+    }
+    Deno.renameSync(tmp, target);
   } catch (e) {
-    await Deno.remove(tmp).catch(() => {});
+    try {
+      Deno.removeSync(tmp);
+    } catch { /* gone, or its folder swapped away: nothing of ours to remove */ }
     throw e;
   }
   return { sha256: await sha256Hex(bytes), created: existing === null };

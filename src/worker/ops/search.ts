@@ -15,6 +15,7 @@ import {
   type FoundFile,
 } from "../search_protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
+import { folderOf, FolderRuns, openChecked, swappedError } from "./wall.ts";
 
 /** design.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says). */
 const NL = 0x0a;
@@ -69,12 +70,20 @@ function lineText(bytes: Uint8Array, lineChars: number): string {
 }
 
 /**
- * Reads the file at `path` into the heap: its length, or -1 when it is too big. No stat: reading until
- * the end (at most maxBytes + 1 bytes) costs one system call less per file than asking the
- * size first, and a file that is not a regular one fails its read.
+ * Reads the file at `path` into the heap: its length, or -1 when it is too big. The wall's check
+ * (wall.ts) stats the path first, so a file that is not a regular one is never opened and one
+ * too big by that stat never read; the read is capped all the same (a file may grow).
  */
-function readInto(scan: Scan, path: string, maxBytes: number): number {
-  using file = Deno.openSync(path, { read: true });
+function readInto(scan: Scan, runs: FolderRuns, path: string, maxBytes: number): number {
+  const { checked } = runs.check(path, folderOf(path));
+  if (checked.info.isDirectory) throw new Deno.errors.IsADirectory("is a directory");
+  if (!checked.info.isFile) {
+    const error = new Error("not a regular file");
+    error.name = "NotAFile";
+    throw error;
+  }
+  if (checked.info.size > maxBytes) return -1;
+  using file = openChecked(checked).file;
   const heap = scan.heap();
   const cap = maxBytes + 1;
   let filled = 0;
@@ -99,14 +108,31 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
   const texts: string[] = [];
   const errors: { index: number; name: string }[] = [];
   let kept = 0;
-  for (let index = 0; index < request.paths.length; index++) {
-    if (kept >= request.maxLines) {
-      status.fill(FIND.notReached, index);
-      break;
+  // Folder by folder (wall.ts, FolderRuns): when a run's folder changed while its files were
+  // read, everything the run found is taken back and its files count as refused.
+  const runs = new FolderRuns();
+  let run = { index: 0, found: 0, lines: 0, errors: 0, kept: 0 };
+  const endRun = (index: number) => {
+    if (!runs.end()) {
+      found.length = run.found;
+      lineNumbers.length = texts.length = run.lines;
+      errors.length = run.errors;
+      kept = run.kept;
+      for (let i = run.index; i < index; i++) {
+        status[i] = FIND.unreadable;
+        errors.push({ index: i, name: swappedError().name });
+      }
     }
+    run = { index, found: found.length, lines: lineNumbers.length, errors: errors.length, kept };
+  };
+  let index = 0;
+  for (; index < request.paths.length; index++) {
+    if (kept >= request.maxLines) break;
+    const path = request.paths[index];
+    if (folderOf(path) !== runs.dir) endRun(index);
     let size: number;
     try {
-      const read = readInto(scan, request.paths[index], request.maxBytes);
+      const read = readInto(scan, runs, path, request.maxBytes);
       if (read === -1) {
         status[index] = FIND.tooBig;
         continue;
@@ -162,6 +188,8 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
     const sha256 = request.hashWanted[index] === 1 ? hashOf(bytes) : null;
     found.push({ index, lines: kept - before, more, sha256 });
   }
+  endRun(index);
+  status.fill(FIND.notReached, index);
   return {
     status,
     found,

@@ -7,9 +7,11 @@
  * Links are recorded as links and never followed; folders named in `skip` (Brave Bot's state)
  * are not entered. Past `maxEntries` the walk goes on without recording, so the caller knows
  * only that the tree was larger (and falls back to change times, which every write moves).
- * Synchronous calls: each async hop costs more than the `lstat` it waits for.
+ * Synchronous calls: each async hop costs more than the `lstat` it waits for. The root must
+ * resolve inside the worker's roots, and every folder is checked after it is listed (below).
  */
 import type { SnapshotResult } from "../protocol.ts";
+import { beforeAct, checkPath } from "./wall.ts";
 
 /** Fields per entry in {@link SnapshotResult.stats}. */
 export const SNAPSHOT_FIELDS = 5;
@@ -28,31 +30,45 @@ export function snapshotTree(
   const stats: number[] = [];
   let seen = 0;
   let unreadable = 0;
+  // A folder that was not what it was when found (a race with a link): the snapshot is partial.
+  let swapped = false;
   const skipped = new Set(skip);
-  const pending: string[] = [""];
+  // The root resolves inside the worker's roots (wall.ts); each folder below it is entered by
+  // its name, never through a link, and is checked, after it was listed and its entries
+  // lstat'ed, to be still the folder found (same device and inode), so a folder swapped for a
+  // link meanwhile contributes nothing from outside.
+  const top = checkPath(root);
+  const pending: { rel: string; found: Deno.FileInfo }[] = [{ rel: "", found: top.info }];
   while (pending.length > 0) {
-    const rel = pending.pop()!;
+    const { rel, found } = pending.pop()!;
     const dir = rel === "" ? root : `${root}/${rel}`;
-    let names: string[];
+    const here: { childRel: string; info: Deno.FileInfo }[] = [];
     try {
-      names = [...Deno.readDirSync(dir)].map((e) => e.name);
+      beforeAct("list", dir);
+      const names = [...Deno.readDirSync(dir)].map((e) => e.name);
+      for (const name of names) {
+        const childRel = rel === "" ? name : `${rel}/${name}`;
+        const abs = `${root}/${childRel}`;
+        if (skipped.has(abs)) continue;
+        try {
+          here.push({ childRel, info: Deno.lstatSync(abs) });
+        } catch {
+          unreadable++; // gone between the listing and the lstat: not there as far as we know
+        }
+      }
+      const now = rel === "" ? Deno.statSync(dir) : Deno.lstatSync(dir);
+      if (now.dev !== found.dev || now.ino !== found.ino) {
+        swapped = true;
+        unreadable++;
+        continue;
+      }
     } catch {
       unreadable++;
       continue;
     }
-    for (const name of names) {
-      const childRel = rel === "" ? name : `${rel}/${name}`;
-      const abs = `${root}/${childRel}`;
-      if (skipped.has(abs)) continue;
-      let info: Deno.FileInfo;
-      try {
-        info = Deno.lstatSync(abs);
-      } catch {
-        unreadable++; // gone between the listing and the lstat: not there as far as we know
-        continue;
-      }
+    for (const { childRel, info } of here) {
       seen++;
-      if (info.isDirectory) pending.push(childRel);
+      if (info.isDirectory) pending.push({ rel: childRel, found: info });
       if (paths.length >= maxEntries) continue;
       paths.push(childRel);
       kinds.push(kindCode(info));
@@ -69,7 +85,7 @@ export function snapshotTree(
     paths: paths.join("\0"),
     kinds: kinds.join(""),
     stats: new Float64Array(stats),
-    complete: seen === paths.length,
+    complete: !swapped && seen === paths.length,
     seen,
     unreadable,
   };
