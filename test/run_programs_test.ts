@@ -15,6 +15,7 @@ import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/util/label.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import type { RunApprovalRequest } from "../src/person/person.ts";
 import { lookupOnPath } from "../src/policy/programs.ts";
+import { commandsRunUnasked } from "../src/policy/runs.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const CANARY = "CANARY-ws-program";
@@ -244,4 +245,22 @@ Deno.test("run: vouching a program that runs other code says what it means", asy
       assert.deepEqual(printf.warnings, []);
     },
   );
+});
+
+Deno.test("run: the commands that run unasked are listed for the planner, named as it would type them", async () => {
+  const approvals = { run: [{ prefix: ["deno", "test"] }], vouch: [{ argv: ["git", "status"] }] };
+  await withRunPolicy({
+    approvals,
+    files: { "scripts/b.sh": "#!/bin/sh\n" },
+    executables: ["scripts/b.sh"],
+    answers: [{ run: { answer: "vouch" } }],
+  }, async (fx) => {
+    await fx.call(run, { pipeline: [{ program: "./scripts/b.sh", args: ["x"] }] });
+    const lines = await commandsRunUnasked(fx.policy);
+    assert.deepEqual(lines, [
+      "./scripts/b.sh x (vouched: output shown to you)",
+      "git status (vouched: output shown to you)",
+      "deno test … (output stays a reference)",
+    ]);
+  });
 });

@@ -34,3 +34,16 @@ Deno.test("listed skills and trusted AGENTS.md are included; nothing when absent
   assert.ok(!/Skills/.test(bare));
   assert.ok(!/AGENTS/.test(bare));
 });
+
+Deno.test("system prompt: teaches {{ref:N}}, and lists at most ten unasked commands, then how many more", () => {
+  const unasked = Array.from(
+    { length: 13 },
+    (_, i) => `tool${i} --flag (vouched: output shown to you)`,
+  );
+  const prompt = buildSystemPrompt({ unasked });
+  assert.match(prompt, /\{\{ref:N\}\}/);
+  assert.match(prompt, /tool9 --flag/);
+  assert.ok(!prompt.includes("tool10 --flag"));
+  assert.match(prompt, /- and 3 more/);
+  assert.ok(!buildSystemPrompt({}).includes("run without asking"), "no list when there is none");
+});

@@ -726,3 +726,41 @@ export async function carryOutRun(
     shown: kept.shown,
   };
 }
+
+/**
+ * The commands that run without asking, one short line each, for the planner's system prompt
+ * (design.md §15): stored vouches and the policy file's `vouch` and `run` entries, each program
+ * named as the planner would type it (a program on PATH by its name, a workspace program by its
+ * path), so it does not spend calls finding out.
+ */
+export async function commandsRunUnasked(policy: Policy): Promise<string[]> {
+  const root = policy.workspace.root + "/";
+  const name = (program: string) =>
+    program.startsWith(root) ? `./${program.slice(root.length)}` : program.split("/").at(-1)!;
+  const argv = (program: string, args: readonly string[]) => formatArgv([name(program), ...args]);
+  const lines: string[] = [];
+  for (const v of await policy.vouches.list()) {
+    if (v.match === "pipeline") {
+      lines.push(
+        `${v.stages.map((s) => argv(s.program, s.args)).join(" | ")} (exactly, as one pipeline)`,
+      );
+    } else {lines.push(
+        `${argv(v.program, v.args)}${
+          v.match === "prefix" ? " …" : ""
+        } (vouched: output shown to you)`,
+      );}
+  }
+  for (const r of policy.commandRules.vouch) {
+    lines.push(
+      `${argv(r.program, r.args)}${
+        r.match === "prefix" ? " …" : ""
+      } (vouched: output shown to you)`,
+    );
+  }
+  for (const r of policy.commandRules.run) {
+    lines.push(
+      `${argv(r.program, r.args)}${r.match === "prefix" ? " …" : ""} (output stays a reference)`,
+    );
+  }
+  return lines;
+}

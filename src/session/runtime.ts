@@ -4,7 +4,7 @@
  * prompt of each turn (skills and trusted AGENTS.md found afresh), and the driver. One-shot
  * mode and the interactive session both start here. Nothing is sent to a model.
  */
-import { sessionConfinement } from "../policy/runs.ts";
+import { commandsRunUnasked, sessionConfinement } from "../policy/runs.ts";
 import { driverPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
@@ -98,6 +98,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         skills: found.skills,
         agents: memory?.text ?? null,
         oneShot: options.oneShot,
+        unasked: await commandsRunUnasked(session.policy),
       }),
       label: memory?.text ? joinLabels(TRUSTED_PUBLIC, memory.label) : TRUSTED_PUBLIC,
     };

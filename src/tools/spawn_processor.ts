@@ -29,8 +29,9 @@ const content = z.strictObject({
 export const spawnProcessorTool = defineTool({
   name: "spawn_processor",
   description: "Give quarantined references to an isolated model (no tools, no memory) with an " +
-    "instruction; its answer comes back as a new reference you are not shown, writable " +
-    "(write_file contents_ref) only to the file the call is about.",
+    "instruction; its answer comes back as a new reference you are not shown: write it " +
+    "(write_file contents_ref) only to the file the call is about, or show it to the person " +
+    "with {{ref:N}} in your reply.",
   routing,
   content,
   async handler(args, ctx) {
