@@ -13,7 +13,7 @@ async function withWorker(fn: (w: EffectWorker, ws: string, scratch: string) => 
   try {
     await fn(worker, ws, scratch);
   } finally {
-    worker.terminate();
+    await worker.terminate();
     await Deno.remove(ws, { recursive: true });
     await Deno.remove(scratch, { recursive: true });
   }
