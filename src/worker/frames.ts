@@ -31,7 +31,7 @@ export function frameBytes(message: unknown): Uint8Array {
  * The messages of a stream of frames, in order, whatever the chunks it arrives in. A stream that
  * ends inside a frame, or a header claiming more than {@link MAX_FRAME_BYTES}, throws.
  */
-export async function* readFrames(stream: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
+export async function* readFrames(stream: AsyncIterable<Uint8Array>): AsyncGenerator<unknown> {
   const chunks: Uint8Array[] = [];
   let have = 0;
   /** Removes and returns the first `n` buffered bytes (a view when one chunk holds them). */

@@ -243,7 +243,8 @@ export function kernelPlaces(options: WallOptions): string | null {
 export class KernelChild {
   #child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #done: Promise<void>;
+  #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #reading: Promise<void>;
   #stopping = false;
 
   constructor(
@@ -261,10 +262,20 @@ export class KernelChild {
     }).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
-    this.#done = (async () => {
+    const reader = this.#reader = child.stdout.getReader();
+    const chunks = {
+      async *[Symbol.asyncIterator]() {
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          yield value;
+        }
+      },
+    };
+    this.#reading = (async () => {
       let why = "";
       try {
-        for await (const reply of readFrames(child.stdout)) onReply(reply);
+        for await (const reply of readFrames(chunks)) onReply(reply);
       } catch (e) {
         why = (e as Error).message;
       }
@@ -287,13 +298,24 @@ export class KernelChild {
     this.#writer.write(body).catch(() => {});
   }
 
-  /** Kills the child and waits until it and its streams are gone. */
-  async stop(): Promise<void> {
+  /**
+   * Ends the child: its stdin closes, so it exits at once by itself (killing bwrap while it
+   * sets up can leave its inner process behind); one still there after `graceMs` is killed.
+   * Settles when the child has exited, without waiting on whatever else holds its stdout.
+   */
+  async stop(graceMs = 2000): Promise<void> {
     this.#stopping = true;
-    try {
-      this.#child.kill("SIGKILL");
-    } catch { /* already gone */ }
     await this.#writer.close().catch(() => {});
-    await this.#done;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((r) => timer = setTimeout(() => r("late"), graceMs));
+    if (await Promise.race([this.#child.status, late]) === "late") {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch { /* gone meanwhile */ }
+    }
+    clearTimeout(timer);
+    await this.#child.status;
+    await this.#reader.cancel().catch(() => {});
+    await this.#reading;
   }
 }

@@ -27,17 +27,15 @@ function replier(): (reply: WorkerReply) => void {
   };
 }
 
-/** Answers every frame on stdin with `answer`, each as soon as it is done. */
+/** Answers every frame on stdin with `answer`, each as soon as it is done, until stdin ends. */
 export async function serve(answer: Answer): Promise<void> {
   const send = replier();
-  const running = new Set<Promise<void>>();
   for await (const message of readFrames(Deno.stdin.readable)) {
     const { id, request } = message as { id: number; request: WorkerRequest };
-    const task: Promise<void> = answer(id, request).then(({ reply }) => send(reply));
-    running.add(task);
-    task.finally(() => running.delete(task));
+    answer(id, request).then(({ reply }) => send(reply));
   }
-  await Promise.all(running);
+  // stdin ended: the parent stopped this worker and already failed what was pending, so
+  // nothing still running is waited for (the caller exits).
 }
 
 /** The compiled binary's child: the same loop, each request answered by a narrowed Worker. */
@@ -62,7 +60,6 @@ export async function serveThroughWorker(workspace: string, scratch: string): Pr
       worker.postMessage({ id, request });
     })
   );
-  worker.terminate();
 }
 
 /** The probe: 0 when `inside` reads and `link` (to a file outside) is not there at all. */
