@@ -259,6 +259,9 @@ export class KernelChild {
       stdin: "piped",
       stdout: "piped",
       stderr: "null",
+      // Its own process group: a Ctrl-C at the terminal (SIGINT to the foreground group) is the
+      // session's to handle, and must not end the wall under it.
+      detached: true,
     }).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
