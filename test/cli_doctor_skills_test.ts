@@ -77,7 +77,7 @@ Deno.test("doctor: every essential check passes against a working endpoint; exit
     assert.match(r.stdout, /ok\s+endpoint reachable/);
     assert.match(r.stdout, /ok\s+model present\s+qwen3:8b is served/);
     assert.match(r.stdout, /ok\s+tool calling works/);
-    assert.match(r.stdout, /ok\s+permissions .*second wall stands/);
+    assert.match(r.stdout, /ok\s+permissions .*second wall stands.*wall: (kernel|process)/);
     assert.match(r.stdout, /sandbox/);
     // The tool-calling request carried exactly one tool.
     const chat = mock.requests.find((q) => q.path === "/v1/chat/completions");

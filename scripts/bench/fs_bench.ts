@@ -16,7 +16,7 @@ import type { ToolDef } from "../../src/tools/tool.ts";
 import type { Corpus } from "./corpus.ts";
 import { alternate, commandContender, type Contender, formatMs, have } from "./measure.ts";
 import { formatRatio, ratio, type Row } from "./report.ts";
-import { openBenchSession } from "./session.ts";
+import { type BenchSession, openBenchSession } from "./session.ts";
 
 const UNCAPPED: Partial<Limits> = {
   searchLines: Number.MAX_SAFE_INTEGER,
@@ -47,6 +47,19 @@ function toolContender(
   return c;
 }
 
+/**
+ * Where the session's worker has the kernel wall, a second session on the old in-process wall,
+ * alternated with it in the same rounds: what the kernel wall costs or saves.
+ */
+async function processWallSession(session: BenchSession, root: string) {
+  if (session.open.policy.worker.wall !== "kernel") return null;
+  return await openBenchSession(root, "process");
+}
+
+function wallName(session: BenchSession): string {
+  return `(${session.open.policy.worker.wall} wall)`;
+}
+
 export interface FsBenchOptions {
   rounds: number;
   log(line: string): void;
@@ -55,6 +68,7 @@ export interface FsBenchOptions {
 export async function searchBench(corpus: Corpus, options: FsBenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
   const session = await openBenchSession(corpus.root);
+  const old = await processWallSession(session, corpus.root);
   const hasRg = await have("rg");
   try {
     const cases: [string, string, boolean][] = [
@@ -98,16 +112,26 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
         [0, 1],
         corpus.root,
       );
+      const processWall = old &&
+        toolContender(
+          "bravebot (process wall)",
+          () =>
+            old.call(searchTool as ToolDef<never>, { pattern }, uncapped ? UNCAPPED : undefined),
+        );
       const contenders: Contender[] = hasRg ? [ours, rg, grep] : [ours, grep];
+      if (processWall) contenders.push(processWall);
       const t = await alternate(contenders, options.rounds);
       const [o, r, g] = hasRg ? t : [t[0], null, t[1]];
+      const p = processWall ? t[t.length - 1] : null;
       const capped = !uncapped && label.startsWith("common");
       options.log(
-        `search ${corpus.name} ${label}: bravebot ${formatMs(o.median)} (${
+        `search ${corpus.name} ${label}: bravebot ${wallName(session)} ${formatMs(o.median)} (${
           counts(ours.lastContent)
-        }) · rg ${r ? formatMs(r.median) : "—"} (${rg.last?.stdoutLines ?? "?"} lines) · grep ${
-          formatMs(g.median)
-        } (${grep.last?.stdoutLines ?? "?"} lines)`,
+        })${p ? ` · process wall ${formatMs(p.median)}` : ""} · rg ${
+          r ? formatMs(r.median) : "—"
+        } (${rg.last?.stdoutLines ?? "?"} lines) · grep ${formatMs(g.median)} (${
+          grep.last?.stdoutLines ?? "?"
+        } lines)`,
       );
       const vsRg = r ? ratio(o.median, r.median) : NaN;
       const vsGrep = ratio(o.median, g.median);
@@ -115,7 +139,9 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
         bench: `search ${corpus.name}`,
         case: label,
         ours: formatMs(o.median),
-        others: `${r ? `rg ${formatMs(r.median)} · ` : ""}grep ${formatMs(g.median)}`,
+        others: `${p ? `process wall ${formatMs(p.median)} · ` : ""}${
+          r ? `rg ${formatMs(r.median)} · ` : ""
+        }grep ${formatMs(g.median)}`,
         ratio: `${formatRatio(vsRg, "rg")}, ${formatRatio(vsGrep, "grep")}`,
         target: capped ? "(stops early)" : "≤ 1.5× rg, < grep",
         met: capped ? null : (Number.isFinite(vsRg) ? vsRg <= 1.5 : true) && vsGrep < 1,
@@ -123,6 +149,7 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
     }
   } finally {
     await session.close();
+    await old?.close();
   }
   return rows;
 }
@@ -130,6 +157,7 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
 export async function listBench(corpus: Corpus, options: FsBenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
   const session = await openBenchSession(corpus.root);
+  const old = await processWallSession(session, corpus.root);
   const fd = (await have("fdfind")) ? "fdfind" : (await have("fd")) ? "fd" : null;
   try {
     const cases: [string, string | undefined, boolean][] = [
@@ -155,23 +183,39 @@ export async function listBench(corpus: Corpus, options: FsBenchOptions): Promis
       const findArgs = pattern ? [".", "-name", "*.ts"] : [".", "-mindepth", "1"];
       const fdC = fd ? commandContender("fd", fd, fdArgs, [0], corpus.root) : null;
       const findC = commandContender("find", "find", findArgs, [0], corpus.root);
+      const processWall = old &&
+        toolContender(
+          "bravebot (process wall)",
+          () =>
+            old.call(
+              listFilesTool as ToolDef<never>,
+              pattern ? { pattern } : {},
+              uncapped ? UNCAPPED : undefined,
+            ),
+        );
       const contenders: Contender[] = fdC ? [ours, fdC, findC] : [ours, findC];
+      if (processWall) contenders.push(processWall);
       const t = await alternate(contenders, options.rounds);
       const [o, f, fi] = fdC ? t : [t[0], null, t[1]];
+      const p = processWall ? t[t.length - 1] : null;
       const capped = !uncapped;
       options.log(
-        `list_files ${corpus.name} ${label}: bravebot ${formatMs(o.median)} (${
+        `list_files ${corpus.name} ${label}: bravebot ${wallName(session)} ${formatMs(o.median)} (${
           counts(ours.lastContent)
-        }) · fd ${f ? formatMs(f.median) : "—"} (${fdC?.last?.stdoutLines ?? "?"} lines) · find ${
-          formatMs(fi.median)
-        } (${findC.last?.stdoutLines ?? "?"} lines)`,
+        })${p ? ` · process wall ${formatMs(p.median)}` : ""} · fd ${
+          f ? formatMs(f.median) : "—"
+        } (${fdC?.last?.stdoutLines ?? "?"} lines) · find ${formatMs(fi.median)} (${
+          findC.last?.stdoutLines ?? "?"
+        } lines)`,
       );
       const vsFd = f ? ratio(o.median, f.median) : NaN;
       rows.push({
         bench: `list_files ${corpus.name}`,
         case: label,
         ours: formatMs(o.median),
-        others: `${f ? `fd ${formatMs(f.median)} · ` : ""}find ${formatMs(fi.median)}`,
+        others: `${p ? `process wall ${formatMs(p.median)} · ` : ""}${
+          f ? `fd ${formatMs(f.median)} · ` : ""
+        }find ${formatMs(fi.median)}`,
         ratio: `${formatRatio(vsFd, "fd")}, ${formatRatio(ratio(o.median, fi.median), "find")}`,
         target: capped ? "(stops early)" : "≤ 1.5× fd",
         met: capped ? null : Number.isFinite(vsFd) ? vsFd <= 1.5 : null,
@@ -179,6 +223,7 @@ export async function listBench(corpus: Corpus, options: FsBenchOptions): Promis
     }
   } finally {
     await session.close();
+    await old?.close();
   }
   return rows;
 }

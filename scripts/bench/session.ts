@@ -7,6 +7,7 @@
  */
 import { toolPolicy } from "../../src/policy/api.ts";
 import { type OpenSession, openSession } from "../../src/session/open.ts";
+import type { WallChoice } from "../../src/worker/client.ts";
 import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import { type Limits, type Settings, settingsFrom } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
@@ -25,7 +26,11 @@ const noProcessor = {
   },
 };
 
-export async function openBenchSession(workspaceDir: string): Promise<BenchSession> {
+/** `wall` forces the effect worker's wall, so one run can alternate the two. */
+export async function openBenchSession(
+  workspaceDir: string,
+  wall: WallChoice = "auto",
+): Promise<BenchSession> {
   const stateDir = await Deno.makeTempDir({ prefix: "bb-bench-state-" });
   const settings = settingsFrom({});
   // The first-use question, answered as a person trusting the whole workspace would.
@@ -39,6 +44,7 @@ export async function openBenchSession(workspaceDir: string): Promise<BenchSessi
     person,
     approvals: null,
     oneShot: false,
+    wall,
   });
   const decide = toolPolicy(open.policy);
   const context = (limits?: Partial<Limits>): ToolContext => ({
@@ -63,6 +69,7 @@ export async function openBenchSession(workspaceDir: string): Promise<BenchSessi
       return out;
     },
     async close() {
+      await open.policy.worker.terminate();
       open.close();
       await Deno.remove(stateDir, { recursive: true }).catch(() => {});
     },

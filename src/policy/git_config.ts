@@ -163,7 +163,10 @@ export function parseGitConfig(input: string): Result<ConfigEntry[]> {
       if (v === "\\") {
         const next = text[i + 1];
         if (next === "\n") {
-          // A continued line: the value goes on after the line break.
+          // A continued line: the value goes on after the line break, and the blanks before the
+          // backslash are kept (git adds them before it looks at the backslash).
+          value += pending;
+          pending = "";
           line++;
           i += 2;
           continue;

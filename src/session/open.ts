@@ -22,7 +22,7 @@ import { VouchStore } from "../policy/vouches.ts";
 import { Policy } from "../policy/core.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
-import { EffectWorker } from "../worker/client.ts";
+import { EffectWorker, type WallChoice } from "../worker/client.ts";
 import { poolSize } from "../worker/pool.ts";
 
 export interface OpenOptions {
@@ -34,6 +34,8 @@ export interface OpenOptions {
   oneShot: boolean;
   /** Resume this session id instead of starting a new one. */
   resume?: string;
+  /** Forces the effect worker's wall (the bench compares them); a session leaves it `auto`. */
+  wall?: WallChoice;
 }
 
 export interface OpenSession {
@@ -80,11 +82,15 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   problems.push(...refProblems);
   const audit = new AuditLog(paths.audit, id);
   const scratch = await Deno.realPath(paths.scratch);
-  const worker = EffectWorker.start({
-    workspace: workspace.root,
-    scratch,
-    run: options.settings.runPrograms ?? true,
-  }, poolSize());
+  const worker = EffectWorker.start(
+    {
+      workspace: workspace.root,
+      scratch,
+      run: options.settings.runPrograms ?? true,
+    },
+    poolSize(),
+    options.wall,
+  );
   const { policy, problems: unbound } = await Policy.open({
     workspace,
     worker,

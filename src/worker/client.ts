@@ -2,30 +2,100 @@
  * The main thread's handle on the effect worker. Requests are numbered and answered in any
  * order; an error raised inside the worker comes back as a value with its name (`NotCapable`
  * when Deno's permissions refused it), never as an exception past this class.
+ *
+ * Two walls (design.md §13), chosen at start and shown by {@link EffectWorker.wall}:
+ * - `kernel`, where bwrap works: file operations go to a child process confined in a mount
+ *   namespace holding only the workspace and the scratch folder (kernel.ts); `spawn` and
+ *   `stopSpawns` go to an in-process Worker started at the first run, since the programs a
+ *   stage starts need the whole system (their own bwrap confines them);
+ * - `process` elsewhere: one in-process Deno Worker does everything.
+ * Both sit behind the same narrowed Deno permissions (permissions.ts).
  */
 import type { WorkerError, WorkerReply, WorkerRequest, WorkerValue } from "./protocol.ts";
 import { type WallOptions, workerPermissions } from "./permissions.ts";
+import { childArgv, KernelChild, kernelPlaces, kernelWall } from "./kernel.ts";
 
 export type WorkerResult<T> = { ok: true; value: T } | { ok: false; error: WorkerError };
 
+/** Which wall contains the worker's file operations. */
+export type Wall = "kernel" | "process";
+
+/** `auto`: the kernel wall where its probe passes, else the process wall. */
+export type WallChoice = Wall | "auto";
+
+/** Where one kind of request goes: a running Worker or child, by message. */
+interface Channel {
+  post(message: { id: number; request: WorkerRequest }): void;
+  stop(): Promise<void>;
+}
+
+type Sink = { reply: (reply: WorkerReply) => void; fail: (error: WorkerError) => void };
+
+function workerChannel(options: WallOptions, sink: Sink): Channel {
+  const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
+    type: "module",
+    name: "bravebot-effect-worker",
+    deno: { permissions: workerPermissions(options) },
+  });
+  worker.onmessage = (event: MessageEvent<WorkerReply>) => sink.reply(event.data);
+  worker.onerror = (event: ErrorEvent) => {
+    event.preventDefault();
+    sink.fail({ name: "WorkerError", message: event.message });
+  };
+  return {
+    post: (message) => worker.postMessage(message),
+    stop: () => {
+      worker.terminate();
+      return Promise.resolve();
+    },
+  };
+}
+
+function kernelChannel(argv: string[], sink: Sink): Channel {
+  const child = new KernelChild(
+    argv,
+    (reply) => sink.reply(reply as WorkerReply),
+    (why) => sink.fail({ name: "WorkerError", message: why }),
+  );
+  return { post: (message) => child.send(message), stop: () => child.stop() };
+}
+
+/** Whether the kernel wall would be used for these places, and why not when it would not. */
+export function kernelWallStatus(options?: WallOptions): { usable: boolean; why: string } {
+  const wall = kernelWall();
+  if (!wall.ok) return { usable: false, why: wall.why };
+  const bad = options ? kernelPlaces(options) : null;
+  return bad ? { usable: false, why: bad } : { usable: true, why: "" };
+}
+
 export class EffectWorker {
-  #worker: Worker;
   #next = 0;
   #pending = new Map<number, (reply: WorkerReply) => void>();
   #dead: WorkerError | null = null;
   /** The other workers of this one's pool (see pool.ts); empty for a worker in a pool. */
   #helpers: EffectWorker[] = [];
+  #options: WallOptions;
+  #wall: Wall;
+  /** File operations (and everything, on the process wall). */
+  #main: Channel;
+  /** Kernel wall only: the in-process Worker for `spawn`, started at the first one. */
+  #spawner: Channel | null = null;
 
-  private constructor(worker: Worker) {
-    this.#worker = worker;
-    worker.onmessage = (event: MessageEvent<WorkerReply>) => {
-      const resolve = this.#pending.get(event.data.id);
-      this.#pending.delete(event.data.id);
-      resolve?.(event.data);
-    };
-    worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.#fail({ name: "WorkerError", message: event.message });
+  private constructor(options: WallOptions, wall: Wall, kernelArgv: string[] | null) {
+    this.#options = options;
+    this.#wall = wall;
+    const sink = this.#sink();
+    this.#main = kernelArgv ? kernelChannel(kernelArgv, sink) : workerChannel(options, sink);
+  }
+
+  #sink(): Sink {
+    return {
+      reply: (reply) => {
+        const resolve = this.#pending.get(reply.id);
+        this.#pending.delete(reply.id);
+        resolve?.(reply);
+      },
+      fail: (error) => this.#fail(error),
     };
   }
 
@@ -33,20 +103,25 @@ export class EffectWorker {
    * Starts the worker with the narrowed permissions of the second wall. With `poolSize` > 1,
    * that many workers in all, each behind exactly the same permissions: this one answers
    * `call`, and {@link pool} lists them all for work that splits (a search of many files).
+   * `wall` forces one wall (the bench compares them); `kernel` where it does not work throws.
    */
-  static start(options: WallOptions, poolSize = 1): EffectWorker {
-    const started = EffectWorker.#spawn(options);
-    for (let i = 1; i < poolSize; i++) started.#helpers.push(EffectWorker.#spawn(options));
+  static start(options: WallOptions, poolSize = 1, wall: WallChoice = "auto"): EffectWorker {
+    let argv: string[] | null = null;
+    if (wall !== "process") {
+      const found = kernelWall();
+      const bad = found.ok ? kernelPlaces(options) : found.why;
+      if (found.ok && !bad) argv = childArgv(found.plan, options);
+      else if (wall === "kernel") throw new Error(`the kernel wall does not work here: ${bad}`);
+    }
+    const spawn = () => new EffectWorker(options, argv ? "kernel" : "process", argv);
+    const started = spawn();
+    for (let i = 1; i < poolSize; i++) started.#helpers.push(spawn());
     return started;
   }
 
-  static #spawn(options: WallOptions): EffectWorker {
-    const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
-      type: "module",
-      name: "bravebot-effect-worker",
-      deno: { permissions: workerPermissions(options) },
-    });
-    return new EffectWorker(worker);
+  /** Which wall contains this worker's file operations. */
+  get wall(): Wall {
+    return this.#wall;
   }
 
   /** Every worker of the pool, this one first (just this one when it was started alone). */
@@ -65,27 +140,45 @@ export class EffectWorker {
   }
 
   #fail(error: WorkerError): void {
+    if (this.#dead) return;
     this.#dead = error;
     for (const [id, resolve] of this.#pending) resolve({ id, ok: false, error });
     this.#pending.clear();
   }
 
+  #channelFor(request: WorkerRequest): Channel | null {
+    if (this.#wall === "process") return this.#main;
+    if (request.op === "spawn") {
+      return this.#spawner ??= workerChannel(this.#options, this.#sink());
+    }
+    if (request.op === "stopSpawns") return this.#spawner; // none yet: nothing runs
+    return this.#main;
+  }
+
   call<R extends WorkerRequest>(request: R): Promise<WorkerResult<WorkerValue<R>>> {
     if (this.#dead) return Promise.resolve({ ok: false, error: this.#dead });
+    const channel = this.#channelFor(request);
+    if (!channel) {
+      return Promise.resolve({ ok: true, value: { stopped: 0 } as WorkerValue<R> });
+    }
     const id = this.#next++;
     return new Promise((resolve) => {
       this.#pending.set(id, (reply) => {
         if (reply.ok) resolve({ ok: true, value: reply.value as WorkerValue<R> });
         else resolve({ ok: false, error: reply.error });
       });
-      this.#worker.postMessage({ id, request });
+      channel.post({ id, request });
     });
   }
 
-  /** Stops this worker and the rest of its pool. */
-  terminate(): void {
-    for (const helper of this.#helpers) helper.terminate();
+  /**
+   * Stops this worker and the rest of its pool. Every pending call is answered `Terminated` at
+   * once; the promise settles when the child processes are gone (tests await it).
+   */
+  terminate(): Promise<void> {
+    const helpers = this.#helpers.map((helper) => helper.terminate());
     this.#fail({ name: "Terminated", message: "the effect worker was stopped" });
-    this.#worker.terminate();
+    const stops = [this.#main.stop(), this.#spawner?.stop()];
+    return Promise.all([...helpers, ...stops]).then(() => {});
   }
 }

@@ -86,8 +86,14 @@ async function handle(
   }
 }
 
-self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest }>) => {
-  const { id, request } = event.data;
+/**
+ * One request, answered: the reply and the buffers that may move with it. The Worker entry below
+ * and the kernel wall's child process (kernel_child.ts) both answer through this.
+ */
+export async function answer(
+  id: number,
+  request: WorkerRequest,
+): Promise<{ reply: WorkerReply; transfer: Transferable[] }> {
   let reply: WorkerReply;
   let transfer: Transferable[] = [];
   try {
@@ -107,5 +113,13 @@ self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest
       },
     };
   }
-  self.postMessage(reply, transfer);
-};
+  return { reply, transfer };
+}
+
+// Only as a Deno Worker: the child process imports this module for `answer` alone.
+if ("WorkerGlobalScope" in globalThis) {
+  self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest }>) => {
+    const { reply, transfer } = await answer(event.data.id, event.data.request);
+    self.postMessage(reply, transfer);
+  };
+}

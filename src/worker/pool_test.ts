@@ -11,7 +11,7 @@ async function withPool(size: number, fn: (w: EffectWorker, ws: string) => Promi
   try {
     await fn(worker, ws);
   } finally {
-    worker.terminate();
+    await worker.terminate();
     await Deno.remove(ws, { recursive: true });
     await Deno.remove(scratch, { recursive: true });
   }

@@ -33,7 +33,7 @@ Deno.test("effect worker: stopSpawns kills a running pipeline (Ctrl-C in a sessi
     const again = await worker.call({ op: "stopSpawns" });
     assert.ok(again.ok && again.value.stopped === 0);
   } finally {
-    worker.terminate();
+    await worker.terminate();
     await Deno.remove(ws, { recursive: true });
     await Deno.remove(scratch, { recursive: true });
   }

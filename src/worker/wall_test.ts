@@ -6,14 +6,17 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EffectWorker } from "./client.ts";
 
-async function withWorker(fn: (w: EffectWorker, ws: string, scratch: string) => Promise<void>) {
+async function withWorker(
+  fn: (w: EffectWorker, ws: string, scratch: string) => Promise<void>,
+  wall: "auto" | "process" = "auto",
+) {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-ws-" }));
   const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-scratch-" }));
-  const worker = EffectWorker.start({ workspace: ws, scratch, run: true });
+  const worker = EffectWorker.start({ workspace: ws, scratch, run: true }, 1, wall);
   try {
     await fn(worker, ws, scratch);
   } finally {
-    worker.terminate();
+    await worker.terminate();
     await Deno.remove(ws, { recursive: true });
     await Deno.remove(scratch, { recursive: true });
   }
@@ -185,7 +188,7 @@ Deno.test("second wall: links inside the workspace to outside are refused by the
       await Deno.symlink(join(ws, "real.txt"), join(ws, "inner"));
       const inner = await w.call({ op: "read", path: join(ws, "inner"), maxBytes: 100 });
       assert.equal(inner.ok && new TextDecoder().decode(inner.value), "inside");
-    });
+    }, "process"); // the in-process wall's own checks; the kernel wall is kernel_test.ts
   } finally {
     await Deno.remove(outside, { recursive: true });
   }

@@ -82,7 +82,7 @@ export async function fixture(options: {
       await Deno.writeTextFile(abs, text);
     },
     async close() {
-      worker.terminate();
+      await worker.terminate();
       await Deno.remove(ws, { recursive: true });
       await Deno.remove(state, { recursive: true });
     },

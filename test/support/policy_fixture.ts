@@ -240,7 +240,7 @@ export async function withPolicy(
     };
     await fn(fx);
   } finally {
-    worker?.terminate();
+    await worker?.terminate();
     await Deno.remove(root, { recursive: true });
     await Deno.remove(stateDir, { recursive: true });
     if (outside) await Deno.remove(outside, { recursive: true });

@@ -12,7 +12,7 @@ import type { Settings } from "../../state/settings.ts";
 import { EXIT } from "../exit_codes.ts";
 import { apiKeyFromEnv, OpenAIModelClient } from "../../model/client.ts";
 import { ModelError } from "../../model/failure.ts";
-import { EffectWorker } from "../../worker/client.ts";
+import { EffectWorker, kernelWallStatus } from "../../worker/client.ts";
 import { sandboxStatus } from "../../policy/sandbox.ts";
 import { messageOf } from "../../util/result.ts";
 
@@ -173,6 +173,14 @@ async function toolCallCheck(settings: Settings, apiKey: string | undefined): Pr
   }
 }
 
+/** Which wall contains the worker's file operations (design.md §13), and why not the kernel's. */
+function wallLine(worker: EffectWorker): string {
+  if (worker.wall === "kernel") {
+    return "wall: kernel (file operations in a bwrap child process that sees only the workspace and scratch folder)";
+  }
+  return `wall: process (file operations in an in-process worker; the kernel wall is not in use: ${kernelWallStatus().why})`;
+}
+
 /** Asks the effect worker, with the session's narrowed permissions, to do what it must not. */
 async function wallCheck(workspace: string): Promise<Check> {
   const scratch = await Deno.makeTempDir({ prefix: "bravebot-doctor-" });
@@ -200,14 +208,15 @@ async function wallCheck(workspace: string): Promise<Check> {
       name: "permissions",
       ok: allowed.length === 0,
       essential: true,
-      detail: allowed.length === 0
+      detail: (allowed.length === 0
         ? "the effect worker may not read /etc/passwd, write outside the workspace, open a socket or read the environment: the second wall stands"
-        : `the effect worker was NOT stopped from: ${allowed.join("; ")}`,
+        : `the effect worker was NOT stopped from: ${allowed.join("; ")}`) +
+        `; ${wallLine(worker)}`,
     };
   } catch (e) {
     return { name: "permissions", ok: false, essential: true, detail: messageOf(e) };
   } finally {
-    worker.terminate();
+    await worker.terminate();
     await Deno.remove(scratch, { recursive: true }).catch(() => {});
     await Deno.remove(outside, { recursive: true }).catch(() => {});
   }

@@ -53,7 +53,7 @@ export async function withLookingPolicy<T>(
     });
     return await fn(policy, notes);
   } finally {
-    worker.terminate();
+    await worker.terminate();
     await Deno.remove(scratch, { recursive: true }).catch(() => {});
   }
 }

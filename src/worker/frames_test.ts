@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { frameBytes, readFrames } from "./frames.ts";
+
+/** A stream of `bytes` cut into chunks at `cuts` (offsets). */
+function chunked(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array> {
+  const at = [0, ...cuts.filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b)];
+  at.push(bytes.length);
+  return new ReadableStream({
+    start(controller) {
+      for (let i = 0; i + 1 < at.length; i++) controller.enqueue(bytes.slice(at[i], at[i + 1]));
+      controller.close();
+    },
+  });
+}
+
+async function all(stream: ReadableStream<Uint8Array>): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const m of readFrames(stream)) out.push(m);
+  return out;
+}
+
+const messages = [
+  { id: 0, request: { op: "read", path: "/w/a", maxBytes: 10 } },
+  {
+    id: 7,
+    ok: true,
+    value: {
+      bytes: new Uint8Array([0, 1, 255]),
+      stats: new Float64Array([1.5, NaN, -0, 2 ** 53]),
+      nested: [{ a: null, b: undefined, s: "é\0\u{1F600}" }],
+      empty: new Uint8Array(0),
+    },
+  },
+  { id: 8, ok: false, error: { name: "NotFound", message: "gone", stage: 1 } },
+];
+
+Deno.test("frames: binary fields, floats and nested objects survive, whatever the chunks", async () => {
+  const bytes = new Uint8Array(messages.map(frameBytes).flatMap((f) => [...f]));
+  for (const cuts of [[], [1], [2, 3, 5], Array.from({ length: bytes.length }, (_, i) => i)]) {
+    const got = await all(chunked(bytes, cuts));
+    assert.equal(got.length, 3);
+    assert.deepEqual(got[0], messages[0]);
+    const v = (got[1] as { value: Record<string, unknown> }).value;
+    assert.ok(v.bytes instanceof Uint8Array);
+    assert.deepEqual([...(v.bytes as Uint8Array)], [0, 1, 255]);
+    assert.ok(v.stats instanceof Float64Array);
+    const stats = v.stats as Float64Array;
+    assert.ok(Number.isNaN(stats[1]) && Object.is(stats[2], -0) && stats[3] === 2 ** 53);
+    assert.deepEqual(v.nested, [{ a: null, b: undefined, s: "é\0\u{1F600}" }]);
+    assert.equal((v.empty as Uint8Array).length, 0);
+    assert.deepEqual(got[2], messages[2]);
+  }
+});
+
+Deno.test("frames: a view into a larger buffer carries only its own bytes", async () => {
+  const big = new Uint8Array(1000).map((_, i) => i % 251);
+  const got = await all(chunked(frameBytes({ b: big.subarray(100, 110) }), [3]));
+  assert.deepEqual([...(got[0] as { b: Uint8Array }).b], [...big.subarray(100, 110)]);
+});
+
+Deno.test("frames: a stream that ends inside a frame throws", async () => {
+  const f = frameBytes({ id: 1 });
+  await assert.rejects(() => all(chunked(f.subarray(0, f.length - 1), [2])), /inside a frame/);
+  await assert.rejects(() => all(chunked(f.subarray(0, 2), [])), /inside a frame/);
+});

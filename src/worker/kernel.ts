@@ -1,0 +1,324 @@
+/**
+ * The kernel wall (design.md §13): where bwrap works, the effect worker's file operations run in
+ * a child process — this same program, started in its worker mode, behind narrowed Deno
+ * permissions — inside a mount namespace where only the workspace, the scratch folder and what
+ * the program must read exist. A link inside the workspace that points elsewhere resolves to
+ * nothing there, so neither a planted link nor a process racing Brave Bot reaches outside.
+ *
+ * What the namespace holds, all read-only but the two places:
+ * - the system's library folders (`/usr/lib`, `/lib64`, …: the dynamic loader and libc the
+ *   Deno executable links against) and `/etc/ld.so.cache`;
+ * - the executable itself (`Deno.execPath()`), and under `deno run` the source folder holding
+ *   the worker's modules (`src/`); for the compiled binary its modules are inside it;
+ * - `/proc/self/exe` as a plain link to the executable and `/proc/self/maps` (Deno reads both
+ *   at start) — no real `/proc`, so `/proc/self/fd/…` (the child's own pipes) and
+ *   `/proc/self/mem` do not exist;
+ * - the workspace and the scratch folder, writable, bound last so they win.
+ * - under `deno run`, an empty read-only `/deno-dir` as Deno's cache folder (nothing is cached);
+ * Nothing else: no `/etc`, `/home`, `/tmp`, `/dev`; no network, no PID, IPC or UTS sharing, a new
+ * session (no terminal), an empty environment, and the child dies with Brave Bot.
+ *
+ * Programs a run stage starts need the whole system, so `spawn` stays in the in-process worker
+ * (its stages have their own bwrap, src/policy/sandbox.ts); see docs/decisions.md.
+ */
+import type { WallOptions } from "./permissions.ts";
+import { encodeFrame, readFrames } from "./frames.ts";
+
+/** The hidden first argument that starts the compiled binary as the kernel wall's child. */
+export const KERNEL_CHILD_ARG = "--bravebot-effect-worker";
+
+/** What the child is started from; computed once per process by {@link kernelWall}. */
+export interface KernelPlan {
+  bwrap: string;
+  /** The executable: `deno` under `deno run`, the binary itself when compiled. */
+  exec: string;
+  /** Under `deno run`: the child's entry module and the source folder bound read-only. */
+  module: { entry: string; root: string } | null;
+  /** bwrap arguments making the system's libraries visible read-only (see {@link systemBinds}). */
+  system: string[];
+}
+
+/** The folders the dynamic loader may need, as they are here: bound read-only, links kept. */
+export function systemBinds(
+  lstat: (path: string) => Deno.FileInfo | null = lstatOrNull,
+  readLink: (path: string) => string = Deno.readLinkSync,
+): string[] {
+  const binds: string[] = [];
+  const links: string[] = [];
+  for (const dir of ["/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32"]) {
+    const info = lstat(dir);
+    if (info?.isSymlink) links.push("--symlink", readLink(dir), dir);
+    else if (info?.isDirectory) binds.push("--ro-bind", dir, dir);
+  }
+  binds.push("--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache");
+  return [...binds, ...links];
+}
+
+function lstatOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The whole command line of one child: bwrap with its binds, then the program in worker mode.
+ * Under `deno run`, `deno run` with the worker's narrowed flags and the entry module; compiled,
+ * the binary with {@link KERNEL_CHILD_ARG} (its own flags are fixed at compile time, so it
+ * narrows itself: it answers through a Deno Worker with the worker's permissions).
+ * `extra` goes to the child after its own arguments (the probe's `--check`).
+ */
+export function childArgv(plan: KernelPlan, options: WallOptions, extra: string[] = []): string[] {
+  const { workspace, scratch } = options;
+  const args = [
+    plan.bwrap,
+    "--unshare-all",
+    "--as-pid-1",
+    "--die-with-parent",
+    "--new-session",
+    ...plan.system,
+    "--ro-bind",
+    plan.exec,
+    plan.exec,
+  ];
+  if (plan.module) {
+    // Deno insists on a cache folder: an empty one, read-only once / is remounted, so the
+    // worker's modules are compiled in memory and nothing is cached.
+    args.push("--ro-bind", plan.module.root, plan.module.root, "--dir", "/deno-dir");
+    args.push("--setenv", "DENO_DIR", "/deno-dir");
+  }
+  args.push(
+    "--dir",
+    "/proc/self",
+    "--symlink",
+    plan.exec,
+    "/proc/self/exe",
+    // With --as-pid-1 the process bwrap sets up is the one that runs the program: its own
+    // memory map, which glibc reads for the main thread's stack (Deno's parser needs it).
+    "--ro-bind",
+    "/proc/self/maps",
+    "/proc/self/maps",
+    "--bind",
+    workspace,
+    workspace,
+    "--bind",
+    scratch,
+    scratch,
+    "--remount-ro",
+    "/",
+    "--chdir",
+    "/",
+    "--",
+    plan.exec,
+  );
+  if (!plan.module) return [...args, KERNEL_CHILD_ARG, workspace, scratch, ...extra];
+  const places = `${workspace},${scratch}`;
+  return [
+    ...args,
+    "run",
+    "--no-prompt",
+    "--no-config",
+    "--no-lock",
+    "--no-npm",
+    "--no-remote",
+    `--allow-read=${places}`,
+    `--allow-write=${places}`,
+    plan.module.entry,
+    ...extra,
+  ];
+}
+
+/** A program on PATH, as the main thread sees it; never one inside `workspace`. */
+function onPath(name: string, workspace: string | null): string | null {
+  let path: string | undefined;
+  try {
+    path = Deno.env.get("PATH");
+  } catch {
+    return null;
+  }
+  for (const dir of (path ?? "/usr/bin:/bin").split(":")) {
+    if (!dir.startsWith("/")) continue;
+    const candidate = `${dir.replace(/\/+$/, "")}/${name}`;
+    try {
+      const real = Deno.realPathSync(candidate);
+      const info = Deno.statSync(real);
+      if (!info.isFile || ((info.mode ?? 0) & 0o111) === 0) continue;
+      if (workspace && (real === workspace || real.startsWith(`${workspace}/`))) continue;
+      return real;
+    } catch {
+      continue;
+    }
+  }
+  return null;
+}
+
+export type KernelWall = { ok: true; plan: KernelPlan } | { ok: false; why: string };
+
+let known: KernelWall | null = null;
+
+/**
+ * Whether the kernel wall works here, and how to start its children: bwrap on PATH, and one
+ * child started in a probe box that reads a file inside and gets NotFound for a link to a file
+ * outside. Asked once per process (a few tens of ms, synchronously: EffectWorker.start is).
+ */
+export function kernelWall(): KernelWall {
+  return known ??= probe();
+}
+
+function probe(): KernelWall {
+  if (Deno.build.os !== "linux") return { ok: false, why: "bwrap exists only on Linux" };
+  const bwrap = onPath("bwrap", null);
+  if (!bwrap) return { ok: false, why: "bwrap is not on PATH" };
+  let plan: KernelPlan;
+  try {
+    const exec = Deno.realPathSync(Deno.execPath());
+    let module: KernelPlan["module"] = null;
+    if (!Deno.build.standalone) {
+      const entry = new URL("./kernel_child.ts", import.meta.url);
+      if (entry.protocol !== "file:") return { ok: false, why: "the worker modules are not files" };
+      const path = Deno.realPathSync(decodeURIComponent(entry.pathname));
+      // The source folder: src/ (worker modules import src/util, nothing outside src/).
+      module = { entry: path, root: path.replace(/\/worker\/kernel_child\.ts$/, "") };
+    }
+    plan = { bwrap, exec, module, system: systemBinds() };
+  } catch (e) {
+    return { ok: false, why: `cannot find the program to start: ${(e as Error).message}` };
+  }
+  let box: string | null = null;
+  try {
+    box = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "bravebot-kernel-probe-" }));
+    Deno.mkdirSync(`${box}/ws`);
+    Deno.mkdirSync(`${box}/scratch`);
+    Deno.writeTextFileSync(`${box}/ws/inside`, "inside\n");
+    Deno.writeTextFileSync(`${box}/outside`, "outside\n");
+    Deno.symlinkSync(`${box}/outside`, `${box}/ws/link`);
+    const argv = childArgv(
+      plan,
+      { workspace: `${box}/ws`, scratch: `${box}/scratch`, run: false },
+      [
+        "--check",
+        `${box}/ws/inside`,
+        `${box}/ws/link`,
+      ],
+    );
+    const out = new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      clearEnv: true,
+      env: {},
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).outputSync();
+    if (out.code === 0) return { ok: true, plan };
+    const said = new TextDecoder().decode(out.stderr).trim().split("\n")[0]?.slice(0, 200) ?? "";
+    return {
+      ok: false,
+      why: `the kernel wall's probe failed (exit ${out.code})${said ? `: ${said}` : ""}`,
+    };
+  } catch (e) {
+    return { ok: false, why: `the kernel wall's probe could not run: ${(e as Error).message}` };
+  } finally {
+    if (box) {
+      try {
+        Deno.removeSync(box, { recursive: true });
+      } catch { /* a temp folder left behind */ }
+    }
+  }
+}
+
+/** Paths Deno's permission flags cannot carry (a comma separates them) keep the old wall. */
+export function kernelPlaces(options: WallOptions): string | null {
+  for (const p of [options.workspace, options.scratch]) {
+    if (p.includes(",")) return `a path with a comma cannot be given to Deno's flags`;
+  }
+  return null;
+}
+
+/**
+ * One running child: frames of `{ id, request }` to its stdin, frames of replies from its
+ * stdout; its stderr goes nowhere. `onReply` gets each reply; `onExit` once, when the child is
+ * gone (crash, kill, broken stream), with why.
+ */
+export class KernelChild {
+  #child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #reading: Promise<void>;
+  #stopping = false;
+
+  constructor(
+    argv: string[],
+    onReply: (reply: unknown) => void,
+    onExit: (why: string) => void,
+  ) {
+    const child = new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      clearEnv: true,
+      env: {},
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+      // Its own process group: a Ctrl-C at the terminal (SIGINT to the foreground group) is the
+      // session's to handle, and must not end the wall under it.
+      detached: true,
+    }).spawn();
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    const reader = this.#reader = child.stdout.getReader();
+    const chunks = {
+      async *[Symbol.asyncIterator]() {
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          yield value;
+        }
+      },
+    };
+    this.#reading = (async () => {
+      let why = "";
+      try {
+        for await (const reply of readFrames(chunks)) onReply(reply);
+      } catch (e) {
+        why = (e as Error).message;
+      }
+      const status = await child.status;
+      if (!this.#stopping) {
+        onExit(
+          `the effect worker's process ended (${
+            status.signal ? `signal ${status.signal}` : `exit ${status.code}`
+          })${why ? `: ${why}` : ""}`,
+        );
+      }
+    })();
+  }
+
+  send(message: unknown): void {
+    const [header, body] = encodeFrame(message);
+    // Two writes queued back to back: nothing can come between them. A dead child's broken
+    // pipe is reported by the reader ending, not here.
+    this.#writer.write(header).catch(() => {});
+    this.#writer.write(body).catch(() => {});
+  }
+
+  /**
+   * Ends the child: its stdin closes, so it exits at once by itself (killing bwrap while it
+   * sets up can leave its inner process behind); one still there after `graceMs` is killed.
+   * Settles when the child has exited, without waiting on whatever else holds its stdout.
+   */
+  async stop(graceMs = 2000): Promise<void> {
+    this.#stopping = true;
+    await this.#writer.close().catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((r) => timer = setTimeout(() => r("late"), graceMs));
+    if (await Promise.race([this.#child.status, late]) === "late") {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch { /* gone meanwhile */ }
+    }
+    clearTimeout(timer);
+    await this.#child.status;
+    await this.#reader.cancel().catch(() => {});
+    await this.#reading;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The kernel wall's child process (kernel.ts): it reads `{ id, request }` frames on stdin and
+ * writes each reply as a frame on stdout as soon as it is ready, in any order. It ends when
+ * stdin ends. Started two ways:
+ * - under `deno run`, as this module with the worker's narrowed flags: it answers itself;
+ * - compiled, as the binary with `--bravebot-effect-worker WORKSPACE SCRATCH` (main.ts): the
+ *   binary's own permissions are fixed at compile time, so it narrows itself, answering
+ *   through a Deno Worker with the worker's permissions ({@link serveThroughWorker}).
+ * `--check INSIDE LINK` (the probe) instead reads both and exits 0 only when INSIDE was read and
+ * LINK, a link to a file outside, was not found.
+ */
+import type { WorkerReply, WorkerRequest } from "./protocol.ts";
+import { encodeFrame, readFrames } from "./frames.ts";
+import { workerPermissions } from "./permissions.ts";
+
+type Answer = (
+  id: number,
+  request: WorkerRequest,
+) => Promise<{ reply: WorkerReply; transfer: Transferable[] }>;
+
+function replier(): (reply: WorkerReply) => void {
+  const out = Deno.stdout.writable.getWriter();
+  return (reply) => {
+    const [header, body] = encodeFrame(reply);
+    out.write(header).catch(() => {});
+    out.write(body).catch(() => {});
+  };
+}
+
+/** Answers every frame on stdin with `answer`, each as soon as it is done, until stdin ends. */
+export async function serve(answer: Answer): Promise<void> {
+  const send = replier();
+  for await (const message of readFrames(Deno.stdin.readable)) {
+    const { id, request } = message as { id: number; request: WorkerRequest };
+    answer(id, request).then(({ reply }) => send(reply));
+  }
+  // stdin ended: the parent stopped this worker and already failed what was pending, so
+  // nothing still running is waited for (the caller exits).
+}
+
+/** The compiled binary's child: the same loop, each request answered by a narrowed Worker. */
+export async function serveThroughWorker(workspace: string, scratch: string): Promise<void> {
+  const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
+    type: "module",
+    name: "bravebot-effect-worker",
+    deno: { permissions: workerPermissions({ workspace, scratch, run: false }) },
+  });
+  const waiting = new Map<number, (reply: WorkerReply) => void>();
+  worker.onmessage = (event: MessageEvent<WorkerReply>) => {
+    waiting.get(event.data.id)?.(event.data);
+    waiting.delete(event.data.id);
+  };
+  worker.onerror = (event: ErrorEvent) => {
+    event.preventDefault();
+    Deno.exit(70); // the parent fails every pending call when this process is gone
+  };
+  await serve((id, request) =>
+    new Promise((resolve) => {
+      waiting.set(id, (reply) => resolve({ reply, transfer: [] }));
+      worker.postMessage({ id, request });
+    })
+  );
+}
+
+/** The probe: 0 when `inside` reads and `link` (to a file outside) is not there at all. */
+export function check(inside: string, link: string): number {
+  try {
+    Deno.readFileSync(inside);
+  } catch {
+    return 3;
+  }
+  try {
+    Deno.readFileSync(link);
+    return 4; // read through the link: the namespace does not contain the worker
+  } catch (e) {
+    return (e as Error).name === "NotFound" ? 0 : 5;
+  }
+}
+
+/** The child's main, for both ways of starting it; `args` after the entry (or hidden flag). */
+export async function childMain(args: string[], compiled: boolean): Promise<number> {
+  const checkAt = args.indexOf("--check");
+  if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2]);
+  if (compiled) {
+    await serveThroughWorker(args[0], args[1]);
+  } else {
+    const { answer } = await import("./effect_worker.ts");
+    await serve(answer);
+  }
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await childMain(Deno.args, false));
