@@ -18,6 +18,26 @@ const SHAPES: { name: string; text(n: number): string }[] = [
   { name: "openers with open braces", text: (n) => '<tool_call>{"name":"a","args":{'.repeat(n) },
   { name: "fences without newlines", text: (n) => "```json ".repeat(n) },
   { name: "unbalanced bare JSON", text: (n) => "{".repeat(n) + "}".repeat(n - 1) },
+  { name: "[TOOL_CALLS] markers", text: (n) => "[TOOL_CALLS]".repeat(n) },
+  { name: "[TOOL_CALLS]name[ARGS] without JSON", text: (n) => "[TOOL_CALLS]a[ARGS]".repeat(n) },
+  {
+    name: "[TOOL_CALLS]name[ARGS]{ never closed",
+    text: (n) => '[TOOL_CALLS]a[ARGS]{"k":'.repeat(n),
+  },
+  { name: "<|python_tag|>{ openers", text: (n) => "<|python_tag|>{".repeat(n) },
+  {
+    name: "<function=…> with unclosed parameters",
+    text: (n) => "<tool_call><function=a>" + "<parameter=p>".repeat(n) + "</tool_call>",
+  },
+  {
+    name: "Python dict nesting",
+    text: (n) => "<tool_call>" + "{'a': [".repeat(n) + "</tool_call>",
+  },
+  { name: "unclosed <think> openers", text: (n) => "<think>".repeat(n) },
+  {
+    name: "<think></think> blocks, then openers",
+    text: (n) => "<think></think>".repeat(n) + "<tool_call>".repeat(n),
+  },
 ];
 
 /** The regular expressions' time on `text`, or null when they took longer than `limitMs`. */

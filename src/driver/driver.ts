@@ -37,6 +37,7 @@ import type { DriverEvent, TurnStatus } from "./events.ts";
 import { cutToShare, fitToWindow, loadTokenizer, resultShareChars } from "./context_window.ts";
 import { COMPACT_INSTRUCTION, cutPoint, requestsIn, summaryMessage } from "./compaction.ts";
 import { findTextCalls } from "./text_calls.ts";
+import { ReasoningFilter, stripReasoning } from "../util/reasoning.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 
 /** How many lines of a `{{ref:N}}` the screen shows; `/show ref:N` shows the rest. */
@@ -104,6 +105,15 @@ export class Driver {
   readonly #policy: DriverPolicy;
   readonly #byName: Map<string, ToolDef<unknown>>;
   readonly #specs: ToolSpec[];
+  /** The JSON type each tool's schema gives a parameter, for calls written as raw text. */
+  readonly #paramType = (tool: string, param: string): string | undefined => {
+    const spec = this.#specs.find((s) => s.function.name === tool);
+    const props = spec?.function.parameters.properties as
+      | Record<string, { type?: unknown }>
+      | undefined;
+    const type = props && Object.hasOwn(props, param) ? props[param]?.type : undefined;
+    return typeof type === "string" ? type : undefined;
+  };
   #messages: ChatMessage[];
   /** What each tool result placed in the planner context. */
   readonly #placed = new WeakMap<ChatMessage, Label>();
@@ -322,12 +332,17 @@ export class Driver {
       });
     }
     o.emit({ type: "model_request", turn: this.replies + 1 });
+    // Leading reasoning is not streamed to the screen either.
+    const thoughts = new ReasoningFilter();
     try {
-      return await o.planner.complete({
+      const reply = await o.planner.complete({
         messages: fit.messages,
         tools: this.#specs,
         signal,
-        onText: (text) => o.emit({ type: "text_delta", text }),
+        onText: (text) => {
+          const shown = thoughts.push(text);
+          if (shown !== "") o.emit({ type: "text_delta", text: shown });
+        },
         onRetry: (why, delay, attempt) =>
           o.emit({
             type: "notice",
@@ -336,6 +351,10 @@ export class Driver {
             } s (try ${attempt + 1})`,
           }),
       });
+      // A partial opener held back at the end was text after all.
+      const held = thoughts.end();
+      if (held !== "") o.emit({ type: "text_delta", text: held });
+      return reply;
     } catch (e) {
       if (e instanceof ModelError) {
         return {
@@ -361,9 +380,19 @@ export class Driver {
         o.emit({ type: "notice", text: `the planner's reply: ${p}` });
       }
     }
-    if (reply.toolCalls.length > 0) return { text: reply.text, calls: reply.toolCalls };
-    const found = findTextCalls(reply.text);
-    if (found.calls.length === 0) return { text: reply.text, calls: [] };
+    // Reasoning left in the text (`<think>…</think>`) is neither the answer nor content to send
+    // back, and a call inside it is not a call (src/util/reasoning.ts).
+    if (reply.toolCalls.length > 0) {
+      return { text: stripReasoning(reply.text).text, calls: reply.toolCalls };
+    }
+    const found = findTextCalls(reply.text, undefined, { paramType: this.#paramType });
+    if (found.calls.length === 0 && found.reasoning.length > 0 && found.rest.trim() === "") {
+      o.emit({
+        type: "notice",
+        text: "the planner's reply held only reasoning (<think>…), which is neither shown nor kept",
+      });
+    }
+    if (found.calls.length === 0) return { text: found.rest, calls: [] };
     o.emit({
       type: "notice",
       text: `the planner wrote ${found.calls.length} tool call(s) as text; handled as calls`,
@@ -515,7 +544,7 @@ export class Driver {
           toolChoice: "none",
           signal,
         });
-        summary = reply.text.trim();
+        summary = stripReasoning(reply.text).text.trim();
       } catch (e) {
         if (e instanceof ModelError) {
           return {

@@ -237,6 +237,64 @@ Deno.test("tool calls written as text are recognised and handled as calls", asyn
   }
 });
 
+Deno.test("a Mistral call written as text is run; <think> never reaches the answer or the next request", async () => {
+  // vllm-project/vllm vllm/entrypoints/openai/tool_parsers/mistral_tool_parser.py (the
+  // name[ARGS]{…} form), and llama.cpp common/chat.cpp (--reasoning-format none leaves <think>)
+  const r = await drive([
+    {
+      text: '<think>\nThe person wants a.txt. Or <tool_call>{"name": "search"}</tool_call>?\n' +
+        '</think>\nReading it.[TOOL_CALLS]read_file[ARGS]{"path": "a.txt"}',
+    },
+    { text: "<think>It says A. SECRET-THOUGHT</think>\n\nThe file says A." },
+  ]);
+  const calls = r.events.filter((e) => e.type === "tool_call") as Extract<
+    DriverEvent,
+    { type: "tool_call" }
+  >[];
+  assert.equal(calls.length, 1, "the call inside <think> is not run");
+  assert.equal(calls[0].name, "read_file");
+  assert.equal(calls[0].from_text, true);
+  assert.equal(results(r)[0].content, "read a.txt");
+  assert.equal(r.outcome.status, "finished");
+  assert.equal(r.outcome.text, "The file says A.");
+  const sent = r.requests[1].body.messages as { role: string; content: string | null }[];
+  const assistant = sent.filter((m) => m.role === "assistant");
+  assert.deepEqual(assistant.map((m) => m.content), ["Reading it."]);
+  assert.ok(!r.requests[1].raw.includes("think"), "no reasoning goes back to the planner");
+  assert.ok(r.events.some((e) => e.type === "text_delta"), "the reply was streamed");
+  for (const e of r.events) {
+    if (e.type === "text_delta" || e.type === "assistant_text") {
+      assert.ok(!/think|SECRET-THOUGHT|person wants/.test(e.text), JSON.stringify(e));
+    }
+  }
+  const kept = JSON.stringify(r.driver.messages);
+  assert.ok(!kept.includes("SECRET-THOUGHT"));
+});
+
+Deno.test("each text format of the servers is run through the driver", async () => {
+  for (
+    const text of [
+      '<|python_tag|>{"type": "function", "name": "read_file", "parameters": {"path": "a.txt"}}',
+      '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a.txt"}, "id": "a1B2c3D4e"}]',
+      "<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>",
+      "<tool_call>{'arguments': {'path': 'a.txt'}, 'name': 'read_file'}</tool_call>",
+    ]
+  ) {
+    const r = await drive([{ text }, { text: "finished reading" }]);
+    assert.equal(results(r)[0]?.content, "read a.txt", text);
+    assert.equal(r.outcome.text, "finished reading");
+  }
+});
+
+Deno.test("a reply that is only reasoning is an empty reply, and says so", async () => {
+  const r = await drive([{
+    text: '<think>I will call <tool_call>{"name": "read_file"}</tool_call>',
+  }]);
+  assert.equal(r.events.filter((e) => e.type === "tool_call").length, 0);
+  assert.equal(r.outcome.status, "error");
+  assert.ok(r.events.some((e) => e.type === "notice" && /only reasoning/.test(e.text)));
+});
+
 Deno.test("prose that only mentions JSON is an answer, not a call", async () => {
   const r = await drive([{ text: 'Use {"name": "x", "version": 2} in package.json.' }]);
   assert.equal(r.outcome.status, "finished");

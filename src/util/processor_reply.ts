@@ -4,13 +4,19 @@
  * the policy layer splits it, so both read it from here.
  */
 
+import { stripReasoning } from "./reasoning.ts";
+
 export const DOCUMENT_MARKER = "=== document ===";
 
-/** Splits a processor reply at the first marker line; no marker means no document. */
+/**
+ * Splits a processor reply at the first marker line; no marker means no document. Leading
+ * reasoning (`<think>…</think>`, src/util/reasoning.ts) is taken out first: a processor that
+ * reasons can write the marker inside its thoughts, and they are neither remark nor document.
+ */
 export function splitProcessorReply(reply: string): { remark: string; document: string | null } {
-  const lines = reply.split("\n");
+  const lines = stripReasoning(reply).text.split("\n");
   const at = lines.findIndex((l) => l.replace(/\r$/, "") === DOCUMENT_MARKER);
-  if (at < 0) return { remark: reply.trim(), document: null };
+  if (at < 0) return { remark: lines.join("\n").trim(), document: null };
   return {
     remark: lines.slice(0, at).join("\n").trim(),
     document: lines.slice(at + 1).join("\n"),
