@@ -631,3 +631,36 @@ Deno.test("run: a vouched command fed untrusted public stdin runs unasked, outpu
     assert.deepEqual(r.ok && r.value.label, UNTRUSTED_PRIVATE);
   });
 });
+
+Deno.test("run: the person sees an approved command print, whatever the planner is shown", async () => {
+  await withRunPolicy(
+    { answers: [{ run: { answer: "once" } }, { run: { answer: "once" } }] },
+    async (fx) => {
+      const out = await fx.call(run, {
+        pipeline: [{ program: "sh", args: ["-c", "echo CANARY-person-sees; echo to-stderr >&2"] }],
+      });
+      assert.ok(!out.content.includes("CANARY-person-sees"), "the planner gets a reference only");
+      const events = fx.scripted!.runOutputs;
+      const seen = new TextDecoder().decode(
+        new Uint8Array(events.flatMap((e) => e.kind === "chunk" ? [...e.bytes] : [])),
+      );
+      assert.match(seen, /CANARY-person-sees/);
+      assert.match(seen, /to-stderr/);
+      assert.deepEqual(events.at(-1), { kind: "end", omitted: 0, tail: new Uint8Array() });
+      // A long output: the head as it comes, then how much was left out and the tail.
+      fx.scripted!.runOutputs.length = 0;
+      await fx.call(run, { pipeline: [{ program: "seq", args: ["1", "100000"] }] });
+      const end = fx.scripted!.runOutputs.at(-1)!;
+      assert.equal(end.kind, "end");
+      if (end.kind === "end") {
+        assert.ok(end.omitted > 0);
+        assert.match(new TextDecoder().decode(end.tail), /100000\n$/);
+      }
+      const head = fx.scripted!.runOutputs.flatMap((e) =>
+        e.kind === "chunk" ? [e.bytes.length] : []
+      )
+        .reduce((a, b) => a + b, 0);
+      assert.ok(head <= 16 * 1024, `the head is capped (${head})`);
+    },
+  );
+});

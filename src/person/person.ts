@@ -102,4 +102,14 @@ export interface Person {
   remark(text: string): void;
   /** Something the person should know (a refusal, a decision in one-shot mode). */
   notice(text: string): void;
+  /**
+   * A command the person approved, as it prints (design.md §15), whatever the planner is shown:
+   * its output's head as it comes, then at the end how much was left out and the tail. Raw
+   * bytes: the screen decodes, escapes and frames them. Absent where nobody watches.
+   */
+  runOutput?(event: RunOutputEvent): void;
 }
+
+export type RunOutputEvent =
+  | { kind: "chunk"; stream: "stdout" | "stderr"; bytes: Uint8Array }
+  | { kind: "end"; omitted: number; tail: Uint8Array };

@@ -22,6 +22,7 @@ import type {
   ReadOutputRequest,
   RunAnswer,
   RunApprovalRequest,
+  RunOutputEvent,
   WriteApprovalRequest,
 } from "./person.ts";
 
@@ -256,6 +257,30 @@ export class TerminalPerson implements Person {
       return { answer: "vouch", prefixArgs: n };
     }
     return { answer: "refuse" };
+  }
+
+  #outputDecoder: TextDecoder | null = null;
+
+  /** An approved command's output as it prints: escaped, each line framed, then the tail. */
+  runOutput(event: RunOutputEvent): void {
+    if (event.kind === "chunk") {
+      this.#outputDecoder ??= new TextDecoder("utf-8", { fatal: false });
+      const text = this.#outputDecoder.decode(event.bytes, { stream: true });
+      for (const line of escapeForScreen(text, true).split("\n")) {
+        if (line !== "") this.#line(pc.dim(`│ ${line}`));
+      }
+      return;
+    }
+    this.#outputDecoder = null;
+    if (event.omitted > 0) {
+      this.#line(
+        pc.dim(`│ … ${event.omitted} bytes not shown here (the whole output is a reference) …`),
+      );
+      const tail = new TextDecoder().decode(event.tail);
+      for (const line of escapeForScreen(tail, true).split("\n").slice(-20)) {
+        if (line !== "") this.#line(pc.dim(`│ ${line}`));
+      }
+    }
   }
 
   approveReadOutput(r: ReadOutputRequest): Promise<Approval> {

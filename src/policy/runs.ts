@@ -46,6 +46,10 @@ import type { RunAnswer } from "../person/person.ts";
 import { formatArgv } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
+/** How much of an approved command's output the person sees as it comes, and of its tail. */
+const PERSON_HEAD_BYTES = 16 * 1024;
+const PERSON_TAIL_BYTES = 4 * 1024;
+
 /** A pipeline longer than this is refused: real narrowing needs a handful of stages. */
 export const MAX_STAGES = 8;
 export const MAX_ARGS_PER_STAGE = 1_024;
@@ -677,6 +681,10 @@ export async function carryOutRun(
   // What the stages may write is found by comparing the workspace before and after (§13).
   const before = await snapshotWorkspace(policy);
   const startMs = await runStart(before);
+  // The person who approved the command sees it print, whatever the planner is shown (§15).
+  const watching = decision.by === "person" && policy.canAsk && policy.person.runOutput
+    ? policy.person.runOutput.bind(policy.person)
+    : null;
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
@@ -687,8 +695,9 @@ export async function carryOutRun(
       timeoutMs: run.timeoutMs,
       maxOutputBytes: settings.limits.refOutputBytes,
       ...(wrapper ? { wrapper } : {}),
+      ...(watching ? { streamBytes: PERSON_HEAD_BYTES } : {}),
     },
-  });
+  }, watching ? (c) => watching({ kind: "chunk", stream: c.stream, bytes: c.bytes }) : undefined);
   if (!spawned.ok) {
     const { name, message, stage } = spawned.error;
     await policy.record({
@@ -707,6 +716,15 @@ export async function carryOutRun(
     };
   }
   const result = spawned.value;
+  if (watching) {
+    const total = result.stdoutBytes + result.stderrBytes;
+    const omitted = Math.max(0, total - PERSON_HEAD_BYTES);
+    // The tail of what was kept, when the head the person saw was not all of it.
+    const tail = omitted > 0
+      ? result.stdout.subarray(Math.max(0, result.stdout.length - PERSON_TAIL_BYTES))
+      : new Uint8Array();
+    watching({ kind: "end", omitted, tail });
+  }
   const changes = compareSnapshots(before, await snapshotWorkspace(policy), startMs);
   await recordChanges(policy, changes, decision.outputLabel, command);
   const kept = await keepOutput(policy, settings, result, decision.outputLabel, command, "run");

@@ -11,7 +11,14 @@
  * - `process` elsewhere: one in-process Deno Worker does everything.
  * Both sit behind the same narrowed Deno permissions (permissions.ts).
  */
-import type { WorkerError, WorkerReply, WorkerRequest, WorkerValue } from "./protocol.ts";
+import type {
+  OutputChunk,
+  WorkerError,
+  WorkerProgress,
+  WorkerReply,
+  WorkerRequest,
+  WorkerValue,
+} from "./protocol.ts";
 import { type WallOptions, workerPermissions } from "./permissions.ts";
 import { childArgv, KernelChild, kernelPlaces, kernelWall } from "./kernel.ts";
 
@@ -29,7 +36,10 @@ interface Channel {
   stop(): Promise<void>;
 }
 
-type Sink = { reply: (reply: WorkerReply) => void; fail: (error: WorkerError) => void };
+type Sink = {
+  reply: (reply: WorkerReply | WorkerProgress) => void;
+  fail: (error: WorkerError) => void;
+};
 
 function workerChannel(options: WallOptions, sink: Sink): Channel {
   const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
@@ -37,7 +47,7 @@ function workerChannel(options: WallOptions, sink: Sink): Channel {
     name: "bravebot-effect-worker",
     deno: { permissions: workerPermissions(options) },
   });
-  worker.onmessage = (event: MessageEvent<WorkerReply>) => sink.reply(event.data);
+  worker.onmessage = (event: MessageEvent<WorkerReply | WorkerProgress>) => sink.reply(event.data);
   worker.onerror = (event: ErrorEvent) => {
     event.preventDefault();
     sink.fail({ name: "WorkerError", message: event.message });
@@ -71,6 +81,8 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
 export class EffectWorker {
   #next = 0;
   #pending = new Map<number, (reply: WorkerReply) => void>();
+  /** For calls that asked for it: where a run's output goes as it comes. */
+  #progress = new Map<number, (chunk: OutputChunk) => void>();
   #dead: WorkerError | null = null;
   /** The other workers of this one's pool (see pool.ts); empty for a worker in a pool. */
   #helpers: EffectWorker[] = [];
@@ -91,8 +103,13 @@ export class EffectWorker {
   #sink(): Sink {
     return {
       reply: (reply) => {
+        if ("progress" in reply) {
+          this.#progress.get(reply.id)?.(reply.progress);
+          return;
+        }
         const resolve = this.#pending.get(reply.id);
         this.#pending.delete(reply.id);
+        this.#progress.delete(reply.id);
         resolve?.(reply);
       },
       fail: (error) => this.#fail(error),
@@ -144,6 +161,7 @@ export class EffectWorker {
     this.#dead = error;
     for (const [id, resolve] of this.#pending) resolve({ id, ok: false, error });
     this.#pending.clear();
+    this.#progress.clear();
   }
 
   #channelFor(request: WorkerRequest): Channel | null {
@@ -155,13 +173,21 @@ export class EffectWorker {
     return this.#main;
   }
 
-  call<R extends WorkerRequest>(request: R): Promise<WorkerResult<WorkerValue<R>>> {
+  /**
+   * Sends a request and waits for its reply; `onProgress` receives a run's output as it comes
+   * (a spawn with `streamBytes`).
+   */
+  call<R extends WorkerRequest>(
+    request: R,
+    onProgress?: (chunk: OutputChunk) => void,
+  ): Promise<WorkerResult<WorkerValue<R>>> {
     if (this.#dead) return Promise.resolve({ ok: false, error: this.#dead });
     const channel = this.#channelFor(request);
     if (!channel) {
       return Promise.resolve({ ok: true, value: { stopped: 0 } as WorkerValue<R> });
     }
     const id = this.#next++;
+    if (onProgress) this.#progress.set(id, onProgress);
     return new Promise((resolve) => {
       this.#pending.set(id, (reply) => {
         if (reply.ok) resolve({ ok: true, value: reply.value as WorkerValue<R> });

@@ -8,7 +8,7 @@
  * and reports errors by name (`OutsideWall` for a path the checks refuse).
  */
 /// <reference lib="deno.worker" />
-import type { WorkerReply, WorkerRequest } from "./protocol.ts";
+import type { OutputChunk, WorkerProgress, WorkerReply, WorkerRequest } from "./protocol.ts";
 import {
   hash,
   read,
@@ -31,6 +31,7 @@ if (Deno.permissions.querySync({ name: "read" }).state === "granted") setRoots([
 
 async function handle(
   request: WorkerRequest,
+  progress?: (chunk: OutputChunk) => void,
 ): Promise<{ value: unknown; transfer: Transferable[] }> {
   switch (request.op) {
     case "stat":
@@ -70,7 +71,7 @@ async function handle(
         transfer: [],
       };
     case "spawn":
-      return { value: await spawnPipeline(request.request), transfer: [] };
+      return { value: await spawnPipeline(request.request, progress), transfer: [] };
     case "snapshot": {
       const value = snapshotTree(request.root, request.skip, request.maxEntries);
       return { value, transfer: [value.stats.buffer as ArrayBuffer] };
@@ -93,11 +94,12 @@ async function handle(
 export async function answer(
   id: number,
   request: WorkerRequest,
+  progress?: (chunk: OutputChunk) => void,
 ): Promise<{ reply: WorkerReply; transfer: Transferable[] }> {
   let reply: WorkerReply;
   let transfer: Transferable[] = [];
   try {
-    const handled = await handle(request);
+    const handled = await handle(request, progress);
     reply = { id, ok: true, value: handled.value };
     transfer = handled.transfer;
   } catch (e) {
@@ -119,7 +121,12 @@ export async function answer(
 // Only as a Deno Worker: the child process imports this module for `answer` alone.
 if ("WorkerGlobalScope" in globalThis) {
   self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest }>) => {
-    const { reply, transfer } = await answer(event.data.id, event.data.request);
+    const id = event.data.id;
+    const progress = (chunk: OutputChunk) =>
+      self.postMessage({ id, progress: chunk } satisfies WorkerProgress, [
+        chunk.bytes.buffer as ArrayBuffer,
+      ]);
+    const { reply, transfer } = await answer(id, event.data.request, progress);
     self.postMessage(reply, transfer);
   };
 }

@@ -68,6 +68,17 @@ export interface SpawnRequest {
   maxOutputBytes: number;
   /** Optional confinement wrapper argv prefix (e.g. bwrap …), already built by the policy layer. */
   wrapper?: string[];
+  /**
+   * How many bytes of output to send on as they come, for the person's screen (design.md §15):
+   * the last stage's stdout and every stderr, in order of arrival, until this many were sent.
+   */
+  streamBytes?: number;
+}
+
+/** A piece of a running pipeline's output, sent ahead of the reply (see `streamBytes`). */
+export interface OutputChunk {
+  stream: "stdout" | "stderr";
+  bytes: Uint8Array;
 }
 
 export interface SpawnResult {
@@ -166,3 +177,9 @@ export interface WorkerError {
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
   | { id: number; ok: false; error: WorkerError };
+
+/** Sent before a reply, for the request of the same id: a run's output as it comes. */
+export interface WorkerProgress {
+  id: number;
+  progress: OutputChunk;
+}

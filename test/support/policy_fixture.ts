@@ -179,9 +179,9 @@ export async function withPolicy(
     const workerCalls: WorkerRequest[] = [];
     for (const started of worker.pool) {
       const call = started.call.bind(started);
-      started.call = ((request: WorkerRequest) => {
+      started.call = ((request: WorkerRequest, ...rest: unknown[]) => {
         workerCalls.push(request);
-        return call(request);
+        return (call as (...a: unknown[]) => unknown)(request, ...rest);
       }) as typeof started.call;
     }
     const vouchesFile = options.vouchesOnDisk ? join(stateDir, "vouches.json") : null;

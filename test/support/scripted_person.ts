@@ -13,6 +13,7 @@ import type {
   ReadOutputRequest,
   RunAnswer,
   RunApprovalRequest,
+  RunOutputEvent,
   WriteApprovalRequest,
 } from "../../src/person/person.ts";
 
@@ -38,6 +39,12 @@ export class ScriptedPerson implements Person {
   readonly asked: Asked[] = [];
   readonly remarks: string[] = [];
   readonly notices: string[] = [];
+  /** What approved commands printed, as the screen was handed it. */
+  readonly runOutputs: RunOutputEvent[] = [];
+
+  runOutput(event: RunOutputEvent): void {
+    this.runOutputs.push(event);
+  }
 
   constructor(private readonly answers: ScriptedAnswer[] = []) {}
 

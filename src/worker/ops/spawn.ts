@@ -8,7 +8,7 @@
  * Every way out of here ends with all stages reaped and every stream closed: a timeout, a flood,
  * a stage that leaves a background child holding a pipe, a stage that never reads its stdin.
  */
-import type { SpawnRequest, SpawnResult } from "../protocol.ts";
+import type { OutputChunk, SpawnRequest, SpawnResult } from "../protocol.ts";
 
 /**
  * After the last stage exits, how long a leftover process that escaped its group (it called
@@ -29,6 +29,7 @@ function collect(
   cap: number,
   onOverflow: () => void,
   readers: ReadableStreamDefaultReader<Uint8Array>[],
+  onChunk?: (bytes: Uint8Array) => void,
 ): Promise<Collected> {
   const reader = stream.getReader();
   readers.push(reader);
@@ -41,6 +42,7 @@ function collect(
       while (true) {
         const { done, value } = await reader.read();
         if (done) break;
+        onChunk?.(value);
         total += value.length;
         if (kept < cap) {
           const take = value.subarray(0, cap - kept);
@@ -208,13 +210,32 @@ interface Output {
   stderrs: Promise<Collected>[];
 }
 
+/** Hands on at most `budget` bytes of output as it arrives, then nothing more. */
+function streamer(
+  budget: number,
+  send: ((chunk: OutputChunk) => void) | undefined,
+): (stream: OutputChunk["stream"]) => ((bytes: Uint8Array) => void) | undefined {
+  let left = budget;
+  if (!send || left <= 0) return () => undefined;
+  return (stream) => (bytes) => {
+    if (left <= 0) return;
+    const part = bytes.subarray(0, left);
+    left -= part.length;
+    send({ stream, bytes: part.slice() });
+  };
+}
+
 /** Reads the last stage's stdout and every stage's stderr, each up to the cap. */
-function collectOutput(p: Pipeline, cap: number): Output {
+function collectOutput(
+  p: Pipeline,
+  cap: number,
+  stream: (s: OutputChunk["stream"]) => ((bytes: Uint8Array) => void) | undefined,
+): Output {
   const overflow = () => p.overflow();
   const last = p.children[p.children.length - 1];
   return {
-    stdout: collect(last.stdout, cap, overflow, p.readers),
-    stderrs: p.children.map((c) => collect(c.stderr, cap, overflow, p.readers)),
+    stdout: collect(last.stdout, cap, overflow, p.readers, stream("stdout")),
+    stderrs: p.children.map((c) => collect(c.stderr, cap, overflow, p.readers, stream("stderr"))),
   };
 }
 
@@ -264,8 +285,14 @@ function resultOf(
   };
 }
 
-/** Runs a pipeline to its end: spawn the stages, wire the pipes, collect the output, reap. */
-export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult> {
+/**
+ * Runs a pipeline to its end: spawn the stages, wire the pipes, collect the output, reap. With
+ * `request.streamBytes`, `onChunk` is handed that much output as it comes.
+ */
+export async function spawnPipeline(
+  request: SpawnRequest,
+  onChunk?: (chunk: OutputChunk) => void,
+): Promise<SpawnResult> {
   check(request);
   const started = performance.now();
   const p = new Pipeline(await spawnStages(request));
@@ -277,7 +304,11 @@ export async function spawnPipeline(request: SpawnRequest): Promise<SpawnResult>
   running.add(stop);
 
   const plumbing = wirePipes(p, request.stdin);
-  const output = collectOutput(p, request.maxOutputBytes);
+  const output = collectOutput(
+    p,
+    request.maxOutputBytes,
+    streamer(request.streamBytes ?? 0, onChunk),
+  );
   const statuses = await Promise.all(p.children.map((c) => c.status));
   running.delete(stop);
   const out = await drain(p, plumbing, output);
