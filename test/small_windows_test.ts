@@ -61,6 +61,7 @@ async function session(contextWindow: number, replies: MockReply[], opts: Sessio
       finished: string;
       bodies: Record<string, unknown>[];
       context: string;
+      fill: number | null;
     } | null = null;
     await withPolicy({
       files: {
@@ -98,6 +99,7 @@ async function session(contextWindow: number, replies: MockReply[], opts: Sessio
           r.body as Record<string, unknown>
         ),
         context: formatLabel(fx.policy.contextLabel),
+        fill: driver.contextFill,
       };
     });
     return out!;
@@ -133,6 +135,8 @@ for (const window of [4_096, 8_192]) {
     const results = r.events.filter((e) => e.type === "tool_result") as { content: string }[];
     assert.match(results[0].content, /partial page; continue with offset \d+/);
     assert.ok(results[0].content.length < BIG.length / 4);
+    // The status's context fill is what the last request took of the window.
+    assert.ok(r.fill !== null && r.fill > 0 && r.fill <= 1, `fill ${r.fill}`);
     // The person's task is still in the last request.
     assert.match(JSON.stringify(r.bodies.at(-1)), /read src\/big\.ts and tell me about it/);
   });

@@ -50,11 +50,15 @@ export const HELP = [
   "Every write and edit is shown to you and asked; vouching is how a command stops being asked.",
 ];
 
-/** The prompt line: `bravebot myrepo (T,pub) › `, the label coloured by integrity. */
-export function promptLine(workspaceRoot: string, l: Label): string {
+/**
+ * The prompt line: `bravebot myrepo (T,pub) 12% ›`, the label coloured by integrity, then how
+ * full the context window was at the last request (once there was one).
+ */
+export function promptLine(workspaceRoot: string, l: Label, fill: number | null = null): string {
   const name = escapeForScreen(basename(workspaceRoot) || workspaceRoot);
   const shown = formatLabel(l);
-  return `bravebot ${name} ${l.integrity === "T" ? pc.green(shown) : pc.red(shown)} ›`;
+  const full = fill === null ? "" : ` ${pc.dim(`${Math.round(fill * 100)}%`)}`;
+  return `bravebot ${name} ${l.integrity === "T" ? pc.green(shown) : pc.red(shown)}${full} ›`;
 }
 
 /** Makes planner text safe for the terminal without mangling ordinary code. */
@@ -401,7 +405,11 @@ export async function interactiveSession(
     try {
       const context: PromptContext & { signal: AbortSignal } = { signal: stop.signal };
       return await input({
-        message: promptLine(runtime.session.workspace.root, policy.contextLabel),
+        message: promptLine(
+          runtime.session.workspace.root,
+          policy.contextLabel,
+          runtime.driver.contextFill,
+        ),
         theme: { prefix: { idle: "", done: "" } },
       }, context);
     } catch (e) {

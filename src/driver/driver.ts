@@ -123,6 +123,8 @@ export class Driver {
   replies = 0;
   /** Whether the person was told the conversation is being shortened to fit the window. */
   #toldShortening = false;
+  /** How full the context window was at the last request (estimated), or null before one. */
+  contextFill: number | null = null;
 
   constructor(options: DriverOptions) {
     this.#decide = options.decide;
@@ -154,6 +156,7 @@ export class Driver {
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
+    this.contextFill = null;
     this.#policy.clearContext();
     await this.#o.transcript.clear();
   }
@@ -331,6 +334,7 @@ export class Driver {
           `${fit.compacted} old tool result(s) were shortened`,
       });
     }
+    this.contextFill = fit.tokens / o.settings.contextWindow;
     o.emit({ type: "model_request", turn: this.replies + 1 });
     // Leading reasoning is not streamed to the screen either.
     const thoughts = new ReasoningFilter();
