@@ -360,13 +360,7 @@ export class Driver {
       if (held !== "") o.emit({ type: "text_delta", text: held });
       return reply;
     } catch (e) {
-      if (e instanceof ModelError) {
-        return {
-          status: e.kind === "aborted" ? "aborted" : "error",
-          error: e.forPerson("planner"),
-        };
-      }
-      throw e;
+      return turnFailure(e);
     }
   }
 
@@ -550,13 +544,7 @@ export class Driver {
         });
         summary = stripReasoning(reply.text).text.trim();
       } catch (e) {
-        if (e instanceof ModelError) {
-          return {
-            status: e.kind === "aborted" ? "aborted" : "error",
-            error: e.forPerson("planner"),
-          };
-        }
-        throw e;
+        return turnFailure(e);
       }
       if (summary === "") break;
       const message = summaryMessage(summary, requestsIn(chunk));
@@ -736,6 +724,17 @@ export function describeSchemaError(error: z.ZodError, tool: ToolDef<unknown>): 
   });
   const text = issues.join("; ");
   return /accepted fields/.test(text) ? text : `${text} (${accepted})`;
+}
+
+/**
+ * A failed planner request as the end of a turn: the endpoint's words go to the person (the
+ * `error` event), nothing of them into the conversation. Anything but a model error is a bug.
+ */
+function turnFailure(e: unknown): { status: TurnStatus; error: string } {
+  if (e instanceof ModelError) {
+    return { status: e.kind === "aborted" ? "aborted" : "error", error: e.forPerson("planner") };
+  }
+  throw e;
 }
 
 /**
