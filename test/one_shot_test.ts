@@ -253,3 +253,14 @@ Deno.test("a processor's remark reaches stderr escaped: no terminal control sequ
     assert.ok(!run.stderr.includes("\u202e"));
   });
 });
+
+Deno.test("a server still loading its model past timeouts.loadMs: exit 1, saying so", async () => {
+  await oneShotRun({
+    replies: [{ fault: { status: 503, error_message: "Loading model" }, times: 100 }],
+    config: { timeouts: { loadMs: 1000 } },
+  }, (run) => {
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /still loading the model/);
+    assert.match(run.stderr, /timeouts\.loadMs/);
+  });
+});

@@ -24,7 +24,18 @@ export interface ClientOptions {
   /** Sent as a bearer token when set (cli.md: only from BRAVEBOT_API_KEY). */
   apiKey?: string;
   retry?: RetryPolicy;
+  /**
+   * How long a server that says it is loading the model (HTTP 503, or a body saying "loading")
+   * is waited for, asking again every couple of seconds; default 180 s (`timeouts.loadMs`).
+   */
+  loadMs?: number;
+  /** Between two asks of a loading server (tests make it short). */
+  loadPollMs?: number;
 }
+
+/** Between two asks of a server that is loading its model. */
+const LOADING_POLL_MS = 2_000;
+export const DEFAULT_LOAD_MS = 180_000;
 
 /** The environment variable cli.md names for the token; nothing else is read. */
 export function apiKeyFromEnv(): string | undefined {
@@ -57,6 +68,8 @@ interface Failure {
   why: string;
   retryAfterMs: number | null;
   error: ModelError;
+  /** The server said it is loading the model: what it said, for the person. */
+  loading?: string;
 }
 
 export class OpenAIModelClient implements ModelClient {
@@ -65,12 +78,16 @@ export class OpenAIModelClient implements ModelClient {
   readonly #sdk: OpenAI;
   readonly #timeoutMs: number;
   readonly #retry: RetryPolicy;
+  readonly #loadMs: number;
+  readonly #loadPollMs: number;
 
   constructor(options: ClientOptions) {
     this.endpoint = options.endpoint.replace(/\/+$/, "");
     this.model = options.model;
     this.#timeoutMs = options.timeoutMs;
     this.#retry = options.retry ?? DEFAULT_RETRY;
+    this.#loadMs = options.loadMs ?? DEFAULT_LOAD_MS;
+    this.#loadPollMs = options.loadPollMs ?? LOADING_POLL_MS;
     this.#sdk = new OpenAI({
       baseURL: this.endpoint,
       // The SDK insists on a key; without one, no Authorization header is sent at all.
@@ -94,6 +111,26 @@ export class OpenAIModelClient implements ModelClient {
       } catch (e) {
         const f = this.#classify(e, request.signal);
         if (!f.retry) throw f.error;
+        if (f.loading !== undefined) {
+          // A server loading its model is waited for, with its own bound, and said so.
+          const waited = Date.now() - started;
+          if (waited + this.#loadPollMs > this.#loadMs) {
+            throw new ModelError(
+              "loading",
+              { seconds: waited / 1000, limitSeconds: this.#loadMs / 1000 },
+              this.endpoint,
+              f.loading,
+            );
+          }
+          request.onRetry?.(
+            `the server is loading the model… ${Math.round(waited / 1000)} s`,
+            this.#loadPollMs,
+            attempt,
+          );
+          await sleep(this.#loadPollMs, request.signal);
+          if (request.signal?.aborted) throw this.#aborted();
+          continue;
+        }
         const delay = backoffDelay(this.#retry, attempt, f.retryAfterMs);
         const outOfTime = Date.now() - started + delay > this.#retry.totalMs;
         if (attempt >= this.#retry.attempts || outOfTime) {
@@ -194,6 +231,12 @@ export class OpenAIModelClient implements ModelClient {
     }
     if (e instanceof OpenAI.APIError && typeof e.status === "number") {
       const status = e.status;
+      const said = httpDetail(e);
+      // llama-server answers 503 {"error":{"message":"Loading model"}} while it loads; others
+      // say "loading" with another status. Waited for, not counted as failures.
+      if (status === 503 || /\bloading\b/i.test(said)) {
+        return { ...again(`HTTP ${status}`), loading: `HTTP ${status}: ${said}` };
+      }
       if (retryableStatus(status)) {
         const headers = e.headers as Headers | undefined;
         return again(`HTTP ${status}`, parseRetryAfter(headers?.get?.("retry-after")));
@@ -205,7 +248,13 @@ export class OpenAIModelClient implements ModelClient {
     if (e instanceof OpenAI.APIError || e instanceof TypeError || isNetworkError(e)) {
       const cause = (e as { cause?: unknown }).cause;
       const detail = cause instanceof Error ? cause.message : (e as Error).message;
-      return again(`cannot connect: ${oneLine(detail)}`);
+      // Nothing listening (a mistyped endpoint, a server not started): the short bound, said plainly.
+      const deeper = (cause as { cause?: unknown })?.cause;
+      const refused = [detail, deeper instanceof Error ? deeper.message : ""]
+        .some((m) => /connection refused|ECONNREFUSED/i.test(m));
+      return again(
+        refused ? `nothing is listening at ${this.endpoint}` : `cannot connect: ${oneLine(detail)}`,
+      );
     }
     // A body read that failed part way (the connection dropped): ask again.
     if (e instanceof Error && /connection|reset|closed|terminated|body/i.test(e.message)) {

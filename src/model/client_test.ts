@@ -82,7 +82,9 @@ Deno.test("429 and 500 are retried, and the retry is reported", async () => {
     const retries: string[] = [];
     const reply = await c.complete({ messages: USER, onRetry: (why) => retries.push(why) });
     assert.equal(reply.text, "ok");
-    assert.deepEqual(retries, ["HTTP 429", "HTTP 503"]);
+    // A 503 is a server still loading its model (llama-server's answer while it loads).
+    assert.equal(retries[0], "HTTP 429");
+    assert.match(retries[1], /the server is loading the model/);
     assert.equal(mock.requests.length, 3);
   });
 });
@@ -110,7 +112,7 @@ Deno.test("a refused connection is retried and then named", async () => {
   const e = await modelError(c.complete({ messages: USER }));
   assert.equal(e.kind, "unreachable");
   assert.match(e.forPerson("planner"), new RegExp(`127\\.0\\.0\\.1:${port}`));
-  assert.match(e.forPerson("planner"), /cannot connect/);
+  assert.match(e.forPerson("planner"), /nothing is listening at/);
 });
 
 Deno.test("a stream cut mid-way is asked again; cut every time, it ends in an error", async () => {
@@ -233,4 +235,68 @@ Deno.test("an endpoint's words in a 400, a non-JSON body or an SSE error event a
       assert.ok(e.forPerson("processor").includes(canary));
     }
   });
+});
+
+// Cited: llama.cpp tools/server/server.cpp answers 503 {"error":{"code":503,"message":"Loading
+// model","type":"unavailable_error"}} until the model is loaded.
+Deno.test("client: a server loading its model is waited for, with its own bound, and says so", async () => {
+  const loading = { status: 503, error_message: "Loading model" };
+  const mock = await startMockModel({
+    script: { replies: [{ fault: loading, times: 4 }, { text: "loaded" }] },
+  });
+  try {
+    const said: string[] = [];
+    const client = new OpenAIModelClient({
+      endpoint: mock.url,
+      model: "m",
+      timeoutMs: 10_000,
+      loadMs: 10_000,
+      loadPollMs: 20,
+      retry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10, totalMs: 2000 },
+    });
+    const reply = await client.complete({
+      messages: [{ role: "user", content: "hi" }],
+      onRetry: (why) => said.push(why),
+    });
+    assert.equal(reply.text, "loaded");
+    assert.equal(
+      said.length,
+      4,
+      "more tries than the retry policy's two: loading has its own bound",
+    );
+    assert.match(said[0], /loading the model/);
+  } finally {
+    await mock.stop();
+  }
+});
+
+Deno.test("client: past timeouts.loadMs a loading server is an error of its own kind", async () => {
+  const mock = await startMockModel({
+    script: { replies: [{ fault: { status: 503, error_message: "Loading model" }, times: 1000 }] },
+  });
+  try {
+    const client = new OpenAIModelClient({
+      endpoint: mock.url,
+      model: "m",
+      timeoutMs: 10_000,
+      loadMs: 1_000,
+      loadPollMs: 50,
+    });
+    await assert.rejects(
+      () => client.complete({ messages: [{ role: "user", content: "hi" }] }),
+      (e) => {
+        assert.ok(e instanceof ModelError);
+        assert.equal(e.kind, "loading");
+        assert.match(e.forPlanner("planner"), /timeouts\.loadMs/);
+        assert.ok(
+          !e.forPlanner("planner").includes("Loading model"),
+          "the server's words: the person's",
+        );
+        assert.match(e.forPerson("planner"), /Loading model/);
+        return true;
+      },
+    );
+  } finally {
+    await mock.stop();
+  }
 });

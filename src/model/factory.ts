@@ -13,6 +13,7 @@ export interface ModelSettings {
   planner: { url: string; model?: string | null };
   processor: { url: string; model?: string | null };
   requestTimeoutMs: number;
+  loadTimeoutMs?: number;
 }
 
 export interface Models {
@@ -42,6 +43,7 @@ export function modelsFrom(
     endpoint,
     model,
     timeoutMs: settings.requestTimeoutMs,
+    loadMs: settings.loadTimeoutMs,
     apiKey,
     retry,
   });

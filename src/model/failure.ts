@@ -10,6 +10,7 @@
 
 export type ModelFailureKind =
   | "unreachable" // connection errors, 429 or 5xx that outlasted the retries
+  | "loading" // the server kept saying it is loading the model until `timeouts.loadMs`
   | "http" // a 4xx other than 429: retrying would not help
   | "timeout" // no complete reply within the request timeout
   | "not_json" // the reply (a whole body or a streamed chunk) is not JSON
@@ -65,6 +66,11 @@ export function describeFailure(kind: ModelFailureKind, facts: FailureFacts, who
         : "";
       return `${who} refused the request (HTTP ${status})${hint}`;
     }
+    case "loading":
+      return `${who} was still loading the model after ${
+        Math.round(n(facts.seconds))
+      } s; the limit is ` +
+        `"timeouts.loadMs" in the config (${Math.round(n(facts.limitSeconds))} s)`;
     case "timeout":
       return `no complete reply from ${who} within ${
         Math.round(n(facts.limitSeconds) * 10) / 10

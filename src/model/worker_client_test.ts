@@ -15,7 +15,7 @@ Deno.test("netTarget names host:port, with the scheme's default port", () => {
 
 Deno.test("the model worker streams text, retries and answers like the client it runs", async () => {
   const mock = await startMockModel({
-    script: { replies: [{ fault: { status: 503 } }, { text: "hello there", chunk: 3 }] },
+    script: { replies: [{ fault: { status: 500 } }, { text: "hello there", chunk: 3 }] },
   });
   const worker = new ModelWorker([mock.url]);
   try {
@@ -34,7 +34,7 @@ Deno.test("the model worker streams text, retries and answers like the client it
     });
     assert.equal(reply.text, "hello there");
     assert.equal(pieces.join(""), "hello there");
-    assert.deepEqual(retries, ["HTTP 503"]);
+    assert.deepEqual(retries, ["HTTP 500"]);
   } finally {
     worker.terminate();
     await mock.stop();

@@ -31,6 +31,8 @@ export const configSchema = z.strictObject({
   timeouts: z.strictObject({
     /** One model request, in milliseconds. */
     requestMs: z.number().int().min(1000).max(3_600_000).optional(),
+    /** How long a server loading its model is waited for, in milliseconds. */
+    loadMs: z.number().int().min(1000).max(3_600_000).optional(),
     /** Default `run` timeout, in milliseconds (at most the ceiling of tools.md). */
     runMs: z.number().int().min(100).max(RUN_MAX_TIMEOUT_MS).optional(),
   }).optional(),

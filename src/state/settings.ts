@@ -54,6 +54,8 @@ export interface Settings {
   processor: EndpointSettings;
   contextWindow: number;
   requestTimeoutMs: number;
+  /** How long a server that is loading its model is waited for. */
+  loadTimeoutMs: number;
   limits: Limits;
   privatePatterns: string[];
   sandbox: SandboxLevel;
@@ -91,6 +93,7 @@ export function settingsFrom(config: Config, cli: CommandLineSettings = {}): Set
     },
     contextWindow: config.contextWindow ?? 32_768,
     requestTimeoutMs: config.timeouts?.requestMs ?? 300_000,
+    loadTimeoutMs: config.timeouts?.loadMs ?? 180_000,
     limits: {
       ...DEFAULT_LIMITS,
       runTimeoutMs: config.timeouts?.runMs ?? DEFAULT_LIMITS.runTimeoutMs,
