@@ -96,12 +96,20 @@ async function loadHeld<T>(
   schema: z.ZodType<T>,
 ): Promise<{ loaded: Loaded<T>; stamp: Stamp | null }> {
   const read = await readParsed(path, schema);
+  const usable = usableRead(read);
+  if (usable) return usable;
+  const why = read.status === "bad" ? read.why : "unreadable";
+  const problem = await setAside(path, `was corrupt (${why})`);
+  return { loaded: { status: "corrupt", problem }, stamp: null };
+}
+
+/** A read that needs nothing more (a good file, or none), as a load; null for a corrupt one. */
+function usableRead<T>(read: Read<T>): { loaded: Loaded<T>; stamp: Stamp | null } | null {
   if (read.status === "ok") {
     return { loaded: { status: "ok", value: read.value }, stamp: read.stamp };
   }
   if (read.status === "missing") return { loaded: read, stamp: null };
-  const problem = await setAside(path, `was corrupt (${read.why})`);
-  return { loaded: { status: "corrupt", problem }, stamp: null };
+  return null;
 }
 
 /** Loads and validates `path`; a corrupt file is moved to `path.corrupt-<time>` and reported. */
@@ -120,12 +128,8 @@ export async function loadJsonFileStamped<T>(
   path: string,
   schema: z.ZodType<T>,
 ): Promise<{ loaded: Loaded<T>; stamp: Stamp | null }> {
-  const read = await readParsed(path, schema);
-  if (read.status === "ok") {
-    return { loaded: { status: "ok", value: read.value }, stamp: read.stamp };
-  }
-  if (read.status === "missing") return { loaded: read, stamp: null };
-  return await withFileLock(path, () => loadHeld(path, schema));
+  const usable = usableRead(await readParsed(path, schema));
+  return usable ?? await withFileLock(path, () => loadHeld(path, schema));
 }
 
 /**
