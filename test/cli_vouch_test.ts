@@ -39,7 +39,7 @@ Deno.test("cli vouch: list shows each vouch escaped, remove takes one back", asy
     const list = await runMain(["vouch", ...common]);
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /v1 +exactly +\/usr\/bin\/git status/);
-    assert.match(list.stdout, /v2 +prefix +\/usr\/bin\/git 'log\\u\{202E\}' …/);
+    assert.match(list.stdout, /v2 +prefix +\/usr\/bin\/git 'log⟦U\+202E⟧' …/);
     assert.ok(!list.stdout.includes("\u202E"));
     assert.match(list.stdout, /v3 .*\[void: the program changed or is gone\]/);
 

@@ -80,11 +80,11 @@ Deno.test("run: shell syntax in arguments reaches the program as literal argv", 
         assert.equal(await exists(join(fx.root, f)), false, `${f} was created`);
       }
       assert.equal(await fx.treeHash(), before);
-      // The person saw each stage escaped: the newline shows as \n, not as a line break.
+      // The person saw each stage escaped: the newline shows as a marker, not as a line break.
       const [request] = runRequests(fx);
       assert.equal(request.display.length, 1);
       assert.ok(!request.display[0].includes("\n"));
-      assert.ok(request.display[0].includes("line1\\nline2"));
+      assert.ok(request.display[0].includes("line1⟦U+000A⟧line2"));
       assert.ok(request.display[0].startsWith("/"), "the resolved program path is shown");
     },
   );
@@ -339,8 +339,8 @@ Deno.test("read_output: the person sees the output escaped", async () => {
     await fx.call(readOutput, { ref: `ref:${refOf(out)}` });
     const asked = fx.scripted!.asked.find((a) => a.kind === "readOutput");
     assert.ok(asked && asked.kind === "readOutput");
-    assert.ok(asked.request.text.includes("\\u{202E}"), asked.request.text);
-    assert.ok(asked.request.text.includes("\\u{1B}"), asked.request.text);
+    assert.ok(asked.request.text.includes("⟦U+202E⟧"), asked.request.text);
+    assert.ok(asked.request.text.includes("⟦U+001B⟧"), asked.request.text);
     assert.ok(asked.request.command.includes("printf"));
   });
 });
@@ -593,7 +593,7 @@ Deno.test("run: an argument holding quotes and spaces cannot pass for two on the
   await withRunPolicy({ answers: [{ run: { answer: "refuse" } }] }, async (fx) => {
     await fx.call(run, { pipeline: [{ program: "echo", args: ["a' 'b"] }] });
     const [request] = runRequests(fx);
-    assert.ok(request.display[0].endsWith(" 'a\\' \\'b'"), request.display[0]);
+    assert.ok(request.display[0].endsWith(" 'a⟦U+0027⟧ ⟦U+0027⟧b'"), request.display[0]);
     assert.deepEqual(request.stages[0].args, ["a' 'b"]);
   });
 });

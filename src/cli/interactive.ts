@@ -22,16 +22,17 @@ import { isPromptExit, type PromptContext, TerminalPerson } from "../person/term
 import { parseShellLine, runShellLine } from "../policy/shell.ts";
 import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { renderTodos } from "../tools/todo_write.ts";
-import { escapeForScreen } from "../util/escape.ts";
+import { escapeForScreen, styleMarkers } from "../util/escape.ts";
 import { messageOf } from "../util/result.ts";
 import { AnswerStore } from "../state/answers.ts";
 
 /**
  * Writes to the terminal through the same stream the prompts use: the prompt library puts the
- * terminal in non-blocking mode, where a direct synchronous write can fail half-way.
+ * terminal in non-blocking mode, where a direct synchronous write can fail half-way. The
+ * markers of escaped text are styled here, once for every line.
  */
 function writeOut(text: string): void {
-  process.stdout.write(text);
+  process.stdout.write(styleMarkers(text));
 }
 
 export const HELP = [

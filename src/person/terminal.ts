@@ -10,7 +10,7 @@ import { checkbox, input, select } from "@inquirer/prompts";
 import pc from "picocolors";
 import { formatLabel } from "../util/label.ts";
 import { FOREIGN_TREES } from "../policy/trust_map.ts";
-import { escapeForScreen, formatArgv } from "../util/escape.ts";
+import { escapeForScreen, formatArgv, styleMarkers } from "../util/escape.ts";
 import type {
   Answer,
   Approval,
@@ -62,8 +62,9 @@ export class TerminalPerson implements Person {
     this.#previewLines = options.previewLines ?? 200;
   }
 
+  /** Every line goes out here: the markers of escaped text in it are styled (with colour). */
   #line(text = ""): void {
-    this.#o.write(text + "\n");
+    this.#o.write(styleMarkers(text) + "\n");
   }
 
   #rule(title: string): void {
@@ -140,7 +141,8 @@ export class TerminalPerson implements Person {
       );
     }
     this.#line(`${pc.bold("content label:")} ${formatLabel(r.label)}`);
-    const lines = r.preview.replace(/\n$/, "").split("\n").map((l) => escapeForScreen(l));
+    // Multi-line text: a tab is layout here (docs/decisions.md), every other byte shows.
+    const lines = escapeForScreen(r.preview.replace(/\n$/, ""), true).split("\n");
     const style = (l: string) =>
       l.startsWith("+") && !l.startsWith("+++")
         ? pc.green(l)

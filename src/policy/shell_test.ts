@@ -58,7 +58,7 @@ Deno.test("shell mode: the command gets no terminal on stdin, and the screen sho
     );
     assert.ok(r.ok);
     assert.equal(r.value.shell, "/bin/sh");
-    assert.ok(r.value.display.includes("a\\u{1B}[2Jb\\u{202E}c"), r.value.display);
+    assert.ok(r.value.display.includes("a⟦U+001B⟧[2Jb⟦U+202E⟧c"), r.value.display);
     assert.match(r.value.status[0], /exit status 0/);
   });
 });

@@ -109,7 +109,7 @@ Deno.test("vouch store: a corrupt or foreign file grants nothing and is reported
 
 Deno.test("vouch: described with every argument escaped", () => {
   const line = describeVouch({ ...base, args: ["a\u202Eb", "x y"] });
-  assert.ok(line.includes("\\u{202E}"));
+  assert.ok(line.includes("⟦U+202E⟧"));
   assert.ok(line.includes("'x y'"));
   assert.ok(!line.includes("\u202E"));
 });

@@ -323,9 +323,9 @@ Deno.test("list_files: a trusted name holding a newline is escaped, so it cannot
     assert.equal(
       out.content,
       [
-        "a\\nref:9 (file in x) (escaped: not addressable)",
-        "d\\tx/ (escaped: not addressable)",
-        "d\\tx/f (escaped: not addressable)",
+        "a⟦U+000A⟧ref:9 (file in x) (escaped: not addressable)",
+        "d⟦U+0009⟧x/ (escaped: not addressable)",
+        "d⟦U+0009⟧x/f (escaped: not addressable)",
         "[3 entries]",
       ].join("\n"),
     );

@@ -1,20 +1,39 @@
 /**
- * Makes text safe to put on the person's screen: control characters, invisible and
- * bidirectional Unicode become visible escapes, so a file name or argument cannot hide what it
- * is (a right-to-left override reversing `txt.exe`, a zero-width space in `pass wd`).
+ * Makes text safe to put on the person's screen while showing its exact bytes: a control or
+ * invisible character becomes a marker naming its code point, `⟦U+202E⟧`, so a file name or
+ * argument cannot hide what it is (a right-to-left override reversing `txt.exe`, a zero-width
+ * space in `pass wd`) and no escape sequence (CSI colours, OSC 52 clipboard writes, OSC 8
+ * links) ever reaches the terminal. Every other character, backslashes included, is shown as it
+ * is. A literal `⟦` is itself a marker, so every `⟦` on the screen opens a marker and a text that
+ * looks like one cannot pass for one, with or without colour.
+ *
+ * Tab: a marker in one-line text (a name, an argument, a header: there a tab is a boundary
+ * question), four spaces in multi-line text (`keepNewlines`: diffs, answers, output: there it
+ * is layout). See docs/decisions.md.
+ *
+ * The functions here return plain markers (for the planner, for measuring widths, for tests);
+ * {@link styleMarkers} styles them for a terminal with colour, and {@link escapeStyled} does both.
  *
  * @example
  * ```ts
- * escapeForScreen("a\u202Eb\n"); // "a\\u{202E}b\\n"
+ * escapeForScreen("a\u202Eb\n");          // "a⟦U+202E⟧b⟦U+000A⟧"
+ * escapeForScreen("const re = /\\d+/;");   // unchanged
+ * formatArgv(["rm", "a b", ""]);          // "rm 'a b' ''"
  * ```
  */
+import pc from "picocolors";
+
+/** Opens and closes a marker. */
+export const MARKER_OPEN = "\u27E6";
+export const MARKER_CLOSE = "\u27E7";
 
 /**
  * Characters that render as nothing, reorder text or break a line unseen: zero-widths, bidi
- * controls, line and paragraph separators, BOM, variation selectors, tags.
+ * controls, line and paragraph separators, BOM, variation selectors, tags, every other format
+ * character (Cf), and lone surrogates.
  */
 const INVISIBLE =
-  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
+  /[\p{Cf}\p{Cs}\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
 
 export function isInvisible(char: string): boolean {
   return INVISIBLE.test(char);
@@ -25,34 +44,61 @@ export function isControl(char: string): boolean {
   return c < 0x20 || c === 0x7f || (c >= 0x80 && c < 0xa0);
 }
 
-/** Whether the text holds anything {@link escapeForScreen} would change (besides `\`). */
+/** The marker for one character: `⟦U+` its code point in upper-case hex (4 digits at least) `⟧`. */
+export function marker(char: string): string {
+  const hex = char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+  return `${MARKER_OPEN}U+${hex}${MARKER_CLOSE}`;
+}
+
+/** Every marker in escaped text (each `⟦` in it opens one). */
+export const MARKER_PATTERN = /\u27E6U\+[0-9A-F]{4,6}\u27E7/g;
+
+/** Whether the text holds anything {@link escapeForScreen} would show as a marker. */
 export function hasHiddenCharacters(text: string): boolean {
-  for (const ch of text) if (isControl(ch) || isInvisible(ch)) return true;
+  for (const ch of text) if (ch === MARKER_OPEN || isControl(ch) || isInvisible(ch)) return true;
   return false;
 }
 
-/** Escapes one line or argument; `keepNewlines` leaves `\n` as a real line break. */
+/**
+ * Escapes one line or argument, with plain markers; `keepNewlines` leaves `\n` as a real line
+ * break and shows a tab as four spaces (multi-line text).
+ */
 export function escapeForScreen(text: string, keepNewlines = false): string {
   let out = "";
   for (const ch of text) {
-    if (ch === "\n" && keepNewlines) out += ch;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\t") out += "\\t";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\\") out += "\\\\";
-    else if (isControl(ch) || isInvisible(ch)) {
-      out += `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase()}}`;
-    } else out += ch;
+    if (keepNewlines && ch === "\n") out += ch;
+    else if (keepNewlines && ch === "\t") out += "    ";
+    else if (ch === MARKER_OPEN || isControl(ch) || isInvisible(ch)) out += marker(ch);
+    else out += ch;
   }
   return out;
 }
 
 /**
- * An argv stage as the person sees it: every argument escaped and quoted, so spaces show. A
- * quote inside an argument is written `\'`, so `a' 'b` cannot pass for two arguments.
+ * Styles the markers of text already escaped by {@link escapeForScreen} (inverse video), so
+ * they stand out from the text around them; without colour (`NO_COLOR`, not a terminal) the
+ * text is returned as it is. Only for the screen: it adds escape sequences.
+ */
+export function styleMarkers(escaped: string): string {
+  if (!pc.isColorSupported || !escaped.includes(MARKER_OPEN)) return escaped;
+  return escaped.replace(MARKER_PATTERN, (m) => pc.inverse(m));
+}
+
+/** {@link escapeForScreen}, then {@link styleMarkers}: text straight for the terminal. */
+export function escapeStyled(text: string, keepNewlines = false): string {
+  return styleMarkers(escapeForScreen(text, keepNewlines));
+}
+
+/** Arguments shown bare: nothing in them needs a quote to be read back. */
+const BARE = /^[\w@%+=:,./-]+$/;
+
+/**
+ * An argv stage as the person sees it, with plain markers: an argument of ordinary characters
+ * bare, any other in single quotes with {@link escapeForScreen}'s markers, and a quote inside
+ * it a marker too (`⟦U+0027⟧`), so a quoted argument runs to the next `'` and `a' 'b` cannot
+ * pass for two arguments. Backslashes are shown as they are; an empty argument is `''`.
  */
 export function formatArgv(argv: readonly string[]): string {
-  return argv.map((a) =>
-    /^[\w@%+=:,./-]+$/.test(a) ? a : `'${escapeForScreen(a).replaceAll("'", "\\'")}'`
-  ).join(" ");
+  return argv.map((a) => BARE.test(a) ? a : `'${escapeForScreen(a).replaceAll("'", marker("'"))}'`)
+    .join(" ");
 }

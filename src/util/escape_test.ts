@@ -6,51 +6,215 @@ import {
   hasHiddenCharacters,
   isControl,
   isInvisible,
+  marker,
+  MARKER_CLOSE,
+  MARKER_OPEN,
+  MARKER_PATTERN,
 } from "./escape.ts";
 
-Deno.test("escape: control characters become visible escapes", () => {
-  assert.equal(escapeForScreen("a\nb\tc\rd"), "a\\nb\\tc\\rd");
-  assert.equal(escapeForScreen("\x1b[2J\0\x7f\u0085"), "\\u{1B}[2J\\u{0}\\u{7F}\\u{85}");
+/** What a person reading the screen does: every `⟦U+…⟧` back to its character. */
+function readMarkers(shown: string): string {
+  let out = "";
+  let i = 0;
+  while (i < shown.length) {
+    if (shown[i] !== MARKER_OPEN) {
+      out += shown[i++];
+      continue;
+    }
+    const end = shown.indexOf(MARKER_CLOSE, i);
+    const m = /^U\+([0-9A-F]{4,6})$/.exec(shown.slice(i + 1, end));
+    if (end < 0 || !m) throw new Error(`a ⟦ that opens no marker at ${i}: ${shown}`);
+    out += String.fromCodePoint(parseInt(m[1], 16));
+    i = end + 1;
+  }
+  return out;
+}
+
+/** Reads an argv back from {@link formatArgv}'s line: bare words and '…' quoted ones. */
+function readArgv(shown: string): string[] {
+  const argv: string[] = [];
+  let i = 0;
+  while (i < shown.length) {
+    if (argv.length > 0) {
+      assert.equal(shown[i], " ", `arguments are separated by one space: ${shown}`);
+      i++;
+    }
+    if (shown[i] === "'") {
+      const end = shown.indexOf("'", i + 1);
+      assert.ok(end > i, `an unclosed quote: ${shown}`);
+      argv.push(readMarkers(shown.slice(i + 1, end)));
+      i = end + 1;
+    } else {
+      let end = shown.indexOf(" ", i);
+      if (end < 0) end = shown.length;
+      const word = shown.slice(i, end);
+      assert.match(word, /^[\w@%+=:,./-]+$/, `a bare argument of odd characters: ${shown}`);
+      argv.push(word);
+      i = end;
+    }
+  }
+  return argv;
+}
+
+const ESC = "\x1b";
+const BEL = "\x07";
+
+Deno.test("escape: control characters become markers naming their code point", () => {
+  assert.equal(
+    escapeForScreen("a\nb\tc\rd"),
+    "a⟦U+000A⟧b⟦U+0009⟧c⟦U+000D⟧d",
+  );
+  assert.equal(
+    escapeForScreen("\x1b[2J\0\x7f\u0085"),
+    "⟦U+001B⟧[2J⟦U+0000⟧⟦U+007F⟧⟦U+0085⟧",
+  );
   assert.equal(escapeForScreen("line1\nline2", true), "line1\nline2");
+  assert.equal(marker("\u{E0041}"), "⟦U+E0041⟧");
 });
 
-Deno.test("escape: invisible and bidirectional Unicode shows", () => {
-  assert.equal(escapeForScreen("evil\u202Etxt.exe"), "evil\\u{202E}txt.exe");
-  assert.equal(escapeForScreen("pass\u200Bwd"), "pass\\u{200B}wd");
-  assert.equal(escapeForScreen("\uFEFFx"), "\\u{FEFF}x");
-  assert.equal(escapeForScreen("a\u2028b"), "a\\u{2028}b");
-  assert.equal(escapeForScreen("tag\u{E0041}"), "tag\\u{E0041}");
-  for (const ch of ["\u2066", "\u2069", "\u200E", "\u061C", "\u00AD", "\uFE0F", "\u{E007F}"]) {
+Deno.test("escape: a tab is a marker in one line, four spaces in multi-line text", () => {
+  assert.equal(escapeForScreen("a\tb"), "a⟦U+0009⟧b");
+  assert.equal(escapeForScreen("\tx\n", true), "    x\n");
+  // A carriage return could overwrite a line: a marker in multi-line text too.
+  assert.equal(escapeForScreen("safe\rrm -rf ~\n", true), "safe⟦U+000D⟧rm -rf ~\n");
+});
+
+Deno.test("escape (adversarial): bidi override, zero-width and other invisible Unicode show", () => {
+  assert.equal(escapeForScreen("evil\u202Etxt.exe"), "evil⟦U+202E⟧txt.exe");
+  assert.equal(escapeForScreen("pass\u200Bwd"), "pass⟦U+200B⟧wd");
+  assert.equal(escapeForScreen("\uFEFFx"), "⟦U+FEFF⟧x");
+  assert.equal(escapeForScreen("a\u2028b", true), "a⟦U+2028⟧b");
+  assert.equal(escapeForScreen("tag\u{E0041}"), "tag⟦U+E0041⟧");
+  for (
+    const ch of ["\u2066", "\u2069", "\u200E", "\u061C", "\u00AD", "\uFE0F", "\u{E007F}", "\u0600"]
+  ) {
     assert.ok(isInvisible(ch), ch.codePointAt(0)!.toString(16));
+  }
+  // A lone surrogate (what a broken decode leaves) is shown, not drawn as whatever it becomes.
+  assert.equal(escapeForScreen("a\uD800b"), "a⟦U+D800⟧b");
+});
+
+Deno.test("escape (adversarial): CSI, OSC 52 and OSC 8 are shown, never sent", () => {
+  const csi = `${ESC}[31mred${ESC}[0m${ESC}[2J\u009B1A`;
+  const osc52 = `${ESC}]52;c;cm0gLXJmIH4=${BEL}`;
+  const osc8 = `${ESC}]8;;https://evil.example/${ESC}\\docs${ESC}]8;;${ESC}\\`;
+  assert.equal(
+    escapeForScreen(csi, true),
+    "⟦U+001B⟧[31mred⟦U+001B⟧[0m⟦U+001B⟧[2J⟦U+009B⟧1A",
+  );
+  assert.equal(escapeForScreen(osc52, true), "⟦U+001B⟧]52;c;cm0gLXJmIH4=⟦U+0007⟧");
+  assert.equal(
+    escapeForScreen(osc8, true),
+    "⟦U+001B⟧]8;;https://evil.example/⟦U+001B⟧\\docs⟦U+001B⟧]8;;⟦U+001B⟧\\",
+  );
+  for (const text of [csi, osc52, osc8]) {
+    for (const keep of [false, true]) {
+      const shown = escapeForScreen(text, keep);
+      for (const ch of shown) assert.ok(ch === "\n" || !isControl(ch), JSON.stringify(shown));
+    }
   }
 });
 
-Deno.test("escape: ordinary text, accents and emoji pass unchanged", () => {
-  for (const text of ["hello", "caf\u00e9", "\u65e5\u672c\u8a9e", "\u{1F600}", "a b"]) {
+Deno.test("escape: backslashes and ordinary text, accents and emoji pass unchanged", () => {
+  const code = "const re = /\\d+\\.\\d+/;";
+  assert.equal(escapeForScreen(code), code);
+  assert.equal(escapeForScreen(`+${code}\n`, true), `+${code}\n`);
+  for (const text of ["hello", "caf\u00e9", "\u65e5\u672c\u8a9e", "\u{1F600}", "a b", "x ⟧ y"]) {
     assert.equal(escapeForScreen(text), text);
     assert.equal(hasHiddenCharacters(text), false);
   }
   assert.equal(isControl(" "), false);
 });
 
-Deno.test("escape: a backslash is escaped, so a literal \\u{202E} cannot pose as an escape", () => {
-  assert.equal(escapeForScreen("\\u{202E}"), "\\\\u{202E}");
-  assert.notEqual(escapeForScreen("\\u{202E}"), escapeForScreen("\u202E"));
+Deno.test("escape (adversarial): a literal marker in the text is itself shown as a marker", () => {
+  assert.equal(escapeForScreen("⟦U+202E⟧"), "⟦U+27E6⟧U+202E⟧");
+  assert.notEqual(escapeForScreen("⟦U+202E⟧"), escapeForScreen("\u202E"));
+  assert.equal(readMarkers(escapeForScreen("⟦U+202E⟧")), "⟦U+202E⟧");
+  assert.equal(hasHiddenCharacters("⟦"), true);
+  // Every ⟦ on the screen opens a real marker.
+  const shown = escapeForScreen("a⟦U+0041⟧\u202Eb⟦");
+  assert.equal(shown.split(MARKER_OPEN).length - 1, shown.match(MARKER_PATTERN)!.length);
 });
 
-Deno.test("escape (property): output holds no control or invisible character, and is injective", () => {
+Deno.test("escape (property): no control or invisible character survives; reading back gives the text", () => {
   fc.assert(
     fc.property(fc.string({ unit: "binary" }), fc.string({ unit: "binary" }), (a, b) => {
       const ea = escapeForScreen(a);
-      assert.equal(hasHiddenCharacters(ea), false);
+      for (const ch of ea) assert.ok(!isControl(ch) && !isInvisible(ch), JSON.stringify(ea));
+      assert.equal(readMarkers(ea), a);
       if (a !== b) assert.notEqual(ea, escapeForScreen(b));
+      const kept = escapeForScreen(a, true);
+      for (const ch of kept) assert.ok(ch === "\n" || (!isControl(ch) && !isInvisible(ch)));
+      assert.equal(readMarkers(kept), a.replaceAll("\t", "    "));
     }),
   );
 });
 
-Deno.test("escape: argv is shown quoted where a space or oddity would hide", () => {
+Deno.test("escape: argv is shown quoted where a space, quote or oddity would hide", () => {
   assert.equal(formatArgv(["git", "status", "--short"]), "git status --short");
   assert.equal(formatArgv(["rm", "a b"]), "rm 'a b'");
-  assert.equal(formatArgv(["echo", "x\u202Ey"]), "echo 'x\\u{202E}y'");
+  assert.equal(formatArgv(["echo", "x\u202Ey"]), "echo 'x⟦U+202E⟧y'");
   assert.equal(formatArgv(["echo", ""]), "echo ''");
+  assert.equal(formatArgv(["echo", "a' 'b"]), "echo 'a⟦U+0027⟧ ⟦U+0027⟧b'");
+  assert.equal(formatArgv(["grep", "\\d+\\.\\d+"]), "grep '\\d+\\.\\d+'");
+  assert.equal(formatArgv(["echo", "⟦U+0020⟧"]), "echo '⟦U+27E6⟧U+0020⟧'");
+  assert.equal(formatArgv(["printf", "a\tb\n"]), "printf 'a⟦U+0009⟧b⟦U+000A⟧'");
+});
+
+Deno.test("escape (property): an argv read back from the screen is the argv", () => {
+  const tricky = fc.constantFrom(
+    "",
+    " ",
+    "'",
+    "''",
+    "\\",
+    "\\'",
+    "⟦",
+    "⟧",
+    "⟦U+0027⟧",
+    "⟦U+0020⟧",
+    "\u202E",
+    "\t",
+    "\n",
+    "\x1b]52;c;eA==\x07",
+    "a b",
+  );
+  const arg = fc.oneof(
+    fc.string({ unit: "binary" }),
+    fc.string({ unit: fc.constantFrom("a", " ", "'", "\\", "⟦", "⟧", "U", "+", "0", "\u200B") }),
+    tricky,
+  );
+  fc.assert(
+    fc.property(fc.array(arg, { minLength: 1, maxLength: 6 }), (argv) => {
+      const shown = formatArgv(argv);
+      for (const ch of shown) assert.ok(!isControl(ch) && !isInvisible(ch));
+      assert.deepEqual(readArgv(shown), argv);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+/** styleMarkers in a fresh process with the given environment (colour is decided at start). */
+async function styledIn(env: Record<string, string>, text: string): Promise<string> {
+  const url = new URL("./escape.ts", import.meta.url).href;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `import { escapeStyled } from "${url}"; ` +
+      `Deno.stdout.writeSync(new TextEncoder().encode(escapeStyled(${JSON.stringify(text)})));`,
+    ],
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  assert.equal(out.code, 0);
+  return new TextDecoder().decode(out.stdout);
+}
+
+Deno.test("escape: markers are styled with colour, plain with NO_COLOR", async () => {
+  const text = "x\u202Ey";
+  const styled = await styledIn({ FORCE_COLOR: "1" }, text);
+  assert.equal(styled, `x${ESC}[7m⟦U+202E⟧${ESC}[27my`);
+  assert.equal(await styledIn({ FORCE_COLOR: "1", NO_COLOR: "1" }, text), "x⟦U+202E⟧y");
 });
