@@ -133,6 +133,31 @@ Deno.test("doctor: an unreachable endpoint is a failure that says what to check"
   }
 });
 
+Deno.test("doctor: the second wall is checked outside the workspace when $TMPDIR is the workspace or lies in it", async () => {
+  const mock = mockEndpoint(["m"], "tool");
+  const d = await dirs();
+  try {
+    await Deno.mkdir(join(d.ws, "tmp"));
+    for (const tmp of [d.ws, join(d.ws, "tmp")]) {
+      const r = await runMain(["doctor", "--endpoint", mock.url, "--model", "m", ...d.args], {
+        env: { TMPDIR: tmp },
+      });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /ok\s+permissions .*second wall stands/);
+      assert.doesNotMatch(r.stdout, /NOT stopped|not checked/);
+    }
+    // Nothing was left behind in the workspace (the scratch folder and probe are removed).
+    const left = [];
+    for await (const e of Deno.readDir(d.ws)) left.push(e.name);
+    assert.deepEqual(left, ["tmp"]);
+    for await (const e of Deno.readDir(join(d.ws, "tmp"))) left.push(e.name);
+    assert.deepEqual(left, ["tmp"]);
+  } finally {
+    await mock.close();
+    await d.cleanup();
+  }
+});
+
 Deno.test("config: invalid JSON or a wrong type is exit 2 naming the file and field", async () => {
   const d = await dirs();
   try {

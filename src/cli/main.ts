@@ -11,10 +11,23 @@ import { VERSION } from "../version.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import type { GlobalOptions } from "./global_options.ts";
 import { commandHandlers } from "./handlers.ts";
+import { askYesNo, nearestCommand, readStdinLine } from "./did_you_mean.ts";
 
 type Commander = typeof import("commander");
 
 const out = (line: string) => console.log(line);
+
+/** Options only a session reads: a subcommand's help leaves them out of the options it lists. */
+const SESSION_ONLY = new Set([
+  "--print",
+  "--approvals",
+  "--trust-stdin",
+  "--output-format",
+  "--max-turns",
+  "--continue",
+  "--resume",
+  "--version",
+]);
 const errLine = (line: string) => console.error(line);
 
 function build(
@@ -50,11 +63,19 @@ function build(
     .option("--state-dir <dir>", "where trust, vouches, sessions and audit live")
     .option("--config <file>", "user config file")
     .exitOverride()
+    // A subcommand's --help lists the options it takes, which are the program's (set before the
+    // subcommands are made, so that they inherit it).
+    .configureHelp({
+      showGlobalOptions: true,
+      visibleGlobalOptions: (cmd) =>
+        (cmd.parent?.options ?? []).filter((o) => !o.hidden && !SESSION_ONLY.has(o.long ?? "")),
+    })
     .configureOutput({
       writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
       writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
     })
     .action(async (promptWords: string[], options: GlobalOptions) => {
+      if (options.print === undefined && await bareWord(program, promptWords, setExit)) return;
       setExit(await commandHandlers.session(options, promptWords.join(" ")));
     });
 
@@ -98,8 +119,59 @@ function build(
   return program;
 }
 
+/**
+ * `bravebot help` and `bravebot help COMMAND` are `--help`; a lone word one slip from a
+ * subcommand asks, in a terminal, whether that was meant (Enter: yes, and the subcommand runs
+ * bare, which only lists; `n`: the word is the first message, as cli.md reads any words).
+ * Returns whether it handled the words (the exit status is set), false when they are the
+ * session's prompt after all.
+ */
+async function bareWord(
+  program: Command,
+  words: string[],
+  setExit: (code: number) => void,
+): Promise<boolean> {
+  const sub = (name: string | undefined) => program.commands.find((c) => c.name() === name);
+  const help = (cmd: Command) => {
+    cmd.outputHelp();
+    setExit(EXIT.ok);
+    return true;
+  };
+  if (words[0] === "help" && (words.length === 1 || (words.length === 2 && sub(words[1])))) {
+    return help(sub(words[1]) ?? program);
+  }
+  if (words.length !== 1 || !Deno.stdin.isTerminal() || !Deno.stdout.isTerminal()) return false;
+  const near = nearestCommand(words[0], ["help", ...program.commands.map((c) => c.name())]);
+  if (near === null) return false;
+  const yes = await askYesNo(
+    `bravebot: "${words[0]}" is not a command. Did you mean \`bravebot ${near}\`? ` +
+      `[Y/n; n sends "${words[0]}" to the planner] `,
+    { write: (t) => Deno.stdout.writeSync(new TextEncoder().encode(t)), read: readStdinLine },
+  );
+  if (yes === null) {
+    setExit(EXIT.usage);
+    return true;
+  }
+  if (!yes) return false;
+  if (near === "help") return help(program);
+  // The program's options are parsed already: the subcommand reads them through its parent.
+  await sub(near)!.parseAsync([], { from: "user" });
+  return true;
+}
+
+/**
+ * NO_COLOR (cli.md) turns every colour off. picocolors and the prompt library read it
+ * themselves; the colour library under the terminal UI reads only FORCE_COLOR, once, when it is
+ * first imported, so FORCE_COLOR=0 is set here, before anything can import it (permissions/
+ * main.flags lets the main thread write it).
+ */
+export function honourNoColor(): void {
+  if (Deno.env.get("NO_COLOR")) Deno.env.set("FORCE_COLOR", "0");
+}
+
 /** Runs the command line and returns the exit status; never throws. */
 export async function main(args: string[]): Promise<number> {
+  honourNoColor();
   if (args.length === 1 && args[0] === "--version") {
     out(VERSION); // what commander prints for --version, without loading it
     return EXIT.ok;

@@ -4,7 +4,7 @@
  * run stages. Exit 0 only when every essential check passed. It is the one command that talks
  * to the endpoint without being asked a question, so it says exactly what it sent.
  */
-import { join } from "node:path";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import pc from "picocolors";
 import type { GlobalOptions } from "../global_options.ts";
 import { resolveGlobals } from "../global_options.ts";
@@ -181,19 +181,49 @@ function wallLine(worker: EffectWorker): string {
   return `wall: process (file operations in an in-process worker; the kernel wall is not in use: ${kernelWallStatus().why})`;
 }
 
+/** Whether `path` is `dir` or lies under it (both real paths). */
+function within(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || !(rel === ".." || rel.startsWith("../") || isAbsolute(rel));
+}
+
+/**
+ * A fresh, empty directory for the write probe that is really outside the worker's writable
+ * places: `$TMPDIR` may be the workspace or lie inside it (then a temporary directory would be
+ * writable, and the wall would look broken). Tried in order: `$TMPDIR`, /tmp, /var/tmp, the
+ * workspace's parent. Null when every one is inside (a workspace at `/`).
+ */
+export async function outsideProbeDir(
+  workspace: string,
+  scratch: string,
+): Promise<string | null> {
+  for (const dir of [undefined, "/tmp", "/var/tmp", dirname(workspace)]) {
+    let made: string;
+    try {
+      made = await Deno.realPath(
+        await Deno.makeTempDir({ dir, prefix: "bravebot-doctor-outside-" }),
+      );
+    } catch {
+      continue;
+    }
+    if (!within(workspace, made) && !within(scratch, made)) return made;
+    await Deno.remove(made, { recursive: true }).catch(() => {});
+  }
+  return null;
+}
+
 /** Asks the effect worker, with the session's narrowed permissions, to do what it must not. */
 async function wallCheck(workspace: string): Promise<Check> {
-  const scratch = await Deno.makeTempDir({ prefix: "bravebot-doctor-" });
-  const outside = await Deno.makeTempDir({ prefix: "bravebot-doctor-outside-" });
-  const worker = EffectWorker.start({
-    workspace: await Deno.realPath(workspace),
-    scratch: await Deno.realPath(scratch),
-    run: false,
-  });
+  const ws = await Deno.realPath(workspace);
+  const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "bravebot-doctor-" }));
+  const outside = await outsideProbeDir(ws, scratch);
+  const worker = EffectWorker.start({ workspace: ws, scratch, run: false });
   try {
     const probes = [
       { what: "read" as const, target: "/etc/passwd", say: "read /etc/passwd" },
-      { what: "write" as const, target: join(outside, "probe.txt"), say: "write outside" },
+      ...(outside
+        ? [{ what: "write" as const, target: join(outside, "probe.txt"), say: "write outside" }]
+        : []),
       { what: "net" as const, target: "127.0.0.1:9", say: "open a socket" },
       { what: "env" as const, target: "HOME", say: "read $HOME" },
     ];
@@ -211,6 +241,7 @@ async function wallCheck(workspace: string): Promise<Check> {
       detail: (allowed.length === 0
         ? "the effect worker may not read /etc/passwd, write outside the workspace, open a socket or read the environment: the second wall stands"
         : `the effect worker was NOT stopped from: ${allowed.join("; ")}`) +
+        (outside ? "" : "; writing outside not checked: no directory outside the workspace") +
         `; ${wallLine(worker)}`,
     };
   } catch (e) {
@@ -218,7 +249,7 @@ async function wallCheck(workspace: string): Promise<Check> {
   } finally {
     await worker.terminate();
     await Deno.remove(scratch, { recursive: true }).catch(() => {});
-    await Deno.remove(outside, { recursive: true }).catch(() => {});
+    if (outside) await Deno.remove(outside, { recursive: true }).catch(() => {});
   }
 }
 
