@@ -14,7 +14,7 @@ import pc from "picocolors";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { chooseSession } from "./sessions.ts";
-import { applyTrustChange, describeTrust, parseTrustCommand } from "./commands/trust.ts";
+import { applyTrustChange, checkTrustCommand, describeTrust } from "./commands/trust.ts";
 import { applyVouchCommand } from "./commands/vouch.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
@@ -368,7 +368,11 @@ export async function interactiveSession(
           else renderTodos(runtime.session.state.todos).forEach((l) => print(escapeForScreen(l)));
           return;
         case "trust": {
-          const change = parseTrustCommand(args[0] ?? "list", args[1]);
+          const change = await checkTrustCommand(
+            runtime.session.workspace.root,
+            args[0] ?? "list",
+            args[1],
+          );
           let lines: string[];
           if (change) lines = await policy.changeTrust((map) => applyTrustChange(map, change));
           else {

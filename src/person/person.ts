@@ -85,7 +85,12 @@ export type Answer =
 export type FirstUseAnswer =
   | { choice: "workspace" }
   | { choice: "nothing" }
-  | { choice: "custom"; trusted: string[]; untrusted: string[] };
+  | { choice: "custom"; trusted: string[]; untrusted: string[] }
+  /**
+   * The question was interrupted (Ctrl-C, Esc, the input closed): nothing is stored, this
+   * session trusts nothing, and the question is asked again next time.
+   */
+  | { choice: "unanswered" };
 
 export interface Person {
   /** False when nobody can be asked (one-shot): the policy layer then declines, never guesses. */

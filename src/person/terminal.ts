@@ -373,23 +373,27 @@ export class TerminalPerson implements Person {
           ],
           default: "nothing",
         }, ctx),
-      "nothing",
+      "unanswered",
     );
+    if (choice === "unanswered") return { choice };
     if (choice !== "custom") return { choice: choice as "workspace" | "nothing" };
     const list = (s: string) => s.split(/[,\s]+/).map((d) => d.trim()).filter(Boolean);
-    const trusted = await this.#ask(
+    // An interrupted answer is no answer: nothing of it is stored.
+    const trusted = await this.#ask<string | null>(
       (ctx) =>
         input(
           { message: "Directories to trust (space or comma separated, e.g. src/ docs/):" },
           ctx,
         ),
-      "",
+      null,
     );
-    const untrusted = await this.#ask(
+    if (trusted === null) return { choice: "unanswered" };
+    const untrusted = await this.#ask<string | null>(
       (ctx) =>
         input({ message: "Directories inside those to leave untrusted (may be empty):" }, ctx),
-      "",
+      null,
     );
+    if (untrusted === null) return { choice: "unanswered" };
     return { choice: "custom", trusted: list(trusted), untrusted: list(untrusted) };
   }
 

@@ -276,6 +276,23 @@ Deno.test("terminal: first-use choices", async () => {
   }
 });
 
+Deno.test("terminal: Ctrl-C at the first-use question, or while choosing directories, answers nothing", async () => {
+  {
+    const t = new FakeTerminal();
+    const answer = person(t).firstUse("/w");
+    await t.answer("Trust:", KEY.ctrlC);
+    assert.deepEqual(await answer, { choice: "unanswered" });
+  }
+  {
+    const t = new FakeTerminal();
+    const answer = person(t).firstUse("/w");
+    await t.answer("Trust:", KEY.down, KEY.enter);
+    await t.answer("Directories to trust", ..."src/", KEY.enter);
+    await t.answer("leave untrusted", KEY.ctrlC);
+    assert.deepEqual(await answer, { choice: "unanswered" });
+  }
+});
+
 Deno.test("terminal: a processor remark is set apart, marked untrusted and escaped", () => {
   const t = new FakeTerminal();
   person(t).remark("I changed two lines\n\u001b]0;pwned\u0007");

@@ -7,6 +7,7 @@
  * entries, written after writes and file vouches, override the rules for that one file; a
  * trusting entry is bound to the file's content hash, so a later change falls back to the rules.
  */
+import { join, relative } from "node:path";
 import { z } from "zod";
 import type { Integrity } from "../util/label.ts";
 import {
@@ -86,6 +87,25 @@ export function normaliseRuleDir(input: string): Result<string> {
   const syntax = checkPathSyntax(trimmed.replace(/^\.\//, ""));
   if (!syntax.ok) return err(`'${input}': ${syntax.error}`);
   return ok(syntax.value.length === 0 ? "." : syntax.value.join("/"));
+}
+
+/**
+ * Whether the person may trust `dir` (normalised by {@link normaliseRuleDir}): only a directory
+ * that exists in the workspace now, reached without leaving it. A rule for a name that does not
+ * exist yet would trust whatever later appears there — a clone, a download, a planner's write —
+ * unseen. A `**\/` rule names no one place and passes; untrusting or removing needs no check.
+ */
+export async function checkTrustableDir(workspace: string, dir: string): Promise<Result<void>> {
+  if (dir === "." || dir.startsWith("**/")) return ok(undefined);
+  const missing = err(`there is no directory ${dir}/ in the workspace; trust one that exists`);
+  try {
+    const real = await Deno.realPath(join(workspace, dir));
+    const rel = relative(workspace, real);
+    if (rel === "" || rel === ".." || rel.startsWith("../") || rel.startsWith("/")) return missing;
+    return (await Deno.stat(real)).isDirectory ? ok(undefined) : missing;
+  } catch {
+    return missing;
+  }
 }
 
 /** How long a prefix of `rel` the rule covers, or -1 if it does not cover `rel`. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  checkTrustableDir,
   type FileEntry,
   FOREIGN_TREES,
   loadTrustMap,
@@ -564,4 +565,25 @@ Deno.test("policy: a trust map corrupted mid-session is set aside, reported, and
   assert.deepEqual(await policy.fileLabel("a.ts"), label("U", "pub"));
   assert.equal(problems.length, 1);
   assert.match(problems[0], /trust\.json was corrupt .* moved to .*trust\.json\.corrupt-/);
+});
+
+Deno.test("trust map (adversarial): only a directory that exists in the workspace may be trusted", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-trustable-" }));
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(join(ws, "src", "lib"), { recursive: true });
+    await Deno.mkdir(join(root, "outside"));
+    await Deno.writeTextFile(join(ws, "notes.txt"), "x\n");
+    await Deno.symlink(join(root, "outside"), join(ws, "out"));
+    await Deno.symlink(join(ws, "src"), join(ws, "alias"));
+    for (const dir of [".", "src", "src/lib", "**/vendor", "alias"]) {
+      assert.ok((await checkTrustableDir(ws, dir)).ok, dir);
+    }
+    for (const dir of ["nosuchdir", "src/nosuch", "notes.txt", "out"]) {
+      const r = await checkTrustableDir(ws, dir);
+      assert.ok(!r.ok && r.error.includes(`no directory ${dir}/`), dir);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

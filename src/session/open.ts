@@ -14,14 +14,20 @@ import {
 import type { Settings } from "../state/settings.ts";
 import { SessionState } from "../state/session_state.ts";
 import { openWorkspace, type Workspace } from "../policy/workspace.ts";
-import { loadTrustMap, normaliseRuleDir, updateTrustMap } from "../policy/trust_map.ts";
+import {
+  checkTrustableDir,
+  loadTrustMap,
+  normaliseRuleDir,
+  type TrustRule,
+  updateTrustMap,
+} from "../policy/trust_map.ts";
 import { RefTable } from "../policy/refs.ts";
 import { AuditLog } from "../policy/audit.ts";
 import { PrivatePaths } from "../policy/private.ts";
 import { VouchStore } from "../policy/vouches.ts";
 import { Policy } from "../policy/core.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
-import type { Person } from "../person/person.ts";
+import type { FirstUseAnswer, Person } from "../person/person.ts";
 import { EffectWorker, type WallChoice } from "../worker/client.ts";
 import { poolSize } from "../worker/pool.ts";
 
@@ -48,6 +54,31 @@ export interface OpenSession {
   close(): void;
 }
 
+/**
+ * The rules a "let me choose directories" answer makes, checked as `trust add` and `untrust`
+ * are: a name that is no rule directory, or a directory to trust that does not exist, is left
+ * out and said.
+ */
+async function firstUseRules(
+  root: string,
+  answer: FirstUseAnswer,
+  problems: string[],
+): Promise<TrustRule[]> {
+  if (answer.choice !== "custom") return [];
+  const rules: TrustRule[] = [];
+  const asked = [
+    ...answer.trusted.map((d) => ({ d, trusted: true })),
+    ...answer.untrusted.map((d) => ({ d, trusted: false })),
+  ];
+  for (const { d, trusted } of asked) {
+    const dir = normaliseRuleDir(d);
+    const checked = dir.ok && trusted ? await checkTrustableDir(root, dir.value) : dir;
+    if (dir.ok && checked.ok) rules.push({ dir: dir.value, trusted });
+    else if (!checked.ok) problems.push(`first use: a rule was left out: ${checked.error}`);
+  }
+  return rules;
+}
+
 export async function openSession(options: OpenOptions): Promise<OpenSession> {
   const workspace = await openWorkspace(options.workspaceDir, options.stateDir);
   const state = statePaths(options.stateDir, workspace.root);
@@ -62,20 +93,21 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   let trust = loaded.map;
   if (trust.firstUse === null && options.person.interactive) {
     const answer = await options.person.firstUse(workspace.root);
-    const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
-      map.applyFirstUse(answer.choice);
-      if (answer.choice !== "custom") return;
-      for (const d of answer.trusted) {
-        const dir = normaliseRuleDir(d);
-        if (dir.ok) map.setRule(dir.value, true);
-      }
-      for (const d of answer.untrusted) {
-        const dir = normaliseRuleDir(d);
-        if (dir.ok) map.setRule(dir.value, false);
-      }
-    });
-    if (answered.problem) problems.push(answered.problem);
-    trust = answered.map;
+    if (answer.choice === "unanswered") {
+      problems.push(
+        "the first-use question was not answered: this session trusts nothing, and the " +
+          "question is asked again next time",
+      );
+    } else {
+      const choice = answer.choice;
+      const rules = await firstUseRules(workspace.root, answer, problems);
+      const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
+        map.applyFirstUse(choice);
+        for (const r of rules) map.setRule(r.dir, r.trusted);
+      });
+      if (answered.problem) problems.push(answered.problem);
+      trust = answered.map;
+    }
   }
 
   const { table: refs, problems: refProblems } = await RefTable.open(paths.dir);

@@ -6,6 +6,7 @@
 import { openWorkspace } from "../../policy/workspace.ts";
 import { statePaths } from "../../state/session_paths.ts";
 import {
+  checkTrustableDir,
   loadTrustMap,
   normaliseRuleDir,
   type TrustMap,
@@ -62,6 +63,22 @@ export function parseTrustCommand(action: string, dir?: string): TrustChange | n
   return { action, dir: normal.value };
 }
 
+/**
+ * {@link parseTrustCommand}, then the workspace's word: a directory to trust must exist in it
+ * (`checkTrustableDir`). Both `bravebot trust` and `/trust` come through here.
+ */
+export async function checkTrustCommand(
+  workspaceRoot: string,
+  action: string,
+  dir?: string,
+): Promise<TrustChange | null> {
+  const change = parseTrustCommand(action, dir);
+  if (change?.action !== "add") return change;
+  const trustable = await checkTrustableDir(workspaceRoot, change.dir);
+  if (!trustable.ok) throw new UsageError(`trust add: ${trustable.error}; nothing changed`);
+  return change;
+}
+
 /** Applies one checked change to a map; returns the lines to print. */
 export function applyTrustChange(map: TrustMap, change: TrustChange): string[] {
   const shown = change.dir === "." ? "./" : change.dir + "/";
@@ -91,8 +108,8 @@ export async function trustCommand(
   dir: string | undefined,
   print: (line: string) => void,
 ): Promise<void> {
-  const change = parseTrustCommand(action, dir);
   const workspace = await openWorkspace(workspaceDir, stateDir);
+  const change = await checkTrustCommand(workspace.root, action, dir);
   const paths = statePaths(stateDir, workspace.root);
   const { problem, result: lines } = change
     ? await updateTrustMap(paths.trustFile, workspace.root, (map) => applyTrustChange(map, change))

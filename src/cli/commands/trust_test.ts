@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { applyTrustCommand, describeTrust, trustCommand } from "./trust.ts";
+import { applyTrustCommand, checkTrustCommand, describeTrust, trustCommand } from "./trust.ts";
 import { TrustMap } from "../../policy/trust_map.ts";
 import { UsageError } from "../exit_codes.ts";
 import { statePaths } from "../../state/session_paths.ts";
@@ -58,17 +58,43 @@ Deno.test("trust command: changes are saved in the state directory, not the work
   try {
     const ws = join(base, "ws");
     const state = join(base, "state");
-    await Deno.mkdir(ws);
+    await Deno.mkdir(join(ws, "src"), { recursive: true });
     const out: string[] = [];
     await trustCommand(ws, state, "add", "src", (l) => out.push(l));
     assert.deepEqual(out, [`workspace: ${ws}`, "src/ is now trusted"]);
     const saved = JSON.parse(await Deno.readTextFile(statePaths(state, ws).trustFile));
     assert.deepEqual(saved.rules, [{ dir: "src", trusted: true }]);
-    assert.deepEqual([...Deno.readDirSync(ws)], [], "nothing written in the workspace");
+    assert.deepEqual([...Deno.readDirSync(ws)].map((e) => e.name), ["src"], "nothing written");
     const listed: string[] = [];
     await trustCommand(ws, state, "list", undefined, (l) => listed.push(l));
     assert.ok(listed.includes("  trusted    src/"));
   } finally {
     await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("trust command: `add` (and /trust add) refuses a directory that does not exist; untrust and remove need none", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-trustcheck-" }));
+  try {
+    await Deno.mkdir(join(ws, "src"));
+    assert.deepEqual(await checkTrustCommand(ws, "add", "src/"), { action: "add", dir: "src" });
+    await assert.rejects(
+      checkTrustCommand(ws, "add", "nosuchdir"),
+      (e: Error) =>
+        e instanceof UsageError &&
+        e.message === "trust add: there is no directory nosuchdir/ in the workspace; " +
+            "trust one that exists; nothing changed",
+    );
+    assert.deepEqual(await checkTrustCommand(ws, "untrust", "later"), {
+      action: "untrust",
+      dir: "later",
+    });
+    assert.deepEqual(await checkTrustCommand(ws, "remove", "gone"), {
+      action: "remove",
+      dir: "gone",
+    });
+    assert.equal(await checkTrustCommand(ws, "list"), null);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
   }
 });
