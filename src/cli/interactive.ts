@@ -25,6 +25,7 @@ import { renderTodos } from "../tools/todo_write.ts";
 import { escapeForScreen, styleMarkers } from "../util/escape.ts";
 import { messageOf } from "../util/result.ts";
 import { AnswerStore } from "../state/answers.ts";
+import { plural } from "../util/plural.ts";
 
 /**
  * Writes to the terminal through the same stream the prompts use: the prompt library puts the
@@ -280,7 +281,7 @@ export async function interactiveSession(
   for (const p of runtime.problems) person.notice(p);
   if (resume) {
     const n = runtime.driver.messages.length;
-    writeOut(pc.dim(`resumed: ${n} message(s) of conversation carried on\n`));
+    writeOut(pc.dim(`resumed: ${plural(n, "message")} of conversation carried on\n`));
     const last = [...runtime.driver.messages].reverse().find((m) =>
       m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== ""
     );
@@ -319,13 +320,13 @@ export async function interactiveSession(
   ) => {
     writeOut(
       pc.yellow(
-        `┌ ${escapeForScreen(e.ref)}: ${escapeForScreen(e.source)}, ${e.lines} line(s), ` +
+        `┌ ${escapeForScreen(e.ref)}: ${escapeForScreen(e.source)}, ${plural(e.lines, "line")}, ` +
           `untrusted ${e.label} — shown to you, not to the planner\n`,
       ),
     );
     for (const l of escapeForScreen(e.text, true).split("\n")) writeOut(`${pc.yellow("│")} ${l}\n`);
     writeOut(
-      pc.yellow(e.omitted > 0 ? `└ ${e.omitted} more line(s): /show ${e.ref}\n` : "└\n"),
+      pc.yellow(e.omitted > 0 ? `└ ${plural(e.omitted, "more line")}: /show ${e.ref}\n` : "└\n"),
     );
   };
 
@@ -350,7 +351,9 @@ export async function interactiveSession(
           const done = await runtime.driver.compact();
           print(
             done.ok
-              ? `${done.replaced} earlier message(s) became one summary; the transcript keeps them all`
+              ? `${
+                plural(done.replaced, "earlier message")
+              } became one summary; the transcript keeps them all`
               : done.error
               ? `not compacted: ${escapeForScreen(done.error)}`
               : "nothing to summarise yet",

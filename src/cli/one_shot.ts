@@ -15,6 +15,7 @@ import { escapeForScreen } from "../util/escape.ts";
 import { type PipedInput, processStdin, readPipedInput, type Stdin } from "./piped_input.ts";
 import { keepPipedInput } from "../policy/outputs.ts";
 import type { RetryPolicy } from "../model/retry.ts";
+import { plural } from "../util/plural.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -117,7 +118,7 @@ export async function oneShot(
     const listening = listen("SIGINT", onInterrupt);
     let task = prompt;
     if (piped) {
-      const size = `${piped.bytes.length} bytes${piped.cut ? ", cut at the limit" : ""}`;
+      const size = `${plural(piped.bytes.length, "byte")}${piped.cut ? ", cut at the limit" : ""}`;
       if (options.trustStdin) {
         // The person's own words, (T,priv), as `!!` hands over a shell line's output.
         task = `${prompt}\n\nThe input I piped (${size}):\n${
@@ -125,7 +126,10 @@ export async function oneShot(
         }`;
       } else {
         const ref = await keepPipedInput(runtime.session.policy, piped.bytes);
-        task = `${prompt}\n\n[the input you piped is ref:${ref.id}, ${size}, ${ref.lines} lines, ` +
+        task =
+          `${prompt}\n\n[the input you piped is ref:${ref.id}, ${size}, ${
+            plural(ref.lines ?? 0, "line")
+          }, ` +
           "(U,priv): not shown to you; pass it to spawn_processor, or show it to the person " +
           `with {{ref:${ref.id}}}]`;
       }
@@ -182,12 +186,16 @@ class Output {
       for (const s of this.shown) {
         this.io.stdout("");
         this.io.stdout(
-          `── ${escapeForScreen(s.ref)}: ${escapeForScreen(s.source)}, ${s.lines} line(s), ` +
+          `── ${escapeForScreen(s.ref)}: ${escapeForScreen(s.source)}, ${
+            plural(s.lines, "line")
+          }, ` +
             `untrusted ${s.label} — shown to you, not to the planner ──`,
         );
         this.io.stdout(escapeForScreen(s.text, true));
         if (s.omitted > 0) {
-          this.io.stdout(`── ${s.omitted} more line(s): bravebot --resume and /show ${s.ref} ──`);
+          this.io.stdout(
+            `── ${plural(s.omitted, "more line")}: bravebot --resume and /show ${s.ref} ──`,
+          );
         }
       }
     } else if (this.format === "json") {

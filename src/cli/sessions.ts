@@ -11,6 +11,7 @@ import { sessionExists, sessionIds } from "../session/runtime.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
+import { plural } from "../util/plural.ts";
 
 export interface SessionSummary {
   id: string;
@@ -96,7 +97,9 @@ export async function sessionsCommand(
   print("sessions, newest first (bravebot --resume ID goes on with one):");
   for (const s of sessions) {
     const when = (s.lastActivity ?? s.started ?? "").replace("T", " ").slice(0, 19);
-    print(`  ${s.id}  ${when}  ${s.messages} messages  ${s.first ? oneLine(s.first) : ""}`);
+    print(
+      `  ${s.id}  ${when}  ${plural(s.messages, "message")}  ${s.first ? oneLine(s.first) : ""}`,
+    );
     for (const p of s.problems) print(`      note: ${p}`);
   }
   return EXIT.ok;

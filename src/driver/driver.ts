@@ -39,6 +39,7 @@ import { COMPACT_INSTRUCTION, cutPoint, requestsIn, summaryMessage } from "./com
 import { findTextCalls } from "./text_calls.ts";
 import { ReasoningFilter, stripReasoning } from "../util/reasoning.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
+import { plural } from "../util/plural.ts";
 
 /** How many lines of a `{{ref:N}}` the screen shows; `/show ref:N` shows the rest. */
 export const SHOWN_MAX_LINES = 200;
@@ -331,7 +332,9 @@ export class Driver {
         type: "notice",
         text:
           `the conversation was near the context window (${o.settings.contextWindow} tokens): ` +
-          `${fit.compacted} old tool result(s) were shortened`,
+          `${plural(fit.compacted, "old tool result")} ${
+            fit.compacted === 1 ? "was" : "were"
+          } shortened`,
       });
     }
     this.contextFill = fit.tokens / o.settings.contextWindow;
@@ -393,7 +396,9 @@ export class Driver {
     if (found.calls.length === 0) return { text: found.rest, calls: [] };
     o.emit({
       type: "notice",
-      text: `the planner wrote ${found.calls.length} tool call(s) as text; handled as calls`,
+      text: `the planner wrote ${
+        plural(found.calls.length, "tool call")
+      } as text; handled as calls`,
     });
     return {
       text: found.rest,
@@ -559,7 +564,9 @@ export class Driver {
       o.emit({
         type: "notice",
         text: `the conversation was summarised to fit the context window (${window} tokens): ` +
-          `${chunk.length} earlier message(s) became one summary; the transcript keeps them all`,
+          `${
+            plural(chunk.length, "earlier message")
+          } became one summary; the transcript keeps them all`,
       });
       if (once) break;
     }

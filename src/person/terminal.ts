@@ -25,6 +25,7 @@ import type {
   RunOutputEvent,
   WriteApprovalRequest,
 } from "./person.ts";
+import { plural } from "../util/plural.ts";
 
 /** Where prompts read keys and draw (tests pass streams; a session passes nothing: stdin/stdout). */
 export interface PromptContext {
@@ -89,7 +90,7 @@ export class TerminalPerson implements Person {
     const shown = all ? lines : lines.slice(0, this.#previewLines);
     for (const l of shown) this.#line(style(l));
     const rest = lines.length - shown.length;
-    if (rest > 0) this.#line(pc.yellow(`… ${rest} more line(s) not shown yet`));
+    if (rest > 0) this.#line(pc.yellow(`… ${plural(rest, "more line")} not shown yet`));
     return rest > 0;
   }
 
@@ -106,7 +107,7 @@ export class TerminalPerson implements Person {
         { value: "yes", name: approveName },
         { value: "no", name: "Refuse" },
         { value: "why", name: "Refuse, and tell the planner why" },
-        ...(held ? [{ value: "all", name: `Show all ${lines.length} lines first` }] : []),
+        ...(held ? [{ value: "all", name: `Show all ${plural(lines.length, "line")} first` }] : []),
       ];
       const answer = await this.#ask(
         (ctx) => select({ message, choices, default: "no" }, ctx),
@@ -162,7 +163,9 @@ export class TerminalPerson implements Person {
   async quarantinedRead(r: QuarantinedReadRequest): Promise<QuarantinedReadAnswer> {
     this.#rule("read an untrusted file");
     this.#line(
-      `${pc.bold("file:")} ${escapeForScreen(r.path)} (${r.size} bytes, ${formatLabel(r.label)})`,
+      `${pc.bold("file:")} ${escapeForScreen(r.path)} (${plural(r.size, "byte")}, ${
+        formatLabel(r.label)
+      })`,
     );
     this.#line(pc.dim("first lines (escaped):"));
     for (const l of r.preview) this.#line(pc.dim("│ ") + l);
@@ -276,7 +279,9 @@ export class TerminalPerson implements Person {
     this.#outputDecoder = null;
     if (event.omitted > 0) {
       this.#line(
-        pc.dim(`│ … ${event.omitted} bytes not shown here (the whole output is a reference) …`),
+        pc.dim(
+          `│ … ${plural(event.omitted, "byte")} not shown here (the whole output is a reference) …`,
+        ),
       );
       const tail = new TextDecoder().decode(event.tail);
       for (const line of escapeForScreen(tail, true).split("\n").slice(-20)) {

@@ -101,7 +101,7 @@ Deno.test("terminal: a long preview can be shown in full before answering", asyn
   const answer = p.approveWrite({ ...edit, preview: "+1\n+2\n+3\n+4\n" });
   await t.answer("Apply this edit?", KEY.down, KEY.down, KEY.enter);
   await t.answer("Apply this edit?", KEY.up, KEY.enter);
-  assert.match(t.screen, /\+2\n… 2 more line\(s\) not shown yet/);
+  assert.match(t.screen, /\+2\n… 2 more lines not shown yet/);
   assert.match(t.screen, /\+3\n\+4\n/);
   assert.deepEqual(await answer, { approved: true });
 });

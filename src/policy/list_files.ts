@@ -11,6 +11,7 @@ import { routeDirectory } from "./routing.ts";
 import { type EntryKind, walk } from "./walk.ts";
 import { compileGlob } from "../util/glob.ts";
 import { sameLabel } from "../util/label.ts";
+import { plural } from "../util/plural.ts";
 
 export type { EntryKind };
 
@@ -125,7 +126,9 @@ export async function decideListFiles(policy: Policy, request: ListRequest): Pro
     tool: "list_files",
     routing: { directory: dir.rel, pattern: request.pattern ?? null },
     labels: {},
-    decision: references === 0 ? "shown (trusted names)" : `${references} entries as references`,
+    decision: references === 0
+      ? "shown (trusted names)"
+      : `${plural(references, "entry", "entries")} as references`,
     by: "rule",
   });
   return {

@@ -16,6 +16,7 @@ import type { SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { sha256 } from "../util/hash.ts";
+import { plural } from "../util/plural.ts";
 
 /** Separates stderr from stdout in the one reference a run leaves, when stderr is not empty. */
 export const STDERR_MARKER = "[stderr]\n";
@@ -157,7 +158,9 @@ export function statusLines(
       (result.durationMs / 1000).toFixed(2)
     } s`,
   );
-  lines.push(`stdout ${result.stdoutBytes} bytes, stderr ${result.stderrBytes} bytes`);
+  lines.push(
+    `stdout ${plural(result.stdoutBytes, "byte")}, stderr ${plural(result.stderrBytes, "byte")}`,
+  );
   if (result.timedOut) {
     lines.push(
       `timed out after ${timeoutMs / 1000} s: every stage and the processes it started were killed`,

@@ -15,6 +15,7 @@ import type { ProcessorPort } from "./ports/other.ts";
 import { sha256 } from "../util/hash.ts";
 import { splitProcessorReply } from "../util/processor_reply.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { plural } from "../util/plural.ts";
 
 /** What a processor is given: the documents, their joined label, and what the answer is about. */
 export interface ProcessorInputs {
@@ -110,7 +111,9 @@ export async function processorInputs(
     total += bytes.length;
     if (total > maxBytes) return err(overWindow(maxBytes));
     const text = decodeText(bytes);
-    if (text === null) return err(`${refName(ref)} is not text (binary, ${bytes.length} bytes)`);
+    if (text === null) {
+      return err(`${refName(ref)} is not text (binary, ${plural(bytes.length, "byte")})`);
+    }
     documents.push({ ref, name, text, label: l, sha256: sha256(bytes) });
   }
   return ok({

@@ -4,6 +4,7 @@
  * tools (read_file, list_files, search) describe and act; what they may show is decided here.
  */
 import { BINARY_SNIFF_BYTES, decodeText, hasNul } from "../util/text.ts";
+import { plural } from "../util/plural.ts";
 export { BINARY_SNIFF_BYTES, decodeText, hasNul };
 import { type Policy, staleFileRef } from "./core.ts";
 import { joinLabels, type Label, label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
@@ -104,7 +105,7 @@ export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
 
 /** The first lines of a file, escaped so that control and invisible characters show. */
 export function previewLines(head: Uint8Array, size: number): string[] {
-  if (hasNul(head)) return [`(binary file, ${size} bytes)`];
+  if (hasNul(head)) return [`(binary file, ${plural(size, "byte")})`];
   const text = new TextDecoder().decode(head);
   const lines = text.split("\n").slice(0, PREVIEW_LINES);
   if (head.length < size && lines.length === PREVIEW_LINES) lines.push("…");

@@ -15,6 +15,7 @@ import type { Settings } from "../state/settings.ts";
 import { spawnPipeline } from "../worker/ops/spawn.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
 import { err, messageOf, ok, type Result } from "../util/result.ts";
+import { plural } from "../util/plural.ts";
 
 export interface Confinement {
   workspace: string;
@@ -195,7 +196,7 @@ export async function sandboxStatus(
           plan.value.wrapper[0]
         } (file system read-only except the workspace and scratch${
           settings.runWritable.length
-            ? ` and ${settings.runWritable.length} run.writable folder(s)`
+            ? ` and ${plural(settings.runWritable.length, "run.writable folder")}`
             : ""
         }, ${net}, a PID namespace per run)`,
       };

@@ -22,6 +22,7 @@ import { defaultTimeoutMs } from "./runs.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { plural } from "../util/plural.ts";
 
 export interface ShellLine {
   /** `ref`: typed `!cmd`; `words`: typed `!!cmd`. */
@@ -145,7 +146,9 @@ export async function runShellLine(
     forPlanner: {
       text:
         `I ran \`${line.command}\` in my shell (${status[0]}). Its output is ref:${kept.ref.id}` +
-        ` (command output, (U,priv), ${kept.ref.size} bytes, ${kept.ref.lines} lines); ` +
+        ` (command output, (U,priv), ${plural(kept.ref.size ?? 0, "byte")}, ${
+          plural(kept.ref.lines ?? 0, "line")
+        }); ` +
         `you are not shown it.`,
       label: TRUSTED_PRIVATE,
     },

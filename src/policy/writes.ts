@@ -19,6 +19,7 @@ import type { RefRecord } from "./refs.ts";
 import { routeFile } from "./routing.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { plural } from "../util/plural.ts";
 
 export type WriteTool = "write_file" | "edit_file";
 
@@ -116,7 +117,9 @@ function lines(text: string): string[] {
  */
 export function renderDiff(rel: string, before: string, after: string): string {
   const tooMany = () =>
-    `(the changes to ${rel} are too many to show as a diff: ${lines(before).length} lines ` +
+    `(the changes to ${rel} are too many to show as a diff: ${
+      plural(lines(before).length, "line")
+    } ` +
     `become ${lines(after).length}; the new contents follow)\n${renderNewFile(rel, after)}`;
   if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) return tooMany();
   // Bounded, so a large rewrite cannot stall the approval (an unbounded diff can take minutes).
@@ -134,9 +137,9 @@ export function renderNewFile(rel: string, text: string): string {
   const body = lines(text);
   const shown = body.slice(0, PREVIEW_MAX_LINES).map((l) => `+${l}`);
   if (body.length > PREVIEW_MAX_LINES) {
-    shown.push(`… ${body.length - PREVIEW_MAX_LINES} more lines`);
+    shown.push(`… ${plural(body.length - PREVIEW_MAX_LINES, "more line")}`);
   }
-  return [`new file ${rel} (${body.length} lines)`, ...shown].join("\n");
+  return [`new file ${rel} (${plural(body.length, "line")})`, ...shown].join("\n");
 }
 
 export interface ApprovalAsk {
@@ -372,7 +375,9 @@ export async function approveAndWrite<S extends WriteSource>(
     const preview = current === null
       ? renderNewFile(rel, after)
       : before === null
-      ? `replaces a binary file of ${current.length} bytes with:\n${renderNewFile(rel, after)}`
+      ? `replaces a binary file of ${plural(current.length, "byte")} with:\n${
+        renderNewFile(rel, after)
+      }`
       : renderDiff(rel, before, after);
     const decision = await approveWrite(policy, {
       tool: plan.tool,

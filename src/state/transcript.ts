@@ -14,6 +14,7 @@ import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
 import { formatLabel, joinLabels, type Label, parseLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { ChatMessage, ToolCall } from "../util/chat.ts";
+import { plural } from "../util/plural.ts";
 
 export const TRANSCRIPT_VERSION = 1;
 
@@ -197,8 +198,10 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
   const repaired = repairToolRounds(messages);
   if (repaired.added) {
     problems.push(
-      `${path}: ${repaired.added} tool call(s) had no result (the session stopped mid-turn); ` +
-        "they were marked as interrupted",
+      `${path}: ${
+        plural(repaired.added, "tool call")
+      } had no result (the session stopped mid-turn); ` +
+        `${repaired.added === 1 ? "it was" : "they were"} marked as interrupted`,
     );
   }
   return {

@@ -6,7 +6,8 @@
 import { z } from "zod";
 import { defineTool, shown } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
-import { exactlyOneTarget, pathField, plural, refField, typeError } from "./fs_common.ts";
+import { exactlyOneTarget, pathField, refField, typeError } from "./fs_common.ts";
+import { plural } from "../util/plural.ts";
 import { renderRefusal } from "./write_file.ts";
 
 const routing = z.strictObject({

@@ -53,10 +53,6 @@ export function bracesHint(glob: string | undefined): string | null {
     : null;
 }
 
-export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**

@@ -8,7 +8,8 @@ import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import type { EntryKind, ListedEntry, ListedParent } from "../policy/api.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
-import { bracesHint, displayPath, globField, pathField, plural, shownPath } from "./fs_common.ts";
+import { bracesHint, displayPath, globField, pathField, shownPath } from "./fs_common.ts";
+import { plural } from "../util/plural.ts";
 
 const routing = z.strictObject({
   directory: pathField.optional().describe("workspace-relative; . for the root (default)"),

@@ -357,7 +357,7 @@ Deno.test("list_files: the decision (names or references) is appended to the aud
       await fx.call(listFilesTool, { directory: "vendor" });
       await fx.call(listFilesTool, { pattern: "a" });
       assert.deepEqual(fx.policy.audit.entries.map((e) => [e.decision, e.routing.directory]), [
-        ["1 entries as references", "vendor"],
+        ["1 entry as references", "vendor"],
         ["shown (trusted names)", "."],
       ]);
     },

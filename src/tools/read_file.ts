@@ -10,6 +10,7 @@ import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
 import { formatLabel, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import { type FileRead, type Limits, READ_FILE_MAX_BYTES } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
+import { plural } from "../util/plural.ts";
 
 export { READ_FILE_MAX_BYTES };
 
@@ -81,7 +82,7 @@ function render(shownAs: string, page: Page, fileLabel: Label, note: string | nu
   if (page.next !== null) head.push(`partial page; continue with offset ${page.next}`);
   if (fileLabel.confidentiality === "priv") head.push(`private file ${formatLabel(fileLabel)}`);
   const notes: string[] = [];
-  if (page.cutLines > 0) notes.push(`${page.cutLines} long line(s) cut at the marker`);
+  if (page.cutLines > 0) notes.push(`${plural(page.cutLines, "long line")} cut at the marker`);
   if (page.capped) notes.push("limit capped at the page maximum");
   if (note) notes.push(note);
   return [head.join("; "), page.text, ...notes.map((n) => `[${n}]`)].join("\n");
@@ -99,22 +100,27 @@ function renderRead(
   const { shownAs } = read;
   if (read.kind === "kept") {
     return shown(
-      `${shownAs} is kept quarantined as ref:${read.ref} (file, ${read.size} bytes); its contents ` +
+      `${shownAs} is kept quarantined as ref:${read.ref} (file, ${
+        plural(read.size, "byte")
+      }); its contents ` +
         `were not shown. Pass ref:${read.ref} to spawn_processor to work with it, or to ` +
         `write_file as contents_ref.`,
       TRUSTED_PUBLIC,
     );
   }
   if (read.kind === "binary") {
-    return shown(`${shownAs}: binary file (not UTF-8 text), ${read.size} bytes`, TRUSTED_PUBLIC);
+    return shown(
+      `${shownAs}: binary file (not UTF-8 text), ${plural(read.size, "byte")}`,
+      TRUSTED_PUBLIC,
+    );
   }
   const { text } = read;
   const page = pageOf(text, args.offset ?? 1, args.limit ?? limits.readLines, limits);
   if (page === null) {
     return failure(
       `offset ${args.offset} is past the end of ${shownAs}, which has ${
-        text.split("\n").length - (text.endsWith("\n") ? 1 : 0)
-      } lines`,
+        plural(text.split("\n").length - (text.endsWith("\n") ? 1 : 0), "line")
+      }`,
     );
   }
   const note = read.asUntrusted ? UNTRUSTED_NOTE : null;

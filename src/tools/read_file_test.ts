@@ -82,7 +82,7 @@ Deno.test("read_file: a line over 2,000 characters is cut with a marker saying s
     const out = await fx.call(readFileTool, { path: "src/l.txt" });
     assert.match(out.content, new RegExp(`\n2\ty{2000} … \\[line cut: 5000 characters\\]`));
     assert.doesNotMatch(out.content, /y{2001}/);
-    assert.match(out.content, /\[1 long line\(s\) cut at the marker\]/);
+    assert.match(out.content, /\[1 long line cut at the marker\]/);
   });
 });
 
@@ -124,7 +124,7 @@ Deno.test("read_file: bad input is a clear error result (negative offset, huge o
       [{}, /give path/],
       [
         { path: "src/a.txt", offset: 99 },
-        /offset 99 is past the end of src\/a\.txt, which has 1 lines/,
+        /offset 99 is past the end of src\/a\.txt, which has 1 line/,
       ],
       [{ path: "../etc/passwd" }, /'\.\.' segments are not accepted/],
       [{ path: "/etc/passwd" }, /absolute paths are not accepted/],

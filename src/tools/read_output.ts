@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";
 import { formatLabel } from "../util/label.ts";
+import { plural } from "../util/plural.ts";
 
 const routing = z.strictObject({
   ref: z.string({ error: "ref must be a reference such as ref:0" })
@@ -20,9 +21,13 @@ async function handler(args: { ref: string }, ctx: ToolContext): Promise<ToolOut
   const notes = [
     `output of ref:${ref.id}, shown ${
       decision.by === "person" ? "with the person's agreement" : "by standing rule"
-    } ${formatLabel(decision.label)}; ${ref.size ?? 0} bytes, ${ref.lines ?? 0} lines`,
+    } ${formatLabel(decision.label)}; ${plural(ref.size ?? 0, "byte")}, ${
+      plural(ref.lines ?? 0, "line")
+    }`,
   ];
-  if (decision.omitted) notes.push(`${decision.omitted} characters left out in the middle`);
+  if (decision.omitted) {
+    notes.push(`${plural(decision.omitted, "character")} left out in the middle`);
+  }
   if (!decision.utf8) notes.push("not valid UTF-8 (invalid bytes read as U+FFFD)");
   return shown(
     `${notes.join("; ")}\n---\n${decision.text === "" ? "(no output)" : decision.text}`,

@@ -9,6 +9,7 @@ import { defineTool, failure, shown, type ToolContext, type ToolOutput } from ".
 import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import { MAX_STAGES, RUN_TIMEOUT_SECONDS, type RunInput, type RunOutcome } from "../policy/api.ts";
 import { escapeForScreen } from "../util/escape.ts";
+import { plural } from "../util/plural.ts";
 
 const stage = z.strictObject({
   program: z.string({ error: "program must be a string" })
@@ -78,18 +79,20 @@ function render(r: RunOutcome): ToolOutput {
   ];
   const { ref } = r;
   if (r.shown) {
-    lines.push(`also kept as ref:${ref.id} (${ref.size} bytes, ${ref.lines} lines)`);
+    lines.push(
+      `also kept as ref:${ref.id} (${plural(ref.size, "byte")}, ${plural(ref.lines, "line")})`,
+    );
     const omitted = r.shown.omitted
-      ? ` — ${r.shown.omitted} characters left out in the middle`
+      ? ` — ${plural(r.shown.omitted, "character")} left out in the middle`
       : "";
     lines.push(`--- output ${formatLabel(r.label)}${omitted} ---`);
     lines.push(r.shown.text === "" ? "(no output)" : r.shown.text);
     return shown(lines.join("\n"), r.label);
   }
   lines.push(
-    `output: ref:${ref.id} — command output, ${
-      formatLabel(ref.label)
-    }, ${ref.size} bytes, ${ref.lines} lines; not shown to you.`,
+    `output: ref:${ref.id} — command output, ${formatLabel(ref.label)}, ${
+      plural(ref.size, "byte")
+    }, ${plural(ref.lines, "line")}; not shown to you.`,
     "Pass it to spawn_processor, write it with write_file contents_ref, or ask the person to show it with read_output.",
   );
   return shown(lines.join("\n"), TRUSTED_PUBLIC);

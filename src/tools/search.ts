@@ -13,11 +13,11 @@ import {
   displayPath,
   globField,
   pathField,
-  plural,
   regexHint,
   shownPath,
   typeError,
 } from "./fs_common.ts";
+import { plural } from "../util/plural.ts";
 
 const routing = z.strictObject({
   directory: pathField.optional().describe("workspace-relative, defaults to ."),

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
+import { plural } from "../util/plural.ts";
 
 const refString = z.string({ error: "a reference is a string such as ref:0" }).max(64);
 
@@ -61,7 +62,9 @@ export const spawnProcessorTool = defineTool({
         `{path_ref or path of that file, contents_ref: "${outcome.ref}"}`
       : "about no file: it can be written nowhere";
     return shown(
-      `${outcome.ref}: processor answer, ${outcome.lines} lines, ${outcome.size} bytes, ${bound}`,
+      `${outcome.ref}: processor answer, ${plural(outcome.lines, "line")}, ${
+        plural(outcome.size, "byte")
+      }, ${bound}`,
       TRUSTED_PUBLIC,
     );
   },

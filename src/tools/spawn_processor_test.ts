@@ -56,7 +56,7 @@ Deno.test("a single quarantined file: the processor gets its bytes, the planner 
     assert.ok(!out.content.includes("vendor/lib.js"));
     assert.match(
       out.content,
-      /^ref:1: processor answer, 1 lines, 20 bytes, bound to the file of ref:0/,
+      /^ref:1: processor answer, 1 line, 20 bytes, bound to the file of ref:0/,
     );
     assert.equal(formatLabel(out.label), "(T,pub)");
     const answer = fx.policy.refs.all()[1];

@@ -9,7 +9,8 @@ import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import type { WriteRefusal } from "../policy/api.ts";
-import { exactlyOneTarget, pathField, plural, refField } from "./fs_common.ts";
+import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
+import { plural } from "../util/plural.ts";
 
 const routing = z.strictObject({
   path: pathField.optional().describe("workspace-relative destination"),
