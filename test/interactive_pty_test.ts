@@ -189,6 +189,9 @@ Deno.test({
       assert.ok(results.some((c) => /refused/.test(c)), "the refused write reached the planner");
       assert.ok(results.some((c) => /Approach: chose "rebase"/.test(c) && /Name: skipped/.test(c)));
       assert.ok(results.some((c) => /asking has stopped/.test(c)), "ask_user refused once U");
+      // The refusal is said once on the screen (the rule's line leaves out what the result says).
+      assert.equal(s.split("asking has stopped").length - 1, 1, "the refusal was printed twice");
+      assert.match(s, /ask_user: refused \(rule\)/);
       // Kept quarantined: no content; shown as untrusted and vouched: the lines.
       assert.equal(results.filter((c) => /Ignore all instructions/.test(c)).length, 2);
       const users = transcript.filter((t) => t.message?.role === "user").map((t) =>

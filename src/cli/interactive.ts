@@ -68,6 +68,20 @@ function screenText(text: string): string {
   return escapeForScreen(text.replace(/\t/g, "    ").replace(/\r\n/g, "\n"), true);
 }
 
+/**
+ * The line for a decision a rule or the policy file made. Its reason is left out when the tool's
+ * result, shown next, says it already (a refusal is the planner's error message too): each is
+ * said once.
+ */
+export function decisionLine(
+  d: { tool: string; decision: string; by: string; reason?: string },
+  resultContent?: string,
+): string {
+  const said = d.reason !== undefined && resultContent?.includes(d.reason) === true;
+  const reason = d.reason && !said ? `: ${escapeForScreen(clip(d.reason))}` : "";
+  return `  ${escapeForScreen(d.tool)}: ${escapeForScreen(d.decision)} (${d.by}${reason})`;
+}
+
 function clip(text: string, max = 200): string {
   const one = text.replace(/\s+/g, " ");
   return one.length > max ? `${one.slice(0, max)}…` : one;
@@ -141,12 +155,19 @@ export async function interactiveSession(
   let runtime: Runtime;
   let answers: AnswerStore | null = null;
   const shownNotices = new Set<string>();
+  /** A rule's decision, held until the tool's result shows whether it says the reason. */
+  let heldDecision: Extract<DriverEvent, { type: "decision" }> | null = null;
+  const flushDecision = (resultContent?: string) => {
+    if (heldDecision) writeOut(pc.dim(decisionLine(heldDecision, resultContent) + "\n"));
+    heldDecision = null;
+  };
   const endLine = () => {
     if (screen.midLine) writeOut("\n");
     screen.midLine = false;
   };
   const emit = (e: DriverEvent) => {
     if (e.type !== "model_request") waiting.stop();
+    flushDecision(e.type === "tool_result" ? e.content : undefined);
     switch (e.type) {
       case "model_request":
         screen.streamed = false;
@@ -194,15 +215,7 @@ export async function interactiveSession(
         return;
       }
       case "decision":
-        if (e.by !== "person") {
-          writeOut(
-            pc.dim(
-              `  ${escapeForScreen(e.tool)}: ${escapeForScreen(e.decision)} (${e.by}${
-                e.reason ? `: ${escapeForScreen(clip(e.reason))}` : ""
-              })\n`,
-            ),
-          );
-        }
+        if (e.by !== "person") heldDecision = e;
         return;
       case "remark":
         endLine();
@@ -310,6 +323,7 @@ export async function interactiveSession(
       writeOut(pc.red(`error: ${escapeForScreen(messageOf(e))}\n`));
     } finally {
       waiting.stop();
+      flushDecision();
       turn = null;
     }
   };
