@@ -403,7 +403,9 @@ Deno.test("a conversation that does not fit is compacted; one that never fits st
   const r = await drive([...calls, { text: "ok" }], { settings: { contextWindow: 4000 } });
   assert.equal(r.outcome.status, "finished");
   assert.ok(
-    r.events.some((e) => e.type === "notice" && /old tool results? (was|were) shortened/.test(e.text)),
+    r.events.some((e) =>
+      e.type === "notice" && /old tool results? (was|were) shortened/.test(e.text)
+    ),
     JSON.stringify(r.outcome),
   );
   const r2 = await drive([{ text: "never sent" }], { settings: { contextWindow: 100 } });
