@@ -22,7 +22,7 @@ import { isPromptExit, type PromptContext, TerminalPerson } from "../person/term
 import { parseShellLine, runShellLine } from "../policy/shell.ts";
 import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { renderTodos } from "../tools/todo_write.ts";
-import { escapeForScreen, styleMarkers } from "../util/escape.ts";
+import { escapeForScreen, formatToolArguments, styleMarkers } from "../util/escape.ts";
 import { messageOf } from "../util/result.ts";
 import { AnswerStore } from "../state/answers.ts";
 import { plural } from "../util/plural.ts";
@@ -189,11 +189,7 @@ export async function interactiveSession(
         endLine();
         writeOut(
           pc.dim(
-            `→ ${escapeForScreen(e.name)} ${
-              escapeForScreen(
-                clip(typeof e.arguments === "string" ? e.arguments : JSON.stringify(e.arguments)),
-              )
-            }\n`,
+            `→ ${escapeForScreen(e.name)} ${formatToolArguments(e.arguments, 200)}\n`,
           ),
         );
         return;

@@ -11,7 +11,7 @@ import { PolicyFilePerson } from "../person/policy_file.ts";
 import { chooseSession } from "./sessions.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
-import { escapeForScreen } from "../util/escape.ts";
+import { escapeForScreen, formatToolArguments } from "../util/escape.ts";
 import { type PipedInput, processStdin, readPipedInput, type Stdin } from "./piped_input.ts";
 import { keepPipedInput } from "../policy/outputs.ts";
 import type { RetryPolicy } from "../model/retry.ts";
@@ -243,9 +243,9 @@ function describe(e: DriverEvent): string | null {
   const s = (t: string) => escapeForScreen(t);
   switch (e.type) {
     case "tool_call":
-      return `→ ${s(e.name)} ${
-        s(clip(typeof e.arguments === "string" ? e.arguments : JSON.stringify(e.arguments)))
-      }${e.from_text ? " (written as text)" : ""}`;
+      return `→ ${s(e.name)} ${formatToolArguments(e.arguments, 200)}${
+        e.from_text ? " (written as text)" : ""
+      }`;
     case "tool_result":
       return `  ${e.is_error ? "✗" : "←"} ${s(clip(e.content))}`;
     case "decision":

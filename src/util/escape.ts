@@ -92,6 +92,11 @@ export function escapeStyled(text: string, keepNewlines = false): string {
 /** Arguments shown bare: nothing in them needs a quote to be read back. */
 const BARE = /^[\w@%+=:,./-]+$/;
 
+/** One argument: bare when `bare` allows, else quoted with markers and a quote as a marker. */
+function quoteArgument(a: string, bare = BARE): string {
+  return bare.test(a) ? a : `'${escapeForScreen(a).replaceAll("'", marker("'"))}'`;
+}
+
 /**
  * An argv stage as the person sees it, with plain markers: an argument of ordinary characters
  * bare, any other in single quotes with {@link escapeForScreen}'s markers, and a quote inside
@@ -99,6 +104,41 @@ const BARE = /^[\w@%+=:,./-]+$/;
  * pass for two arguments. Backslashes are shown as they are; an empty argument is `''`.
  */
 export function formatArgv(argv: readonly string[]): string {
-  return argv.map((a) => BARE.test(a) ? a : `'${escapeForScreen(a).replaceAll("'", marker("'"))}'`)
-    .join(" ");
+  return argv.map((a) => quoteArgument(a)).join(" ");
+}
+
+/** Strings shown bare among a tool call's arguments: no `=` or `,`, which separate there. */
+const BARE_VALUE = /^[\w@%+:./-]+$/;
+
+function formatValue(v: unknown): string {
+  if (typeof v === "string") return quoteArgument(v, BARE_VALUE);
+  if (Array.isArray(v)) return `[${v.map(formatValue).join(", ")}]`;
+  if (v !== null && typeof v === "object") return `{${formatFields(v).join(", ")}}`;
+  return escapeForScreen(String(JSON.stringify(v) ?? v));
+}
+
+function formatFields(o: object): string[] {
+  return Object.entries(o).map(([k, v]) => `${quoteArgument(k, BARE_VALUE)}=${formatValue(v)}`);
+}
+
+/**
+ * A tool call's arguments on one line for the person: `key=value …`, each string quoted and
+ * escaped as {@link formatArgv} does — so code shows its backslashes as they are, not doubled
+ * as JSON writes them — lists `[…]`, objects `{…}`, numbers and booleans as they are. Arguments
+ * that were not JSON are the planner's text, escaped. Longer than `max` characters, the line is
+ * cut (never inside a marker) and ends with `…`.
+ */
+export function formatToolArguments(args: unknown, max = Infinity): string {
+  const line = typeof args === "string"
+    ? escapeForScreen(args)
+    : args !== null && typeof args === "object" && !Array.isArray(args)
+    ? formatFields(args).join(" ")
+    : formatValue(args);
+  if (line.length <= max) return line;
+  let cut = line.slice(0, max);
+  if (cut.lastIndexOf(MARKER_OPEN) > cut.lastIndexOf(MARKER_CLOSE)) {
+    cut = cut.slice(0, cut.lastIndexOf(MARKER_OPEN));
+  }
+  if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
 }

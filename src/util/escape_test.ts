@@ -3,6 +3,7 @@ import fc from "fast-check";
 import {
   escapeForScreen,
   formatArgv,
+  formatToolArguments,
   hasHiddenCharacters,
   isControl,
   isInvisible,
@@ -217,4 +218,35 @@ Deno.test("escape: markers are styled with colour, plain with NO_COLOR", async (
   const styled = await styledIn({ FORCE_COLOR: "1" }, text);
   assert.equal(styled, `x${ESC}[7m⟦U+202E⟧${ESC}[27my`);
   assert.equal(await styledIn({ FORCE_COLOR: "1", NO_COLOR: "1" }, text), "x⟦U+202E⟧y");
+});
+
+Deno.test("escape: a tool call's arguments show code as it is, not as JSON writes it", () => {
+  assert.equal(
+    formatToolArguments({ path: "re.ts", contents: "const re = /\\d+\\.\\d+/;\n" }),
+    "path=re.ts contents='const re = /\\d+\\.\\d+/;⟦U+000A⟧'",
+  );
+  assert.equal(
+    formatToolArguments({ pipeline: [{ program: "echo", args: ["a b", "x=y", "1,2"] }], n: 3 }),
+    "pipeline=[{program=echo, args=['a b', 'x=y', '1,2']}] n=3",
+  );
+  assert.equal(
+    formatToolArguments({ ok: true, none: null, it: "it's" }),
+    "ok=true none=null it='it⟦U+0027⟧s'",
+  );
+  // Not JSON: the planner's text, escaped as it is.
+  assert.equal(formatToolArguments('{"path": "a\x1b[2J'), '{"path": "a⟦U+001B⟧[2J');
+});
+
+Deno.test("escape: a long tool line is cut, never inside a marker", () => {
+  const line = formatToolArguments({ text: "abcd\u202Eefgh" }, 12);
+  assert.equal(line, "text='abcd…");
+  assert.equal(formatToolArguments({ text: "short" }, 12), "text=short");
+  fc.assert(
+    fc.property(fc.string({ unit: "binary" }), fc.integer({ min: 1, max: 40 }), (s, max) => {
+      const cut = formatToolArguments({ s }, max);
+      const body = cut.endsWith("…") ? cut.slice(0, -1) : cut;
+      assert.equal(body.split(MARKER_OPEN).length - 1, body.match(MARKER_PATTERN)?.length ?? 0);
+      assert.ok(body.length <= max);
+    }),
+  );
 });

@@ -1,0 +1,107 @@
+/**
+ * The exact bytes on the person's screen (issue 17), through a real pseudo-terminal against the
+ * scripted model: a diff of code with backslashes is shown byte for byte, and a bidi override,
+ * an OSC 52 clipboard write and an OSC 8 link in the planner's answer are shown as markers —
+ * styled with colour on, plain under NO_COLOR — and never reach the terminal as sequences.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { MAIN_TS, mainFlags } from "./support/flags.ts";
+import { startMockModel } from "../scripts/mock-model.ts";
+
+const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
+const ESC = "\x1b";
+const CODE = "const re = /\\d+\\.\\d+/;";
+const ANSWER =
+  `Done \u202Etxt.exe ${ESC}]52;c;cm0gLXJmIH4=\x07 see ${ESC}]8;;https://evil.example/${ESC}` +
+  `\\docs${ESC}]8;;${ESC}\\ end.`;
+
+async function session(env: Record<string, string>): Promise<{ screen: string; raw: string }> {
+  const mock = await startMockModel({
+    script: {
+      replies: [
+        {
+          tool_calls: [{ name: "write_file", arguments: { path: "re.ts", contents: `${CODE}\n` } }],
+        },
+        { text: ANSWER, chunk: 5 },
+      ],
+    },
+  });
+  const root = await Deno.makeTempDir({ prefix: "bb-screen-" });
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    const config = join(root, "config.json");
+    await Deno.writeTextFile(config, "{}");
+    const steps = [
+      { expect: "Trust:", send: "\r" },
+      { expect: "›", send: "go\r" },
+      { expect: "Write re\\.ts\\?", send: "\r" },
+      { expect: "end\\.[\\s\\S]*›", send: "/exit\r" },
+    ];
+    const stepsFile = join(root, "steps.json");
+    const rawFile = join(root, "raw.bin");
+    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
+    const args = ["-w", ws, "--state-dir", join(root, "state"), "--config", config];
+    const out = await new Deno.Command("python3", {
+      args: [
+        PTY,
+        stepsFile,
+        "--",
+        Deno.execPath(),
+        "run",
+        ...mainFlags(),
+        MAIN_TS,
+        ...args,
+        "--endpoint",
+        mock.url,
+        "--model",
+        "mock",
+      ],
+      env: { TERM: "xterm-256color", ...env, PTY_RAW: rawFile },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const screen = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, screen.slice(-3000));
+    return { screen, raw: await Deno.readTextFile(rawFile) };
+  } finally {
+    await mock.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+function assertShownNeverSent(screen: string, raw: string) {
+  // The new file's line, byte for byte: no doubled backslash.
+  assert.ok(screen.includes(`+${CODE}`), screen);
+  assert.ok(!screen.includes("\\\\d"), "a backslash was doubled");
+  // The answer's sequences as markers, their own characters as they are.
+  assert.ok(screen.includes("Done ⟦U+202E⟧txt.exe"), screen);
+  assert.ok(screen.includes("⟦U+001B⟧]52;c;cm0gLXJmIH4=⟦U+0007⟧"), screen);
+  assert.ok(screen.includes("⟦U+001B⟧]8;;https://evil.example/⟦U+001B⟧\\docs"), screen);
+  // What reached the terminal holds none of them.
+  for (const sent of [`${ESC}]52`, `${ESC}]8;`, "\u202E"]) {
+    assert.ok(!raw.includes(sent), `${JSON.stringify(sent)} reached the terminal`);
+  }
+}
+
+Deno.test({
+  name: "screen (pty): backslashes byte for byte; bidi and OSC sequences shown as styled markers",
+  sanitizeResources: false,
+  async fn() {
+    const { screen, raw } = await session({ NO_COLOR: "" });
+    assertShownNeverSent(screen, raw);
+    assert.ok(raw.includes(`${ESC}[7m⟦U+202E⟧${ESC}[27m`), "the marker was not styled");
+  },
+});
+
+Deno.test({
+  name: "screen (pty): under NO_COLOR the markers are plain and still unambiguous",
+  sanitizeResources: false,
+  async fn() {
+    const { screen, raw } = await session({ NO_COLOR: "1" });
+    assertShownNeverSent(screen, raw);
+    assert.ok(!raw.includes(`${ESC}[7m`), "styled under NO_COLOR");
+    assert.ok(raw.includes("⟦U+202E⟧"));
+  },
+});
