@@ -332,3 +332,12 @@ Deno.test("splitStable: rendering the stable pieces one by one gives the lines o
   const joined = pieces.flatMap((p, i) => i ? ["", ...p] : p);
   assert.deepEqual(joined, md(text));
 });
+
+Deno.test("markdown: code keeps its backslashes as escapeForScreen shows them, escaped once", () => {
+  const line = "const re = /\\d+\\.\\d+/;";
+  assert.deepEqual(md("```js\n" + line + "\n```"), [`  ${escapeForScreen(line)}`]);
+  assert.deepEqual(plain(renderMarkdown("```js\n" + line + "\n```", 80, { color: true })), [
+    `  ${escapeForScreen(line)}`,
+  ]);
+  assert.deepEqual(md("`a\\b`"), [`\`${escapeForScreen("a\\b")}\``]);
+});
