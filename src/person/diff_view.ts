@@ -175,6 +175,22 @@ const CHANGED_STYLE: Partial<Record<Kind, StyleName[]>> = {
   removed: ["bgRed"],
 };
 
+/**
+ * The spaces ending an added or removed line, on the highlight colour: they change the file
+ * and would otherwise not be seen.
+ */
+function markTrailingBlanks(body: Run[], changed: StyleName[] | undefined): Run[] {
+  const last = body.at(-1);
+  const blanks = last ? / +$/.exec(last.text) : null;
+  if (!changed || !last || !blanks) return body;
+  const keep = last.text.slice(0, blanks.index);
+  return [
+    ...body.slice(0, -1),
+    ...(keep ? [{ ...last, text: keep }] : []),
+    run(blanks[0], ...changed),
+  ];
+}
+
 /** Removed, added and context lines after a gutter (`number sign `); other lines alone. */
 export function renderDiff(
   preview: string,
@@ -193,11 +209,12 @@ export function renderDiff(
   const lines: Line[] = [];
   for (const row of rows) {
     const style = LINE_STYLE[row.kind];
-    const body: Run[] = row.parts
-      ? row.parts.map((p) =>
-        run(escapeForScreen(p.text), ...(p.changed ? CHANGED_STYLE[row.kind]! : style))
-      )
-      : [run(escapeForScreen(row.text), ...style)];
+    const changed = CHANGED_STYLE[row.kind];
+    const parts = row.parts ?? [{ text: row.text, changed: false }];
+    const body = markTrailingBlanks(
+      parts.map((p) => run(escapeForScreen(p.text), ...(p.changed && changed ? changed : style))),
+      changed,
+    );
     const sign = SIGN[row.kind];
     if (!sign) {
       lines.push(...wrapExact(body, w, [], [run("↪ ", "dim")]));

@@ -157,3 +157,20 @@ Deno.test("diff view: property: every line fits, no raw escape, and each file li
     { numRuns: 300 },
   );
 });
+
+Deno.test("diff view: spaces ending a changed line are shown on the highlight colour", () => {
+  const preview = policyDiff("a.txt", "x\n", "x  \n");
+  const lines = renderDiff(preview, 80, { color: true });
+  const added = lines.find((l) => strip(l).startsWith("1 + "))!;
+  assert.ok(added.endsWith(`${ESC}[42m  ${ESC}[49m`), JSON.stringify(added));
+});
+
+Deno.test("diff view: a binary file replaced by text: the policy's sentence, then added lines", () => {
+  const preview = `replaces a binary file of 12 bytes with:\n${renderNewFile("b.bin", "text\nmore\n")}`;
+  assert.deepEqual(renderDiff(preview, 80), [
+    "replaces a binary file of 12 bytes with:",
+    "new file b.bin (2 lines)",
+    "1 + text",
+    "2 + more",
+  ]);
+});

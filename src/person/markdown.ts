@@ -18,6 +18,7 @@ import { escapeForScreen } from "../util/escape.ts";
 import {
   cells,
   fitPrefix,
+  graphemes,
   type Line,
   lineCells,
   MIN_ROOM,
@@ -232,13 +233,37 @@ function itemBlocks(item: Tokens.ListItem, width: number, ctx: Ctx, depth: numbe
 const HIGHLIGHT_MAX_CHARS = 64 * 1024;
 
 function code(t: Tokens.Code, width: number, ctx: Ctx): Line[] {
-  const source = t.text.replace(/\n$/, "").split("\n").map((l) => escapeForScreen(l));
+  const source = t.text.replace(/\n$/, "").split("\n").map((l) => escapeForScreen(expandTabs(l)));
   const lang = (t.lang ?? "").trim().split(/\s/)[0];
   const rows = ctx.color ? highlighted(source, lang) : null;
   const indent = [run("  ")];
   const more = [run("↪ ", "dim")];
   return (rows ?? source.map((l) => [run(l)])).flatMap((l) => wrapExact(l, width, indent, more));
 }
+
+/**
+ * Tabs in a code block as spaces to the next stop of {@link TAB_STOP}: an answer's Go or
+ * Makefile would otherwise be a row of tab markers. (An approval's diff keeps them as markers:
+ * there the person must see the exact bytes.)
+ */
+function expandTabs(line: string): string {
+  if (!line.includes("\t")) return line;
+  let out = "";
+  let column = 0;
+  for (const g of graphemes(line)) {
+    if (g === "\t") {
+      const n = TAB_STOP - (column % TAB_STOP);
+      out += " ".repeat(n);
+      column += n;
+    } else {
+      out += g;
+      column += cells(g);
+    }
+  }
+  return out;
+}
+
+const TAB_STOP = 4;
 
 /** Token classes of highlight.js and their style here; unnamed classes stay plain. */
 const CODE_STYLE: Record<string, StyleName[]> = {

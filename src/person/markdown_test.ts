@@ -341,3 +341,12 @@ Deno.test("markdown: code keeps its backslashes as escapeForScreen shows them, e
   ]);
   assert.deepEqual(md("`a\\b`"), [`\`${escapeForScreen("a\\b")}\``]);
 });
+
+Deno.test("markdown: tabs in a code block become spaces to the next stop of four", () => {
+  assert.deepEqual(md("```go\nfunc f() {\n\treturn\n\ta\tb\n}\n```"), [
+    "  func f() {",
+    "      return",
+    "      a   b",
+    "  }",
+  ]);
+});

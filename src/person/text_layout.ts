@@ -63,7 +63,7 @@ export function lineCells(line: readonly Run[]): number {
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-function graphemes(text: string): string[] {
+export function graphemes(text: string): string[] {
   return Array.from(segmenter.segment(text), (s) => s.segment);
 }
 
