@@ -166,7 +166,9 @@ Deno.test("diff view: spaces ending a changed line are shown on the highlight co
 });
 
 Deno.test("diff view: a binary file replaced by text: the policy's sentence, then added lines", () => {
-  const preview = `replaces a binary file of 12 bytes with:\n${renderNewFile("b.bin", "text\nmore\n")}`;
+  const preview = `replaces a binary file of 12 bytes with:\n${
+    renderNewFile("b.bin", "text\nmore\n")
+  }`;
   assert.deepEqual(renderDiff(preview, 80), [
     "replaces a binary file of 12 bytes with:",
     "new file b.bin (2 lines)",
