@@ -64,8 +64,8 @@ export function renderMarkdown(text: string, width: number, options: RenderOptio
  * renders now and never again (Ink's `<Static>`), `rest` is re-rendered as more arrives. The cut
  * is after a blank line outside a fenced code block that is followed by a line starting in its
  * first column, so a list item's indented continuation or an indented code block is never cut.
- * Render each stable piece on its own and put one blank line between pieces. As the text grows,
- * `stable` only grows.
+ * Render each stable piece on its own and put one blank line between pieces that render to
+ * lines. As the text grows, `stable` only grows.
  */
 export function splitStable(text: string): { stable: string; rest: string } {
   let cut = 0;
@@ -102,12 +102,12 @@ export function splitStable(text: string): { stable: string; rest: string } {
 
 const BLANK: Line = [];
 
-function blocks(tokens: readonly Token[], width: number, ctx: Ctx, tight = false): Line[] {
+function blocks(tokens: readonly Token[], width: number, ctx: Ctx): Line[] {
   const out: Line[] = [];
   for (const t of tokens) {
     const lines = block(t, width, ctx);
     if (!lines.length) continue;
-    if (out.length && !tight) out.push(BLANK);
+    if (out.length) out.push(BLANK);
     out.push(...lines);
   }
   return out;
@@ -278,7 +278,6 @@ const CODE_STYLE: Record<string, StyleName[]> = {
   doctag: ["gray"],
   meta: ["gray"],
   title: ["yellow"],
-  "title.function": ["yellow"],
   params: [],
   attr: ["cyan"],
   attribute: ["cyan"],
