@@ -207,13 +207,25 @@ Deno.test("processor requests carry no tools; planner requests carry them", asyn
   });
 });
 
-Deno.test("requests say nothing about the machine: no SDK platform headers", async () => {
-  await withMock([{ text: "a" }], async (c, mock) => {
-    await c.complete({ messages: USER });
-    const names = Object.keys(mock.requests[0].headers);
-    assert.deepEqual(names.filter((n) => n.startsWith("x-stainless")), []);
-    assert.equal(mock.requests[0].headers["user-agent"], "bravebot");
+Deno.test("requests say nothing about the machine: exactly these headers reach the server", async () => {
+  const expected = (auth: boolean) => ({
+    "accept": "text/event-stream, application/json",
+    // Added by the runtime, the same on every machine.
+    "accept-encoding": "gzip,br",
+    "accept-language": "*",
+    ...(auth ? { "authorization": "Bearer sekrit" } : {}),
+    "content-type": "application/json",
+    "user-agent": "bravebot",
   });
+  for (const apiKey of [undefined, "sekrit"]) {
+    await withMock([{ text: "a" }], async (c, mock) => {
+      await c.complete({ messages: USER });
+      const { host, "content-length": length, ...rest } = mock.requests[0].headers;
+      assert.equal(host, new URL(mock.url).host);
+      assert.equal(Number(length), mock.requests[0].raw.length);
+      assert.deepEqual(rest, expected(apiKey !== undefined));
+    }, { apiKey });
+  }
 });
 
 Deno.test("an endpoint's words in a 400, a non-JSON body or an SSE error event are kept apart from the kind", async () => {
