@@ -282,8 +282,20 @@ Deno.test("one-shot: the planner endpoint's 500 --jinja ends the run (exit 1) wi
     assert.equal(run.mock.requests.length, 1, "not retried");
     const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
     const error = events.find((e) => e.type === "error");
-    assert.match(error.message, /refused the request \(HTTP 500\): llama-server .* --jinja/);
+    assert.match(error.message, /refused the request \(HTTP 500\); llama-server .* --jinja/);
     assert.match(error.message, /not shown to the planner: tools param requires --jinja flag/);
+  });
+});
+
+Deno.test("one-shot: a server's words are escaped on the person's terminal", async () => {
+  await oneShotRun({
+    replies: [{
+      fault: { status: 400, error_message: "model 'x' not found\u001b[2J\u0007\u202e" },
+    }],
+  }, (run) => {
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /not shown to the planner: model 'x' not found\\u\{1B\}\[2J/);
+    for (const raw of ["\u001b", "\u0007", "\u202e"]) assert.ok(!run.stderr.includes(raw));
   });
 });
 

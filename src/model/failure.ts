@@ -230,7 +230,7 @@ export class ModelError extends Error {
     const hint = this.hint;
     const what = hint === null
       ? describeFailure(this.kind, this.facts, who)
-      : `${describeFailure(this.kind, this.facts, who, false)}: ${hint}`;
+      : `${describeFailure(this.kind, this.facts, who, false)}; ${hint}`;
     return `${what}${said}`;
   }
 }
