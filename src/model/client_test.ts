@@ -312,3 +312,17 @@ Deno.test("client: past timeouts.loadMs a loading server is an error of its own 
     await mock.stop();
   }
 });
+
+Deno.test("an error body's message is found in each server's shape, else the body is the message", async () => {
+  const { errorMessage } = await import("./client.ts");
+  assert.equal(errorMessage('{"error":{"message":"a","type":"x"}}'), "a");
+  assert.equal(errorMessage('{"error":"b"}'), "b");
+  assert.equal(errorMessage('{"object":"error","message":"c","code":400}'), "c");
+  assert.equal(errorMessage('{"detail":"d"}'), "d");
+  assert.equal(
+    errorMessage('{"detail":[{"loc":["body"],"msg":"e"}]}'),
+    '[{"loc":["body"],"msg":"e"}]',
+  );
+  assert.equal(errorMessage("<html>\n  <b>502</b>\n</html>"), "<html> <b>502</b> </html>");
+  assert.equal(errorMessage("x".repeat(10_000)).length, 300, "one bounded line");
+});
