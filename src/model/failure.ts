@@ -125,7 +125,8 @@ export type ServerHintKind =
 export function serverHint(detail: string | null, facts: FailureFacts): ServerHintKind | null {
   if (!detail) return null;
   const d = detail;
-  if (/--jinja\b/i.test(d)) return "needs_jinja";
+  // Without --jinja llama-server also refuses `tool_choice` (a compaction sends "none").
+  if (/--jinja\b|unsupported param: tool_choice/i.test(d)) return "needs_jinja";
   if (/--enable-auto-tool-choice|--tool-call-parser/i.test(d)) return "needs_tool_parser";
   if (/does not support tools/i.test(d)) return "model_no_tools";
   if (
