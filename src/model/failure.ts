@@ -106,7 +106,7 @@ export function describeFailure(
 
 /** What the endpoint's words say went wrong, when Brave Bot knows a fix for it. */
 export type ServerHintKind =
-  | "needs_jinja" // llama-server without --jinja refuses `tools` (HTTP 500)
+  | "needs_jinja" // llama-server without --jinja refuses `tools` and `tool_choice` (HTTP 500)
   | "needs_tool_parser" // vLLM without --enable-auto-tool-choice --tool-call-parser (HTTP 400)
   | "model_no_tools" // Ollama: the model's template has no tools (HTTP 400)
   | "context_exceeded" // the prompt is longer than the context the server was started with
