@@ -1,7 +1,7 @@
 /**
  * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real]`: Brave Bot's benchmarks
  * (docs/benchmarks.md), printed as one table. Sections: search, list, glob, overhead, startup, memory,
- * prompt, textcalls, snapshot, tokens. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
+ * prompt, textcalls, snapshot, tokens, render. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
  * a corpus a tenth the size and fewer rounds, for trying things out. Progress goes to stderr,
  * the table to stdout; the table, the glob size table and the machine are also written to
  * bench-data/results.md for docs/benchmarks.md.
@@ -19,6 +19,7 @@ import { promptBench } from "./prompt_bench.ts";
 import { textCallsBench } from "./text_calls_bench.ts";
 import { snapshotBench } from "./snapshot_bench.ts";
 import { tokensBench } from "./tokens_bench.ts";
+import { renderBench } from "./render_bench.ts";
 import { formatBytes } from "./measure.ts";
 import { type Row, summaryTable } from "./report.ts";
 
@@ -33,6 +34,7 @@ const SECTIONS = [
   "textcalls",
   "snapshot",
   "tokens",
+  "render",
 ] as const;
 type Section = typeof SECTIONS[number];
 
@@ -74,7 +76,7 @@ function parseArgs(args: string[]): Options {
       }
     } else if (a === "-h" || a === "--help") {
       console.log(
-        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls,snapshot,tokens] " +
+        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls,snapshot,tokens,render] " +
           "[--rounds N] [--no-real]",
       );
       Deno.exit(0);
@@ -143,6 +145,7 @@ async function run(options: Options): Promise<void> {
   if (wants("textcalls")) rows.push(...await textCallsBench(options.quick, log));
   if (wants("snapshot")) rows.push(...await snapshotBench(corpora[0], fsOptions));
   if (wants("tokens")) rows.push(...await tokensBench(repo, log));
+  if (wants("render")) rows.push(...await renderBench(repo, options.rounds, log));
 
   const table = summaryTable(rows);
   const about = await machine();

@@ -1,11 +1,11 @@
 /**
- * The model client: one OpenAI-compatible Chat Completions endpoint, reached with the `openai`
- * SDK. The SDK builds the request; this module owns everything a person notices: text streamed
- * as it comes, retries (the SDK's own are switched off so there is one bounded policy), a
- * timeout on the whole reply (a reply that never ends is stopped), and errors that name the
- * endpoint. Nothing is sent until `complete` is called.
+ * The model client: one OpenAI-compatible Chat Completions endpoint, reached with `fetch`. This
+ * module owns everything a person notices: text streamed as it comes, retries (one bounded
+ * policy), a timeout on the whole reply (a reply that never ends is stopped), and errors that
+ * name the endpoint and keep its words apart from the kind (failure.ts). Nothing is sent until
+ * `complete` is called; exactly the headers in `requestHeaders` are sent (docs/decisions.md:
+ * why `fetch` and not the `openai` SDK).
  */
-import OpenAI from "openai";
 import { readEventStream, ReplyBuilder, ReplyFormatError, StreamCutError } from "./reply.ts";
 import {
   backoffDelay,
@@ -15,6 +15,7 @@ import {
   type RetryPolicy,
 } from "./retry.ts";
 import { type CompleteRequest, type ModelClient, ModelError, type ModelReply } from "./types.ts";
+import { serverHint } from "./failure.ts";
 
 export interface ClientOptions {
   endpoint: string;
@@ -36,6 +37,8 @@ export interface ClientOptions {
 /** Between two asks of a server that is loading its model. */
 const LOADING_POLL_MS = 2_000;
 export const DEFAULT_LOAD_MS = 180_000;
+/** An error body is read this far (it is shown as one bounded line anyway). */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 /** The environment variable cli.md names for the token; nothing else is read. */
 export function apiKeyFromEnv(): string | undefined {
@@ -48,20 +51,20 @@ export function apiKeyFromEnv(): string | undefined {
 }
 
 /**
- * The SDK describes the machine in every request (OS, architecture, runtime and versions).
- * Brave Bot sends the endpoint the conversation and nothing about the machine it runs on.
+ * Every header Brave Bot sets on a request, and no other: an allow-list, so nothing about the
+ * machine (OS, architecture, runtime, versions) is ever added by a library. The runtime adds
+ * only Host, Content-Length, and fixed Accept-Encoding and Accept-Language values
+ * (test/server_replay_test.ts shows the whole set a server receives).
  */
-const QUIET_HEADERS: Record<string, string | null> = {
-  "User-Agent": "bravebot",
-  "X-Stainless-Arch": null,
-  "X-Stainless-Lang": null,
-  "X-Stainless-OS": null,
-  "X-Stainless-Package-Version": null,
-  "X-Stainless-Retry-Count": null,
-  "X-Stainless-Runtime": null,
-  "X-Stainless-Runtime-Version": null,
-  "X-Stainless-Timeout": null,
-};
+export function requestHeaders(apiKey: string | undefined): Headers {
+  const headers = new Headers({
+    "Content-Type": "application/json",
+    "Accept": "text/event-stream, application/json",
+    "User-Agent": "bravebot",
+  });
+  if (apiKey) headers.set("Authorization", `Bearer ${apiKey}`);
+  return headers;
+}
 
 interface Failure {
   retry: boolean;
@@ -70,16 +73,34 @@ interface Failure {
   error: ModelError;
   /** The server said it is loading the model: what it said, for the person. */
   loading?: string;
+  /** A retried status: what the server said with it, for the person if the retries run out. */
+  lastWords?: string;
+}
+
+/** The endpoint answered with a status other than 2xx; `said` is its message, for the person. */
+class HttpStatusError extends Error {
+  constructor(readonly status: number, readonly headers: Headers, readonly said: string) {
+    super(`HTTP ${status}`);
+  }
+}
+
+/** `fetch` itself failed: no answer at all (nothing listening, DNS, TLS). */
+class ConnectError extends Error {
+  constructor(readonly reason: unknown) {
+    super("cannot connect");
+  }
 }
 
 export class OpenAIModelClient implements ModelClient {
   readonly endpoint: string;
   readonly model: string;
-  readonly #sdk: OpenAI;
+  readonly #headers: Headers;
   readonly #timeoutMs: number;
   readonly #retry: RetryPolicy;
   readonly #loadMs: number;
   readonly #loadPollMs: number;
+  /** Set once the server refused `stream_options`: later requests leave it out. */
+  #noStreamOptions = false;
 
   constructor(options: ClientOptions) {
     this.endpoint = options.endpoint.replace(/\/+$/, "");
@@ -88,19 +109,7 @@ export class OpenAIModelClient implements ModelClient {
     this.#retry = options.retry ?? DEFAULT_RETRY;
     this.#loadMs = options.loadMs ?? DEFAULT_LOAD_MS;
     this.#loadPollMs = options.loadPollMs ?? LOADING_POLL_MS;
-    this.#sdk = new OpenAI({
-      baseURL: this.endpoint,
-      // The SDK insists on a key; without one, no Authorization header is sent at all.
-      apiKey: options.apiKey ?? "unused",
-      defaultHeaders: {
-        ...QUIET_HEADERS,
-        ...(options.apiKey ? {} : { Authorization: null }),
-      },
-      maxRetries: 0,
-      timeout: options.timeoutMs,
-      organization: null,
-      project: null,
-    });
+    this.#headers = requestHeaders(options.apiKey);
   }
 
   async complete(request: CompleteRequest): Promise<ModelReply> {
@@ -109,6 +118,10 @@ export class OpenAIModelClient implements ModelClient {
       try {
         return await this.#once(request);
       } catch (e) {
+        if (e instanceof StreamOptionsRefused) {
+          attempt--;
+          continue;
+        }
         const f = this.#classify(e, request.signal);
         if (!f.retry) throw f.error;
         if (f.loading !== undefined) {
@@ -138,7 +151,7 @@ export class OpenAIModelClient implements ModelClient {
             "unreachable",
             { attempts: attempt, seconds: (Date.now() - started) / 1000 },
             this.endpoint,
-            `last: ${f.why}`,
+            `last: ${f.lastWords ?? f.why}`,
           );
         }
         request.onRetry?.(f.why, delay, attempt);
@@ -163,16 +176,37 @@ export class OpenAIModelClient implements ModelClient {
       const body = {
         model: this.model,
         messages: request.messages,
-        stream: true as const,
+        stream: true,
+        // The server's own token count, in the last chunk (types.ts `usage`).
+        ...(this.#noStreamOptions ? {} : { stream_options: { include_usage: true } }),
         ...(request.tools ? { tools: request.tools } : {}),
         ...(request.toolChoice ? { tool_choice: request.toolChoice } : {}),
       };
-      // deno-lint-ignore no-explicit-any
-      const response = await this.#sdk.chat.completions.create(body as any, {
-        signal: controller.signal,
-        timeout: this.#timeoutMs,
-        maxRetries: 0,
-      }).asResponse();
+      let response: Response;
+      try {
+        response = await fetch(`${this.endpoint}/chat/completions`, {
+          method: "POST",
+          headers: this.#headers,
+          body: JSON.stringify(body),
+          signal: controller.signal,
+          redirect: "error",
+        });
+      } catch (e) {
+        if (timedOut || controller.signal.aborted) throw e;
+        throw new ConnectError(e);
+      }
+      if (!response.ok) {
+        const said = errorMessage(await readBounded(response.body, ERROR_BODY_BYTES));
+        if (
+          !this.#noStreamOptions && (response.status === 400 || response.status === 422) &&
+          /stream_options|include_usage/i.test(said)
+        ) {
+          // An old server that refuses unknown fields: ask again without it, from now on.
+          this.#noStreamOptions = true;
+          throw new StreamOptionsRefused();
+        }
+        throw new HttpStatusError(response.status, response.headers, said);
+      }
       const type = response.headers.get("content-type") ?? "";
       if (!response.body) throw new ReplyFormatError("malformed", "the reply has no body");
       if (type.includes("text/event-stream")) {
@@ -229,29 +263,30 @@ export class OpenAIModelClient implements ModelClient {
     if (e instanceof ReplyFormatError) {
       return final(new ModelError(e.kind, {}, this.endpoint, e.detail));
     }
-    if (e instanceof OpenAI.APIError && typeof e.status === "number") {
-      const status = e.status;
-      const said = httpDetail(e);
+    if (e instanceof HttpStatusError) {
+      const { status, said } = e;
+      const words = `HTTP ${status}${said ? `: ${said}` : ""}`;
       // llama-server answers 503 {"error":{"message":"Loading model"}} while it loads; others
-      // say "loading" with another status. Waited for, not counted as failures.
-      if (status === 503 || /\bloading\b/i.test(said)) {
-        return { ...again(`HTTP ${status}`), loading: `HTTP ${status}: ${said}` };
+      // say "loading" with another status. Waited for, not counted as failures. A 503 that says
+      // the server is busy (Ollama's full queue) is an ordinary retry.
+      if (
+        /\bloading\b/i.test(said) ||
+        (status === 503 && !/busy|maximum pending|overloaded/i.test(said))
+      ) {
+        return { ...again(`HTTP ${status}`), loading: words };
       }
-      if (retryableStatus(status)) {
-        const headers = e.headers as Headers | undefined;
-        return again(`HTTP ${status}`, parseRetryAfter(headers?.get?.("retry-after")));
+      // A 5xx whose words name a cause retrying cannot fix (llama-server's 500 "tools param
+      // requires --jinja flag") ends at once, with the fix for the person.
+      if (retryableStatus(status) && serverHint(said, { status }) === null) {
+        const retry = again(`HTTP ${status}`, parseRetryAfter(e.headers.get("retry-after")));
+        return { ...retry, lastWords: words };
       }
-      return final(
-        new ModelError("http", { status, model: this.model }, this.endpoint, httpDetail(e)),
-      );
+      return final(new ModelError("http", { status, model: this.model }, this.endpoint, said));
     }
-    if (e instanceof OpenAI.APIError || e instanceof TypeError || isNetworkError(e)) {
-      const cause = (e as { cause?: unknown }).cause;
-      const detail = cause instanceof Error ? cause.message : (e as Error).message;
+    if (e instanceof ConnectError) {
+      const detail = causeText(e.reason);
       // Nothing listening (a mistyped endpoint, a server not started): the short bound, said plainly.
-      const deeper = (cause as { cause?: unknown })?.cause;
-      const refused = [detail, deeper instanceof Error ? deeper.message : ""]
-        .some((m) => /connection refused|ECONNREFUSED/i.test(m));
+      const refused = /connection refused|ECONNREFUSED/i.test(detail);
       return again(
         refused ? `nothing is listening at ${this.endpoint}` : `cannot connect: ${oneLine(detail)}`,
       );
@@ -271,21 +306,76 @@ export class OpenAIModelClient implements ModelClient {
   }
 }
 
-/** What the endpoint said with a refusal: its error body's message, for the person only. */
-function httpDetail(e: InstanceType<typeof OpenAI.APIError>): string {
-  return oneLine(
-    typeof (e.error as { message?: unknown })?.message === "string"
-      ? (e.error as { message: string }).message
-      : e.message,
-  );
-}
-
 class TimedOut extends Error {}
 
-function isNetworkError(e: unknown): boolean {
-  return e instanceof Error &&
-    (e.name === "ConnectionRefused" || e.name === "ConnectionReset" || e.name === "Interrupted" ||
-      e.name === "BrokenPipe" || e.name === "UnexpectedEof");
+/** A cause's message and its causes' (Deno puts "Connection refused" two levels down). */
+function causeText(e: unknown): string {
+  const parts: string[] = [];
+  for (let c = e, depth = 0; c !== undefined && c !== null && depth < 4; depth++) {
+    parts.push(c instanceof Error ? c.message : String(c));
+    c = c instanceof Error ? (c as { cause?: unknown }).cause : undefined;
+  }
+  return parts.join(": ");
+}
+
+/** The server refused `stream_options`: asked again at once without it. */
+class StreamOptionsRefused extends Error {}
+
+/** Up to `limit` bytes of a body, decoded; the rest is not read. */
+async function readBounded(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<string> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      size += value.length;
+    }
+  } catch {
+    // What arrived is what the server said.
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  const all = new Uint8Array(Math.min(size, limit));
+  let at = 0;
+  for (const p of parts) {
+    const take = p.subarray(0, all.length - at);
+    all.set(take, at);
+    at += take.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/**
+ * The message in an error body, as the four servers shape it: `{"error":{"message":…}}`
+ * (OpenAI, llama.cpp, Ollama, newer vLLM, LM Studio), `{"error":"…"}` (LM Studio, Ollama's own
+ * API), `{"object":"error","message":…}` (older vLLM), `{"detail":…}` (a framework's own
+ * refusal); else the body itself. For the person only.
+ */
+export function errorMessage(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return oneLine(body);
+  }
+  const o = typeof parsed === "object" && parsed !== null ? parsed as Record<string, unknown> : {};
+  const e = o.error;
+  if (typeof e === "string") return oneLine(e);
+  if (typeof e === "object" && e !== null) {
+    const m = (e as Record<string, unknown>).message;
+    if (typeof m === "string") return oneLine(m);
+  }
+  if (typeof o.message === "string") return oneLine(o.message);
+  if (typeof o.detail === "string") return oneLine(o.detail);
+  if (o.detail !== undefined) return oneLine(JSON.stringify(o.detail));
+  return oneLine(body);
 }
 
 function oneLine(s: string): string {

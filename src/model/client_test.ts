@@ -207,13 +207,25 @@ Deno.test("processor requests carry no tools; planner requests carry them", asyn
   });
 });
 
-Deno.test("requests say nothing about the machine: no SDK platform headers", async () => {
-  await withMock([{ text: "a" }], async (c, mock) => {
-    await c.complete({ messages: USER });
-    const names = Object.keys(mock.requests[0].headers);
-    assert.deepEqual(names.filter((n) => n.startsWith("x-stainless")), []);
-    assert.equal(mock.requests[0].headers["user-agent"], "bravebot");
+Deno.test("requests say nothing about the machine: exactly these headers reach the server", async () => {
+  const expected = (auth: boolean) => ({
+    "accept": "text/event-stream, application/json",
+    // Added by the runtime, the same on every machine.
+    "accept-encoding": "gzip,br",
+    "accept-language": "*",
+    ...(auth ? { "authorization": "Bearer sekrit" } : {}),
+    "content-type": "application/json",
+    "user-agent": "bravebot",
   });
+  for (const apiKey of [undefined, "sekrit"]) {
+    await withMock([{ text: "a" }], async (c, mock) => {
+      await c.complete({ messages: USER });
+      const { host, "content-length": length, ...rest } = mock.requests[0].headers;
+      assert.equal(host, new URL(mock.url).host);
+      assert.equal(Number(length), mock.requests[0].raw.length);
+      assert.deepEqual(rest, expected(apiKey !== undefined));
+    }, { apiKey });
+  }
 });
 
 Deno.test("an endpoint's words in a 400, a non-JSON body or an SSE error event are kept apart from the kind", async () => {
@@ -299,4 +311,18 @@ Deno.test("client: past timeouts.loadMs a loading server is an error of its own 
   } finally {
     await mock.stop();
   }
+});
+
+Deno.test("an error body's message is found in each server's shape, else the body is the message", async () => {
+  const { errorMessage } = await import("./client.ts");
+  assert.equal(errorMessage('{"error":{"message":"a","type":"x"}}'), "a");
+  assert.equal(errorMessage('{"error":"b"}'), "b");
+  assert.equal(errorMessage('{"object":"error","message":"c","code":400}'), "c");
+  assert.equal(errorMessage('{"detail":"d"}'), "d");
+  assert.equal(
+    errorMessage('{"detail":[{"loc":["body"],"msg":"e"}]}'),
+    '[{"loc":["body"],"msg":"e"}]',
+  );
+  assert.equal(errorMessage("<html>\n  <b>502</b>\n</html>"), "<html> <b>502</b> </html>");
+  assert.equal(errorMessage("x".repeat(10_000)).length, 300, "one bounded line");
 });

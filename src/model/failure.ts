@@ -6,12 +6,16 @@
  *   limit or model name) are worded by `describeFailure` — the only text the planner is given;
  * - `detail` holds the endpoint's own words (or a local cause), for the person's screen only.
  * `describeFailure` takes no string from the endpoint, so no endpoint byte can reach its words.
+ *
+ * The person is also told what to do about it: `serverHint` reads the endpoint's words and picks
+ * one of Brave Bot's own sentences ("start llama-server with --jinja"). Chosen by untrusted
+ * bytes, it is shown to the person only, never to the planner.
  */
 
 export type ModelFailureKind =
   | "unreachable" // connection errors, 429 or 5xx that outlasted the retries
   | "loading" // the server kept saying it is loading the model until `timeouts.loadMs`
-  | "http" // a 4xx other than 429: retrying would not help
+  | "http" // a 4xx other than 429, or a 5xx whose body names a cause retrying cannot fix
   | "timeout" // no complete reply within the request timeout
   | "not_json" // the reply (a whole body or a streamed chunk) is not JSON
   | "endpoint_error" // the endpoint reported an error in place of a reply (a body, an SSE event)
@@ -42,20 +46,32 @@ export type EndpointRole = "planner" | "processor" | "model";
 
 /**
  * The sentence for a failure, from its kind and facts only. `who` is "the planner endpoint",
- * "the model endpoint http://…", never anything the endpoint sent.
+ * "the model endpoint http://…", never anything the endpoint sent. `guess`: add the likely cause
+ * the facts alone suggest (left out when the endpoint's words named the real one).
  */
-export function describeFailure(kind: ModelFailureKind, facts: FailureFacts, who: string): string {
+export function describeFailure(
+  kind: ModelFailureKind,
+  facts: FailureFacts,
+  who: string,
+  guess = true,
+): string {
   const n = (x: number | undefined) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
   switch (kind) {
     case "unreachable": {
       const tries = n(facts.attempts);
       return `${who} did not answer after ${tries} ${tries === 1 ? "try" : "tries"} over ${
         Math.round(n(facts.seconds))
-      } s; is the server running and is --endpoint (or "endpoint" in the config) right?`;
+      } s${
+        guess
+          ? '; is the server running and is --endpoint (or "endpoint" in the config) right?'
+          : ""
+      }`;
     }
     case "http": {
       const status = n(facts.status);
-      const hint = status === 401 || status === 403
+      const hint = !guess
+        ? ""
+        : status === 401 || status === 403
         ? "; set BRAVEBOT_API_KEY if the server needs a token"
         : status === 404
         ? `; is the model${
@@ -88,10 +104,90 @@ export function describeFailure(kind: ModelFailureKind, facts: FailureFacts, who
   }
 }
 
+/** What the endpoint's words say went wrong, when Brave Bot knows a fix for it. */
+export type ServerHintKind =
+  | "needs_jinja" // llama-server without --jinja refuses `tools` and `tool_choice` (HTTP 500)
+  | "needs_tool_parser" // vLLM without --enable-auto-tool-choice --tool-call-parser (HTTP 400)
+  | "model_no_tools" // Ollama: the model's template has no tools (HTTP 400)
+  | "context_exceeded" // the prompt is longer than the context the server was started with
+  | "model_not_pulled" // Ollama: no such model here (HTTP 404)
+  | "router_unknown_model" // llama-server's router: no model or alias of that name (HTTP 400)
+  | "router_not_loaded" // llama-server's router with autoload off: the model is not running
+  | "vllm_unknown_model" // vLLM serves only its --served-model-name (HTTP 404)
+  | "lmstudio_unknown_model" // LM Studio: "Invalid model identifier" (HTTP 400)
+  | "lmstudio_none_loaded"; // LM Studio: "No models loaded" (HTTP 400 or 404)
+
+/**
+ * Reads the endpoint's words (a bounded line) for a cause Brave Bot knows. The patterns are the
+ * servers' own messages (test/fixtures/servers/ cites the source of each); the first match wins,
+ * so the specific ones come first.
+ */
+export function serverHint(detail: string | null, facts: FailureFacts): ServerHintKind | null {
+  if (!detail) return null;
+  const d = detail;
+  // Without --jinja llama-server also refuses `tool_choice` (a compaction sends "none").
+  if (/--jinja\b|unsupported param: tool_choice/i.test(d)) return "needs_jinja";
+  if (/--enable-auto-tool-choice|--tool-call-parser/i.test(d)) return "needs_tool_parser";
+  if (/does not support tools/i.test(d)) return "model_no_tools";
+  if (
+    /exceeds? the available context size|larger than the max context size|maximum context length is|context_length_exceeded|exceed_context_size/i
+      .test(d)
+  ) return "context_exceeded";
+  if (/no models loaded/i.test(d)) return "lmstudio_none_loaded";
+  if (/invalid model identifier/i.test(d)) return "lmstudio_unknown_model";
+  if (/\bmodel is not loaded\b/i.test(d)) return "router_not_loaded";
+  if (/the model `[^`]*` does not exist/i.test(d)) return "vllm_unknown_model";
+  if (/\bmodel ["'][^"']*["'] not found/i.test(d)) {
+    // Ollama answers 404 (`model 'x' not found[, try pulling it first]`); the router 400.
+    return facts.status === 404 || /try pulling it first/i.test(d)
+      ? "model_not_pulled"
+      : "router_unknown_model";
+  }
+  return null;
+}
+
+/** Brave Bot's own sentence for a hint; the configured model name is the person's setting. */
+export function hintText(hint: ServerHintKind, facts: FailureFacts): string {
+  const m = facts.model ? `'${facts.model.slice(0, 100)}'` : "the model";
+  switch (hint) {
+    case "needs_jinja":
+      return "llama-server takes tool calls only with its chat templates: start it again with --jinja";
+    case "needs_tool_parser":
+      return "vLLM takes tool calls only when started with --enable-auto-tool-choice " +
+        "--tool-call-parser NAME (the parser of the model's family: hermes, llama3_json, mistral, " +
+        "qwen3_coder…)";
+    case "model_no_tools":
+      return `${m} does not take tool calls on this server: choose a model that does (Ollama ` +
+        `marks them "tools")`;
+    case "context_exceeded":
+      return "the conversation is longer than the context the server was started with: start it " +
+        "with a larger one (llama-server -c, vLLM --max-model-len, Ollama OLLAMA_CONTEXT_LENGTH " +
+        "or a Modelfile num_ctx, LM Studio's context length when loading) or /compact";
+    case "model_not_pulled":
+      return `Ollama does not have ${m}: ollama pull ${m}`;
+    case "router_unknown_model":
+      return `llama-server's router has no model or alias ${m}: use a name it lists at ` +
+        "/v1/models, or give the model that name with --alias";
+    case "router_not_loaded":
+      return `llama-server's router has not loaded ${m} and does not load models by itself: ` +
+        "load it (POST /models/load) or start the router with autoload";
+    case "vllm_unknown_model":
+      return `vLLM serves only the name it was started with: use that name, or start it with ` +
+        `--served-model-name ${m}`;
+    case "lmstudio_unknown_model":
+      return `LM Studio has no model ${m}: lms load ${m} (and use the identifier lms ps shows)`;
+    case "lmstudio_none_loaded":
+      return `LM Studio has no model loaded: lms load ${m}`;
+  }
+}
+
 /** Every failure of a model call. `message` is the planner-safe sentence; `detail` is not. */
 export class ModelError extends Error {
   override name = "ModelError";
+  /** The endpoint's own words (or a local cause), one bounded line; for the person only. */
   readonly detail: string | null;
+  /** Which known cause the endpoint's words name, if any; for the person only. */
+  readonly hintKind: ServerHintKind | null;
 
   constructor(
     readonly kind: ModelFailureKind,
@@ -101,6 +197,9 @@ export class ModelError extends Error {
   ) {
     super(describeFailure(kind, facts, "the model endpoint"));
     this.detail = detail === null || detail === "" ? null : oneLine(detail);
+    this.hintKind = kind === "aborted" || kind === "internal"
+      ? null
+      : serverHint(this.detail, facts);
   }
 
   static from(data: FailureData): ModelError {
@@ -111,19 +210,29 @@ export class ModelError extends Error {
     return { kind: this.kind, facts: this.facts, detail: this.detail, endpoint: this.endpoint };
   }
 
+  /** What the person can do about it, chosen from the endpoint's words; never the planner's. */
+  get hint(): string | null {
+    return this.hintKind === null ? null : hintText(this.hintKind, this.facts);
+  }
+
   /** For the planner (a tool result, an outcome it is shown): the kind of failure, no more. */
   forPlanner(role: EndpointRole): string {
     return describeFailure(this.kind, this.facts, `the ${role} endpoint`);
   }
 
   /**
-   * For the person (screen, stderr, the one-shot `error` line): the endpoint's address and its
-   * own words, marked as such. Screens escape it like any untrusted text.
+   * For the person (screen, stderr, the one-shot `error` line): the endpoint's address, the
+   * hint its words call for (in place of the guess the status alone allows), and its own words,
+   * marked as such. Screens escape it like any untrusted text.
    */
   forPerson(role: EndpointRole): string {
     const who = `the ${role} endpoint${this.endpoint ? ` ${this.endpoint}` : ""}`;
     const said = this.detail === null ? "" : ` [not shown to the planner: ${this.detail}]`;
-    return `${describeFailure(this.kind, this.facts, who)}${said}`;
+    const hint = this.hint;
+    const what = hint === null
+      ? describeFailure(this.kind, this.facts, who)
+      : `${describeFailure(this.kind, this.facts, who, false)}; ${hint}`;
+    return `${what}${said}`;
   }
 }
 

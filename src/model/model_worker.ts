@@ -27,6 +27,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     const reply = await client.complete({
       messages: msg.messages,
       tools: msg.tools,
+      toolChoice: msg.toolChoice,
       signal: controller.signal,
       onText: msg.wantText
         ? (text) => self.postMessage({ id: msg.id, type: "text", text })

@@ -2,8 +2,10 @@
  * Assembling one reply from what an endpoint sends: server-sent events (`data: {…}` chunks,
  * ending with `[DONE]`) or, from a server that ignores `stream`, one JSON body. The parser is
  * strict about what it cannot understand (an error the person can read) and lenient about
- * what small local servers commonly omit (a missing tool-call id or index).
+ * what small local servers commonly omit (a missing tool-call id or index). The event-stream
+ * framing itself (lines, CR/LF, fields, comments) is `eventsource-parser`'s.
  */
+import { createParser } from "eventsource-parser";
 import type { ModelReply, ToolCall } from "./types.ts";
 
 /** Far beyond any sensible reply; a server that keeps sending is stopped here, not by memory. */
@@ -40,6 +42,7 @@ export class ReplyBuilder {
   #calls: PartialCall[] = [];
   #byIndex = new Map<number, PartialCall>();
   #finish: string | null = null;
+  #usage: ModelReply["usage"];
   #sawChoice = false;
   #size = 0;
   readonly problems: string[] = [];
@@ -63,9 +66,10 @@ export class ReplyBuilder {
   /** One streamed chunk (`chat.completion.chunk`). */
   addChunk(chunk: unknown): void {
     const obj = asObject(chunk, "a streamed chunk");
-    if (obj.error !== undefined) {
+    if (obj.error !== undefined && obj.error !== null) {
       throw new ReplyFormatError("endpoint_error", errorText(obj.error));
     }
+    this.#addUsage(obj.usage);
     const choices = obj.choices;
     if (choices === undefined || choices === null) return; // usage-only chunks
     if (!Array.isArray(choices)) throw new ReplyFormatError("malformed", "'choices' is not a list");
@@ -119,12 +123,26 @@ export class ReplyBuilder {
     }
   }
 
+  /**
+   * `usage` of a chunk or a whole body: with `stream_options.include_usage` the last chunk
+   * before `[DONE]` (its `choices` empty); some servers put it on every chunk (`null` until the
+   * end) or on the one with the finish reason. The last well-formed one counts; a malformed one
+   * is left out, not an error: usage is advice, the reply is what matters.
+   */
+  #addUsage(u: unknown): void {
+    if (typeof u !== "object" || u === null || Array.isArray(u)) return;
+    const { prompt_tokens: p, completion_tokens: c } = u as Record<string, unknown>;
+    if (!isCount(p)) return;
+    this.#usage = isCount(c) ? { promptTokens: p, completionTokens: c } : { promptTokens: p };
+  }
+
   /** A whole (non-streamed) `chat.completion` body. */
   addWhole(body: unknown): void {
     const obj = asObject(body, "the reply");
-    if (obj.error !== undefined) {
+    if (obj.error !== undefined && obj.error !== null) {
       throw new ReplyFormatError("endpoint_error", errorText(obj.error));
     }
+    this.#addUsage(obj.usage);
     if (!Array.isArray(obj.choices)) {
       throw new ReplyFormatError("malformed", "the reply has no 'choices' list");
     }
@@ -160,8 +178,18 @@ export class ReplyBuilder {
       }
       return { id, type: "function", function: { name: c.name, arguments: c.arguments } };
     });
-    return { text: this.#text, toolCalls, finishReason: this.#finish, problems };
+    return {
+      text: this.#text,
+      toolCalls,
+      finishReason: this.#finish,
+      problems,
+      ...(this.#usage ? { usage: this.#usage } : {}),
+    };
   }
+}
+
+function isCount(x: unknown): x is number {
+  return typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
 }
 
 function asObject(value: unknown, what: string): Record<string, unknown> {
@@ -183,71 +211,66 @@ function errorText(e: unknown): string {
 
 /**
  * Reads server-sent events from a body into the builder. Ends at `[DONE]`; a body that ends
- * without it and without a finish reason was cut off.
+ * without it and without a finish reason was cut off. An event (one line or many) is bounded by
+ * the parser's buffer, so one endless line costs memory up to the limit, then an error.
  */
 export async function readEventStream(
   body: ReadableStream<Uint8Array>,
   builder: ReplyBuilder,
 ): Promise<void> {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  let data: string[] = [];
-  let event = "";
-  const dispatch = (): boolean => {
-    const type = event;
-    event = "";
-    const lines = data;
-    data = [];
-    const payload = lines.join("\n");
-    // An `error` event is the endpoint's report, whatever its data looks like (or none).
-    if (type === "error") throw new ReplyFormatError("endpoint_error", payload.slice(0, 300));
-    if (lines.length === 0) return false;
-    if (payload.trim() === "[DONE]") return true;
-    let chunk: unknown;
-    try {
-      chunk = JSON.parse(payload);
-    } catch {
-      throw new ReplyFormatError("not_json", `a streamed chunk: ${payload.slice(0, 200)}`);
-    }
-    builder.addChunk(chunk);
-    return false;
-  };
-  try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      const scanFrom = buffer.length;
-      buffer += value;
-      if (buffer.length > MAX_REPLY_BYTES) {
-        throw new ReplyFormatError(
+  let done = false;
+  let failed: Error | null = null;
+  const parser = createParser({
+    maxBufferSize: MAX_REPLY_BYTES,
+    onEvent(message) {
+      if (done || failed) return;
+      try {
+        done = dispatch(message.event, message.data, builder);
+      } catch (e) {
+        failed = e instanceof Error ? e : new Error(String(e));
+      }
+    },
+    onError(error) {
+      if (error.type === "max-buffer-size-exceeded") {
+        failed ??= new ReplyFormatError(
           "malformed",
           `an event grew past ${MAX_REPLY_BYTES / 1024 / 1024} MiB`,
         );
       }
-      // Only the new bytes are searched, so one very long line costs linear time.
-      let nl = buffer.indexOf("\n", scanFrom);
-      let start = 0;
-      while (nl >= 0) {
-        const line = buffer.slice(start, nl).replace(/\r$/, "");
-        start = nl + 1;
-        nl = buffer.indexOf("\n", start);
-        if (line === "") {
-          if (dispatch()) return;
-        } else if (line.startsWith("data:")) {
-          data.push(line.slice(5).replace(/^ /, ""));
-        } else if (line.startsWith("event:")) {
-          event = line.slice(6).trim();
-        }
-        // Comments (`:`), `id:` and `retry:` lines carry nothing we use.
+      // An unknown field or a bad `retry:` carries nothing we use.
+    },
+  });
+  try {
+    while (!done && !failed) {
+      const { value, done: ended } = await reader.read();
+      if (ended) {
+        // A last event without its blank line still counts.
+        parser.feed("\n\n");
+        break;
       }
-      buffer = buffer.slice(start);
+      parser.feed(value);
     }
-    if (buffer.startsWith("data:")) data.push(buffer.slice(5).replace(/^ /, ""));
-    if (dispatch()) return;
   } finally {
     reader.cancel().catch(() => {});
   }
-  if (!builder.finished) {
+  if (failed) throw failed;
+  if (!done && !builder.finished) {
     throw new StreamCutError("the reply stream ended before the server finished it");
   }
+}
+
+/** One event; true at `[DONE]`. */
+function dispatch(type: string | undefined, payload: string, builder: ReplyBuilder): boolean {
+  // An `error` event is the endpoint's report, whatever its data looks like.
+  if (type === "error") throw new ReplyFormatError("endpoint_error", payload.slice(0, 300));
+  if (payload.trim() === "[DONE]") return true;
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(payload);
+  } catch {
+    throw new ReplyFormatError("not_json", `a streamed chunk: ${payload.slice(0, 200)}`);
+  }
+  builder.addChunk(chunk);
+  return false;
 }

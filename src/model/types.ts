@@ -20,6 +20,11 @@ export interface ModelReply {
   finishReason: string | null;
   /** Problems with the reply's shape that were repaired (a call with no id, …), for notices. */
   problems: string[];
+  /**
+   * The server's own count for this request (`usage`; in a stream, asked for with
+   * `stream_options.include_usage`), when it sent one.
+   */
+  usage?: { promptTokens: number; completionTokens?: number };
 }
 
 export interface CompleteRequest {

@@ -101,6 +101,7 @@ export class ModelWorker {
           client,
           messages: request.messages,
           tools: request.tools,
+          toolChoice: request.toolChoice,
           wantText: request.onText !== undefined,
         } satisfies ToWorker,
       );

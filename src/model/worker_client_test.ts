@@ -89,3 +89,29 @@ Deno.test("a stopped request ends as aborted, and the worker goes on serving", a
     await mock.stop();
   }
 });
+
+Deno.test("the server's token count and tool_choice cross the worker boundary", async () => {
+  const bodies: Record<string, unknown>[] = [];
+  const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    bodies.push(await req.json());
+    return new Response(
+      chunk({ choices: [{ index: 0, delta: { content: "sum" }, finish_reason: "stop" }] }) +
+        chunk({ choices: [], usage: { prompt_tokens: 4096, completion_tokens: 7 } }) +
+        "data: [DONE]\n\n",
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  });
+  const url = `http://127.0.0.1:${server.addr.port}/v1`;
+  const worker = new ModelWorker([url]);
+  try {
+    const client = new WorkerModelClient(worker, { endpoint: url, model: "m", timeoutMs: 5000 });
+    const reply = await client.complete({ messages: USER, toolChoice: "none" });
+    assert.equal(reply.text, "sum");
+    assert.deepEqual(reply.usage, { promptTokens: 4096, completionTokens: 7 });
+    assert.equal(bodies[0].tool_choice, "none", "a compaction's tool_choice reaches the server");
+  } finally {
+    worker.terminate();
+    await server.shutdown();
+  }
+});

@@ -10,6 +10,7 @@ export type ToWorker =
     client: ClientOptions;
     messages: ChatMessage[];
     tools?: ToolSpec[];
+    toolChoice?: "none";
     wantText: boolean;
   }
   | { op: "abort"; id: number };

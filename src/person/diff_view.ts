@@ -1,0 +1,229 @@
+/**
+ * A write's approval preview (WriteApprovalRequest.preview, built in src/policy/writes.ts) as
+ * terminal lines: removed lines red, added green, and where a removed line is followed by its
+ * replacement, the words that changed highlighted (issue 17). Line numbers come from the hunk
+ * headers. The person approving must see every byte: each line goes through
+ * {@link escapeForScreen}, and a line wider than the screen is wrapped onto rows marked `↪`,
+ * never cut.
+ *
+ * The preview is either a unified diff or a new file (`new file NAME (N lines)` and its lines
+ * each after a `+`), possibly after a sentence of the policy's own (a binary file replaced, a
+ * diff too large); anything else is shown dim, as it is.
+ */
+import { diffWordsWithSpace } from "diff";
+import pc from "picocolors";
+import { escapeForScreen } from "../util/escape.ts";
+import {
+  type Line,
+  MIN_WIDTH,
+  paint,
+  type Run,
+  run,
+  type StyleName,
+  wrapExact,
+} from "./text_layout.ts";
+
+export interface DiffViewOptions {
+  /** SGR colours; false (the default) writes plain text. */
+  color?: boolean;
+}
+
+type Kind = "added" | "removed" | "context" | "hunk" | "file" | "meta";
+
+interface Row {
+  kind: Kind;
+  /** The line without its `+`, `-` or ` `. */
+  text: string;
+  /** The line's number in the new file (old file for removed lines), when it has one. */
+  number?: number;
+  /** The changed parts of a paired line, for word highlighting. */
+  parts?: { text: string; changed: boolean }[];
+}
+
+const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
+
+/** The preview's lines, each with its kind and number. */
+function parse(preview: string): Row[] {
+  const lines = preview.replace(/\n$/, "").split("\n");
+  const rows: Row[] = [];
+  let mode: "meta" | "hunk" | "new" = "meta";
+  let oldLeft = 0;
+  let newLeft = 0;
+  let oldNo = 0;
+  let newNo = 0;
+  for (const line of lines) {
+    if (mode === "hunk" && (oldLeft > 0 || newLeft > 0)) {
+      const sign = line[0];
+      // The hunk header's counts say where the hunk ends, so a removed line that reads
+      // `-- x` or an added `++ y` is never taken for a file header.
+      if ((sign === " " || line === "") && oldLeft > 0 && newLeft > 0) {
+        rows.push({ kind: "context", text: line.slice(1), number: newNo++ });
+        oldNo++;
+        oldLeft--;
+        newLeft--;
+        continue;
+      }
+      if (sign === "-" && oldLeft > 0) {
+        rows.push({ kind: "removed", text: line.slice(1), number: oldNo++ });
+        oldLeft--;
+        continue;
+      }
+      if (sign === "+" && newLeft > 0) {
+        rows.push({ kind: "added", text: line.slice(1), number: newNo++ });
+        newLeft--;
+        continue;
+      }
+      if (sign === "\\") {
+        rows.push({ kind: "meta", text: line });
+        continue;
+      }
+      mode = "meta";
+    }
+    const hunk = HUNK.exec(line);
+    if (hunk) {
+      oldNo = Number(hunk[1]);
+      oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      newNo = Number(hunk[3]);
+      newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
+      // An empty side starts at the line before it (`-0,0`, `-3,0`).
+      if (oldLeft === 0) oldNo++;
+      if (newLeft === 0) newNo++;
+      mode = "hunk";
+      rows.push({ kind: "hunk", text: line });
+    } else if (mode === "new" && line.startsWith("+")) {
+      rows.push({ kind: "added", text: line.slice(1), number: newNo++ });
+    } else if (/^new file .* \(\d+ lines?\)$/.test(line)) {
+      mode = "new";
+      newNo = 1;
+      rows.push({ kind: "file", text: line });
+    } else if (mode !== "new" && (line.startsWith("--- ") || line.startsWith("+++ "))) {
+      rows.push({ kind: "file", text: line });
+    } else {
+      if (mode === "new") mode = "meta";
+      rows.push({ kind: "meta", text: line });
+    }
+  }
+  return rows;
+}
+
+/** Lines longer than this (either side) are not word-diffed: the diff is quadratic at worst. */
+const WORD_DIFF_MAX_CHARS = 4000;
+
+/**
+ * Pairs each run of removed lines with the added run right after it, line by line, and marks
+ * the words that changed when the two lines are alike (at least half of the shorter line's
+ * non-blank characters are kept); a line rewritten whole is only coloured.
+ */
+function pairWords(rows: Row[]): void {
+  let i = 0;
+  while (i < rows.length) {
+    if (rows[i].kind !== "removed") {
+      i++;
+      continue;
+    }
+    let r = i;
+    while (r < rows.length && rows[r].kind === "removed") r++;
+    let a = r;
+    while (a < rows.length && rows[a].kind === "added") a++;
+    const pairs = Math.min(r - i, a - r);
+    for (let k = 0; k < pairs; k++) mark(rows[i + k], rows[r + k]);
+    i = a;
+  }
+}
+
+function mark(removed: Row, added: Row): void {
+  if (Math.max(removed.text.length, added.text.length) > WORD_DIFF_MAX_CHARS) return;
+  const changes = diffWordsWithSpace(removed.text, added.text, {
+    maxEditLength: 400,
+    timeout: 100,
+  });
+  if (!changes) return;
+  const solid = (s: string) => s.replace(/\s/g, "").length;
+  const same = changes.filter((c) => !c.added && !c.removed).reduce(
+    (n, c) => n + solid(c.value),
+    0,
+  );
+  const shorter = Math.min(solid(removed.text), solid(added.text));
+  if (shorter > 0 && same * 2 < shorter) return;
+  removed.parts = changes.filter((c) => !c.added).map((c) => ({
+    text: c.value,
+    changed: c.removed,
+  }));
+  added.parts = changes.filter((c) => !c.removed).map((c) => ({ text: c.value, changed: c.added }));
+}
+
+const SIGN: Record<Kind, string> = {
+  added: "+",
+  removed: "-",
+  context: " ",
+  hunk: "",
+  file: "",
+  meta: "",
+};
+
+const LINE_STYLE: Record<Kind, StyleName[]> = {
+  added: ["green"],
+  removed: ["red"],
+  context: [],
+  hunk: ["cyan"],
+  file: ["bold"],
+  meta: ["dim"],
+};
+
+const CHANGED_STYLE: Partial<Record<Kind, StyleName[]>> = {
+  added: ["bgGreen"],
+  removed: ["bgRed"],
+};
+
+/**
+ * The spaces ending an added or removed line, on the highlight colour: they change the file
+ * and would otherwise not be seen.
+ */
+function markTrailingBlanks(body: Run[], changed: StyleName[] | undefined): Run[] {
+  const last = body.at(-1);
+  const blanks = last ? / +$/.exec(last.text) : null;
+  if (!changed || !last || !blanks) return body;
+  const keep = last.text.slice(0, blanks.index);
+  return [
+    ...body.slice(0, -1),
+    ...(keep ? [{ ...last, text: keep }] : []),
+    run(blanks[0], ...changed),
+  ];
+}
+
+/** Removed, added and context lines after a gutter (`number sign `); other lines alone. */
+export function renderDiff(
+  preview: string,
+  width: number,
+  options: DiffViewOptions = {},
+): string[] {
+  const colors = pc.createColors(options.color === true);
+  const w = Math.max(Math.floor(Number.isFinite(width) ? width : 80), MIN_WIDTH);
+  if (preview === "") return [];
+  const rows = parse(preview);
+  pairWords(rows);
+  const digits = Math.max(
+    0,
+    ...rows.map((r) => r.number === undefined ? 0 : String(r.number).length),
+  );
+  const lines: Line[] = [];
+  for (const row of rows) {
+    const style = LINE_STYLE[row.kind];
+    const changed = CHANGED_STYLE[row.kind];
+    const parts = row.parts ?? [{ text: row.text, changed: false }];
+    const body = markTrailingBlanks(
+      parts.map((p) => run(escapeForScreen(p.text), ...(p.changed && changed ? changed : style))),
+      changed,
+    );
+    const sign = SIGN[row.kind];
+    if (!sign) {
+      lines.push(...wrapExact(body, w, [], [run("↪ ", "dim")]));
+      continue;
+    }
+    const number = row.number === undefined ? "" : String(row.number);
+    const first = [run(number.padStart(digits) + " ", "dim"), run(`${sign} `, ...style)];
+    const rest = [run(" ".repeat(digits + 1)), run("↪ ", "dim")];
+    lines.push(...wrapExact(body, w, first, rest));
+  }
+  return lines.map((l) => paint(l, colors));
+}
