@@ -294,7 +294,10 @@ Deno.test("one-shot: a server's words are escaped on the person's terminal", asy
     }],
   }, (run) => {
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /not shown to the planner: model 'x' not found\\u\{1B\}\[2J/);
+    assert.match(
+      run.stderr,
+      /not shown to the planner: model 'x' not found⟦U\+001B⟧\[2J⟦U\+0007⟧⟦U\+202E⟧/,
+    );
     for (const raw of ["\u001b", "\u0007", "\u202e"]) assert.ok(!run.stderr.includes(raw));
   });
 });

@@ -142,8 +142,8 @@ export class TerminalPerson implements Person {
       );
     }
     this.#line(`${pc.bold("content label:")} ${formatLabel(r.label)}`);
-    // Multi-line text: a tab is layout here (docs/decisions.md), every other byte shows.
-    const lines = escapeForScreen(r.preview.replace(/\n$/, ""), true).split("\n");
+    // Line by line, as the diff view does: a tab in a diff shows as a marker (docs/decisions.md).
+    const lines = r.preview.replace(/\n$/, "").split("\n").map((l) => escapeForScreen(l));
     const style = (l: string) =>
       l.startsWith("+") && !l.startsWith("+++")
         ? pc.green(l)

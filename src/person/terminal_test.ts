@@ -59,11 +59,13 @@ Deno.test("terminal: a diff of code with backslashes is shown byte for byte", as
   const t = new FakeTerminal();
   const answer = person(t).approveWrite({
     ...edit,
-    preview: "@@ -1 +1 @@\n-const re = /x/;\n+const re = /\\d+\\.\\d+/;\n",
+    preview: "@@ -1 +1,2 @@\n-const re = /x/;\n+const re = /\\d+\\.\\d+/;\n+\tx();\n",
   });
   await t.answer("Apply this edit?", KEY.enter);
   await answer;
   assert.ok(t.screen.includes("+const re = /\\d+\\.\\d+/;\n"), t.screen);
+  // A tab in an approved line is a byte that matters (a Makefile, Python): shown as a marker.
+  assert.ok(t.screen.includes("+⟦U+0009⟧x();\n"), t.screen);
   assert.ok(!t.screen.includes("\\\\"), "a backslash was doubled");
 });
 

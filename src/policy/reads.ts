@@ -109,7 +109,7 @@ export function previewLines(head: Uint8Array, size: number): string[] {
   const text = new TextDecoder().decode(head);
   const lines = text.split("\n").slice(0, PREVIEW_LINES);
   if (head.length < size && lines.length === PREVIEW_LINES) lines.push("…");
-  return lines.map((l) => escapeForScreen(l.replace(/\r$/, ""), true));
+  return lines.map((l) => escapeForScreen(l.replace(/\r$/, "")));
 }
 
 export interface QuarantineTarget {

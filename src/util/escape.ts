@@ -7,9 +7,10 @@
  * is. A literal `⟦` is itself a marker, so every `⟦` on the screen opens a marker and a text that
  * looks like one cannot pass for one, with or without colour.
  *
- * Tab: a marker in one-line text (a name, an argument, a header: there a tab is a boundary
- * question), four spaces in multi-line text (`keepNewlines`: diffs, answers, output: there it
- * is layout). See docs/decisions.md.
+ * Tab: a marker in text escaped as one line (a name, an argument, each line of a diff or a
+ * preview: there a tab against spaces is a question of boundaries or of exact bytes), four spaces
+ * in flowing multi-line text (`keepNewlines`: the planner's answer, command output), where it is
+ * layout. See docs/decisions.md.
  *
  * The functions here return plain markers (for the planner, for measuring widths, for tests);
  * {@link styleMarkers} styles them for a terminal with colour, and {@link escapeStyled} does both.
