@@ -33,8 +33,14 @@ export const MARKER_CLOSE = "\u27E7";
  * controls, line and paragraph separators, BOM, variation selectors, tags, every other format
  * character (Cf), and lone surrogates.
  */
-const INVISIBLE =
-  /[\p{Cf}\p{Cs}\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u;
+const INVISIBLE_CLASS =
+  "\\p{Cf}\\p{Cs}\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF9-\\uFFFB\\u{1BCA0}-\\u{1BCA3}\\u{1D173}-\\u{1D17A}\\u{E0000}-\\u{E007F}\\u{E0100}-\\u{E01EF}";
+const INVISIBLE = new RegExp(`[${INVISIBLE_CLASS}]`, "u");
+/** Everything shown as a marker: controls (C0, DEL, C1), the invisible, and `⟦` itself. */
+const MARKED = new RegExp(`[\\x00-\\x1f\\x7f-\\x9f\\u27E6${INVISIBLE_CLASS}]`, "gu");
+/** Text with nothing to mark, decided at once: printable ASCII (and newlines, when kept). */
+const PLAIN = /^[\x20-\x7e]*$/;
+const PLAIN_LINES = /^[\x20-\x7e\n]*$/;
 
 export function isInvisible(char: string): boolean {
   return INVISIBLE.test(char);
@@ -56,8 +62,8 @@ export const MARKER_PATTERN = /\u27E6U\+[0-9A-F]{4,6}\u27E7/g;
 
 /** Whether the text holds anything {@link escapeForScreen} would show as a marker. */
 export function hasHiddenCharacters(text: string): boolean {
-  for (const ch of text) if (ch === MARKER_OPEN || isControl(ch) || isInvisible(ch)) return true;
-  return false;
+  MARKED.lastIndex = 0;
+  return !PLAIN.test(text) && MARKED.test(text);
 }
 
 /**
@@ -65,14 +71,11 @@ export function hasHiddenCharacters(text: string): boolean {
  * break and shows a tab as four spaces (multi-line text).
  */
 export function escapeForScreen(text: string, keepNewlines = false): string {
-  let out = "";
-  for (const ch of text) {
-    if (keepNewlines && ch === "\n") out += ch;
-    else if (keepNewlines && ch === "\t") out += "    ";
-    else if (ch === MARKER_OPEN || isControl(ch) || isInvisible(ch)) out += marker(ch);
-    else out += ch;
-  }
-  return out;
+  if ((keepNewlines ? PLAIN_LINES : PLAIN).test(text)) return text;
+  return text.replace(
+    MARKED,
+    (ch) => keepNewlines && ch === "\n" ? ch : keepNewlines && ch === "\t" ? "    " : marker(ch),
+  );
 }
 
 /**

@@ -250,3 +250,17 @@ Deno.test("escape: a long tool line is cut, never inside a marker", () => {
     }),
   );
 });
+
+Deno.test("escape (property): a character is a marker exactly when it is a control, invisible or ⟦", () => {
+  fc.assert(
+    fc.property(fc.string({ unit: "binary", maxLength: 40 }), (text) => {
+      for (const ch of text) {
+        const hidden = ch === MARKER_OPEN || isControl(ch) || isInvisible(ch);
+        assert.equal(escapeForScreen(ch), hidden ? marker(ch) : ch);
+        assert.equal(hasHiddenCharacters(ch), hidden);
+      }
+      assert.equal(hasHiddenCharacters(text), escapeForScreen(text) !== text);
+    }),
+    { numRuns: 2000 },
+  );
+});
