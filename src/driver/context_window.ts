@@ -206,3 +206,39 @@ export function fitToWindow(
       `start a new session (or /clear), or raise "contextWindow" in the config if the model allows more`,
   };
 }
+
+/** The window the driver fits requests to, and who set it. */
+export interface Window {
+  tokens: number;
+  /** `server`: the server serves less than the config says; `config`: the config's, or both. */
+  by: "config" | "server";
+}
+
+/**
+ * The one rule for the window (issue 14): the smaller of what the config says and what the
+ * server serves, once it said; the config's alone until then, or when the server did not say.
+ */
+export function effectiveWindow(configured: number, served: number | null): Window {
+  if (served !== null && served > 0 && served < configured) return { tokens: served, by: "server" };
+  return { tokens: configured, by: "config" };
+}
+
+/**
+ * Whether `next` only adds messages to `previous` (both as sent, the system prompt first): then
+ * a server's prompt count can only grow, and a smaller one means it dropped something. Anything
+ * compacted, cleared or shortened in between makes a message differ, and the answer no.
+ */
+export function onlyAdded(previous: readonly ChatMessage[], next: readonly ChatMessage[]): boolean {
+  if (next.length <= previous.length) return false;
+  for (let i = 0; i < previous.length; i++) {
+    const a = previous[i];
+    const b = next[i];
+    if (a === b) continue;
+    if (a.role !== b.role || a.content !== b.content) return false;
+    if (a.role === "tool" && b.role === "tool" && a.tool_call_id !== b.tool_call_id) return false;
+    const ca = a.role === "assistant" ? a.tool_calls : undefined;
+    const cb = b.role === "assistant" ? b.tool_calls : undefined;
+    if (JSON.stringify(ca ?? null) !== JSON.stringify(cb ?? null)) return false;
+  }
+  return true;
+}

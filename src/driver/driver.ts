@@ -34,7 +34,22 @@ import {
   type ToolSpec,
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
-import { cutToShare, fitToWindow, loadTokenizer, resultShareChars } from "./context_window.ts";
+import {
+  cutToShare,
+  effectiveWindow,
+  fitToWindow,
+  loadTokenizer,
+  onlyAdded,
+  resultShareChars,
+  type Window,
+} from "./context_window.ts";
+import {
+  contextFix,
+  type ServedContext,
+  serverName,
+  serverTruncated,
+  truncationNotice,
+} from "../model/served_context.ts";
 import { COMPACT_INSTRUCTION, cutPoint, requestsIn, summaryMessage } from "./compaction.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { ReasoningFilter, stripReasoning } from "../util/reasoning.ts";
@@ -45,6 +60,9 @@ export const SHOWN_MAX_LINES = 200;
 
 /** Arguments larger than this are refused before parsing; a file that big is not written in one call. */
 export const MAX_ARGUMENT_BYTES = 1024 * 1024;
+
+/** The longest the driver waits for the server's answer about its context (each probe is shorter). */
+const ASK_MS = 10_000;
 
 export interface SystemPromptPart {
   text: string;
@@ -123,8 +141,22 @@ export class Driver {
   replies = 0;
   /** Whether the person was told the conversation is being shortened to fit the window. */
   #toldShortening = false;
-  /** How full the context window was at the last request (estimated), or null before one. */
+  /**
+   * How full the context window was at the last request, or null before one: the server's own
+   * count when it sent one, else the estimate.
+   */
   contextFill: number | null = null;
+  /** The window requests are fitted to: the config's until the server said what it serves. */
+  #window: Window;
+  /** The server's answer about its context, asked on the first request (null: not yet, or none). */
+  #served: ServedContext | null = null;
+  /** The question to the server, under way or answered; null before the first request. */
+  #asking: Promise<ServedContext | null> | null = null;
+  /** Whether a provisional answer was asked again after a reply. */
+  #askedAgain = false;
+  /** The last planner request as sent and the server's count of it, to see it truncate. */
+  #lastSent: { messages: readonly ChatMessage[]; promptTokens: number | null } | null = null;
+  #toldTruncated = false;
 
   constructor(options: DriverOptions) {
     this.#decide = options.decide;
@@ -133,6 +165,7 @@ export class Driver {
     this.#tools = options.tools ?? allTools();
     this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
     this.#specs = toolSpecs(this.#tools);
+    this.#window = effectiveWindow(options.settings.contextWindow, null);
     this.#messages = [...(options.history ?? [])];
     this.#messages.forEach((m, i) => {
       const l = options.historyLabels?.[i];
@@ -153,10 +186,21 @@ export class Driver {
     return this.#specs;
   }
 
+  /** The window requests are fitted to now, in tokens, and who set it. */
+  get contextWindow(): Window {
+    return this.#window;
+  }
+
+  /** What the server said about the context it serves, once it was asked. */
+  get served(): ServedContext | null {
+    return this.#served;
+  }
+
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
     this.contextFill = null;
+    this.#lastSent = null;
     this.#policy.clearContext();
     await this.#o.transcript.clear();
   }
@@ -254,7 +298,7 @@ export class Driver {
         await this.#showMarked(text);
       }
       if (calls.length === 0) return await this.#answer(turn, text, reply);
-      const share = resultShareChars(system, this.#specs, this.#o.settings.contextWindow);
+      const share = resultShareChars(system, this.#specs, this.#window.tokens);
       await this.#runCalls(text, calls, options.signal, share);
     }
   }
@@ -316,25 +360,32 @@ export class Driver {
   ): Promise<ModelReply | { status: TurnStatus; error: string }> {
     const o = this.#o;
     await this.#egressBeforeSend();
-    let fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
+    let fit = fitToWindow(system, this.#messages, this.#specs, this.#window.tokens);
     if (!fit.ok) {
       // Old rounds no longer fit even shortened: the planner summarises them, and we go on.
       const compacted = await this.#compact(system, signal);
       if (typeof compacted === "object") return compacted;
-      fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
-      if (!fit.ok) return { status: "error", error: fit.message };
+      fit = fitToWindow(system, this.#messages, this.#specs, this.#window.tokens);
+      if (!fit.ok) {
+        const limit = this.#window.by === "server"
+          ? `; ${serverName(this.#served?.server ?? null)} serves only ${this.#window.tokens} ` +
+            `tokens: ${contextFix(this.#served?.server ?? null)}`
+          : "";
+        return { status: "error", error: fit.message + limit };
+      }
     }
     if (fit.compacted && !this.#toldShortening) {
       // Said once: after this the conversation is shortened as often as it needs to be.
       this.#toldShortening = true;
       o.emit({
         type: "notice",
-        text:
-          `the conversation was near the context window (${o.settings.contextWindow} tokens): ` +
+        text: `the conversation was near the context window (${this.#window.tokens} tokens): ` +
           `${fit.compacted} old tool result(s) were shortened`,
       });
     }
-    this.contextFill = fit.tokens / o.settings.contextWindow;
+    this.contextFill = fit.tokens / this.#window.tokens;
+    // The server is asked what it serves alongside the first request, not before it.
+    if (this.#asking === null) this.#asking = this.#ask();
     o.emit({ type: "model_request", turn: this.replies + 1 });
     // Leading reasoning is not streamed to the screen either.
     const thoughts = new ReasoningFilter();
@@ -358,10 +409,77 @@ export class Driver {
       // A partial opener held back at the end was text after all.
       const held = thoughts.end();
       if (held !== "") o.emit({ type: "text_delta", text: held });
+      await this.#learnServed();
+      this.#readUsage(fit.messages, reply);
       return reply;
     } catch (e) {
       return turnFailure(e);
     }
+  }
+
+  /** Asks the planner's server what it serves; bounded, and null when it cannot be asked. */
+  #ask(): Promise<ServedContext | null> {
+    const planner = this.#o.planner;
+    if (!planner.servedContext) return Promise.resolve(null);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ASK_MS));
+    return Promise.race([planner.servedContext().catch(() => null), bound])
+      .finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * After a reply: takes the server's answer about its context into the window, and asks again
+   * once when the answer was provisional (the model was not loaded yet; now it is).
+   */
+  async #learnServed(): Promise<void> {
+    if (this.#asking === null) return;
+    const before = this.#served;
+    let served = await this.#asking;
+    if (served?.provisional && !this.#askedAgain) {
+      this.#askedAgain = true;
+      this.#asking = this.#ask();
+      served = (await this.#asking) ?? served;
+    }
+    if (served === null || served === before) return;
+    this.#served = served;
+    const window = effectiveWindow(this.#o.settings.contextWindow, served.tokens);
+    const changed = window.tokens !== this.#window.tokens || window.by !== this.#window.by;
+    this.#window = window;
+    if (served.tokens === null || (before !== null && !changed)) return;
+    const model = served.servedName ?? this.#o.planner.model;
+    const configured = this.#o.settings.contextWindow;
+    this.#o.emit({
+      type: "notice",
+      text: `context window: ${window.tokens} tokens — ${serverName(served.server)} serves ` +
+        `${model} with ${served.tokens} (${served.source}); the config says ${configured}` +
+        (window.by === "server" ? `. For more: ${contextFix(served.server)}` : ""),
+    });
+  }
+
+  /**
+   * Reads the server's count of the request just answered: the fill shown to the person is the
+   * real count, and a count that says the server cut the conversation is told, once a session.
+   */
+  #readUsage(sent: readonly ChatMessage[], reply: ModelReply): void {
+    const promptTokens = reply.usage?.promptTokens;
+    const counted = typeof promptTokens === "number" && Number.isFinite(promptTokens) &&
+        promptTokens > 0
+      ? promptTokens
+      : null;
+    const previous = this.#lastSent;
+    this.#lastSent = { messages: sent, promptTokens: counted };
+    if (counted === null) return;
+    this.contextFill = counted / this.#window.tokens;
+    const why = serverTruncated({
+      promptTokens: counted,
+      served: this.#served?.tokens ?? null,
+      previous: previous && previous.promptTokens !== null && onlyAdded(previous.messages, sent)
+        ? previous.promptTokens
+        : null,
+    });
+    if (why === null || this.#toldTruncated) return;
+    this.#toldTruncated = true;
+    this.#o.emit({ type: "notice", text: truncationNotice(why, counted, this.#served) });
   }
 
   /** The reply's text and calls, with calls a small model wrote as text recovered. */
@@ -521,7 +639,7 @@ export class Driver {
     once = false,
   ): Promise<number | { status: TurnStatus; error: string }> {
     const o = this.#o;
-    const window = o.settings.contextWindow;
+    const window = this.#window.tokens;
     const instruction: ChatMessage = { role: "user", content: COMPACT_INSTRUCTION };
     let replaced = 0;
     for (let attempt = 0; attempt < 6; attempt++) {
