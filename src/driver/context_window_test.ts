@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { COMPACTED_RESULT, estimateTokens, fitToWindow, replyReserve } from "./context_window.ts";
+import {
+  COMPACTED_RESULT,
+  effectiveWindow,
+  estimateTokens,
+  fitToWindow,
+  onlyAdded,
+  replyReserve,
+  resultShareChars,
+} from "./context_window.ts";
 import type { ChatMessage } from "../model/types.ts";
 
 const system: ChatMessage = { role: "system", content: "rules" };
@@ -54,4 +62,43 @@ Deno.test("what fits is sent unchanged", () => {
   assert.ok(fit.ok);
   assert.equal(fit.compacted, 0);
   assert.deepEqual(fit.messages, [system, ...messages]);
+});
+
+Deno.test("window: the smaller of the config and what the server serves, and who set it", () => {
+  assert.deepEqual(effectiveWindow(32_768, null), { tokens: 32_768, by: "config" });
+  assert.deepEqual(effectiveWindow(32_768, 4_096), { tokens: 4_096, by: "server" });
+  assert.deepEqual(effectiveWindow(8_192, 131_072), { tokens: 8_192, by: "config" });
+  assert.deepEqual(effectiveWindow(8_192, 0), { tokens: 8_192, by: "config" });
+  // The results' share follows the window the server serves.
+  const served = effectiveWindow(32_768, 4_096).tokens;
+  assert.ok(resultShareChars(system, [], served) < resultShareChars(system, [], 32_768));
+});
+
+Deno.test("only added: a request that extends the one before, and what is not", () => {
+  const before = [system, ...rounds([10, 20])];
+  const after = [
+    ...before.map((m) => ({ ...m })),
+    { role: "user", content: "more" } as ChatMessage,
+  ];
+  assert.equal(onlyAdded(before, after), true);
+  // The same request again, a shortened result, a cleared conversation, a changed system prompt.
+  assert.equal(onlyAdded(before, before), false);
+  const shortened = after.map((m) => m.role === "tool" ? { ...m, content: COMPACTED_RESULT } : m);
+  assert.equal(onlyAdded(before, shortened), false);
+  assert.equal(onlyAdded(before, [system, { role: "user", content: "new" }]), false);
+  const otherSystem = [{ role: "system", content: "other" } as ChatMessage, ...after.slice(1)];
+  assert.equal(onlyAdded(before, otherSystem), false);
+  // A call's arguments compacted.
+  const args = after.map((m) =>
+    m.role === "assistant" && m.tool_calls
+      ? {
+        ...m,
+        tool_calls: m.tool_calls.map((c) => ({
+          ...c,
+          function: { ...c.function, arguments: '{"_":1}' },
+        })),
+      }
+      : m
+  );
+  assert.equal(onlyAdded(before, args), false);
 });

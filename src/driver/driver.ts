@@ -37,6 +37,7 @@ import type { DriverEvent, TurnStatus } from "./events.ts";
 import {
   cutToShare,
   effectiveWindow,
+  estimateTokens,
   fitToWindow,
   loadTokenizer,
   onlyAdded,
@@ -470,12 +471,13 @@ export class Driver {
     this.#lastSent = { messages: sent, promptTokens: counted };
     if (counted === null) return;
     this.contextFill = counted / this.#window.tokens;
+    const extends_ = previous !== null && previous.promptTokens !== null &&
+      onlyAdded(previous.messages, sent);
     const why = serverTruncated({
       promptTokens: counted,
       served: this.#served?.tokens ?? null,
-      previous: previous && previous.promptTokens !== null && onlyAdded(previous.messages, sent)
-        ? previous.promptTokens
-        : null,
+      previous: extends_ ? previous.promptTokens : null,
+      added: extends_ ? estimateTokens(sent.slice(previous.messages.length)) : 0,
     });
     if (why === null || this.#toldTruncated) return;
     this.#toldTruncated = true;

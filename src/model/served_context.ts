@@ -421,17 +421,24 @@ export type Truncation = "at_limit" | "fell";
 
 /**
  * Whether the server truncated the request it just answered: its `promptTokens` reached 95% of
- * the context it serves, or fell below the previous request's although messages were only added
- * since (`previous` is null when anything was compacted, cleared or shortened in between).
+ * the context it serves, or grew by less than half of what was added since the previous request
+ * (`added`, estimated) although messages were only added — fewer tokens than before is the plain
+ * case; a server that drops the oldest messages to make room for the newest also shows as a count
+ * that stands still while the conversation grows. `previous` is null when anything was compacted,
+ * cleared or shortened in between.
  */
 export function serverTruncated(sample: {
   promptTokens: number;
   served: number | null;
   previous: number | null;
+  /** The estimated tokens of the messages added since the previous request (0: not known). */
+  added?: number;
 }): Truncation | null {
   const { promptTokens, served, previous } = sample;
+  const added = Number.isFinite(sample.added) && sample.added! > 0 ? sample.added! : 0;
   if (!Number.isFinite(promptTokens) || promptTokens <= 0) return null;
   if (served !== null && served > 0 && promptTokens >= served * 0.95) return "at_limit";
+  if (previous !== null && previous > 0 && promptTokens - previous < added / 2) return "fell";
   if (previous !== null && previous > 0 && promptTokens < previous) return "fell";
   return null;
 }
@@ -444,9 +451,9 @@ export function truncationNotice(
 ): string {
   const who = serverName(served?.server ?? null);
   const what = why === "at_limit"
-    ? `the server counted ${promptTokens} prompt tokens, at the ${served?.tokens} it serves`
-    : `the server counted ${promptTokens} prompt tokens, fewer than for the request before, ` +
-      "although messages were only added";
+    ? `the server counted ${promptTokens} prompt tokens, at or over the ${served?.tokens} it serves`
+    : `the server counted ${promptTokens} prompt tokens, fewer than the request before and the ` +
+      "messages added since come to";
   return `${who} cut the conversation to fit its context (${what}): the oldest messages, and ` +
     `with them the task, may be lost to the planner. To fix: ${contextFix(served?.server ?? null)}`;
 }

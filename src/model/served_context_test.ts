@@ -242,6 +242,11 @@ Deno.test("truncation: at 95% of the served context, or fewer tokens after only 
   assert.equal(serverTruncated({ promptTokens: 3_900, served: 4_096, previous: null }), "at_limit");
   assert.equal(serverTruncated({ promptTokens: 1_200, served: 4_096, previous: 1_900 }), "fell");
   assert.equal(serverTruncated({ promptTokens: 1_200, served: null, previous: 1_900 }), "fell");
+  // Room made for the newest messages by dropping the oldest: the count stands still.
+  assert.equal(
+    serverTruncated({ promptTokens: 7_348, served: 8_192, previous: 7_327, added: 720 }),
+    "fell",
+  );
 });
 
 Deno.test("truncation: no notice when nothing was truncated", () => {
@@ -255,6 +260,15 @@ Deno.test("truncation: no notice when nothing was truncated", () => {
   assert.equal(serverTruncated({ promptTokens: 0, served: 4_096, previous: 2_000 }), null);
   assert.equal(serverTruncated({ promptTokens: NaN, served: 4_096, previous: 2_000 }), null);
   assert.equal(serverTruncated({ promptTokens: 2_000, served: 4_096, previous: 2_000 }), null);
+  // Grown by what was added, or by more (the server's tokenizer counts differently).
+  assert.equal(
+    serverTruncated({ promptTokens: 2_700, served: 8_192, previous: 2_000, added: 720 }),
+    null,
+  );
+  assert.equal(
+    serverTruncated({ promptTokens: 2_400, served: 8_192, previous: 2_000, added: 720 }),
+    null,
+  );
 });
 
 Deno.test("truncation: the notice gives that server's fix", () => {
