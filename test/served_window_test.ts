@@ -27,6 +27,7 @@ import { withPolicy } from "./support/policy_fixture.ts";
 import { FAKE_MODEL, type FakeReply, startFakeOllama } from "./support/fake_ollama.ts";
 import { oneShotRun } from "./support/one_shot_fixture.ts";
 import { OpenAIModelClient } from "../src/model/client.ts";
+import { ModelWorker, WorkerModelClient } from "../src/model/worker_client.ts";
 
 /** One JSON request a reply, reading the server's `usage`; asks the server what it serves. */
 class JsonClient implements ModelClient {
@@ -277,6 +278,30 @@ Deno.test("served window: a falling count after /clear is no truncation", async 
     await Deno.remove(dir, { recursive: true });
   }
   assert.deepEqual(notices(events).filter((t) => /cut the conversation/.test(t)), []);
+});
+
+Deno.test("served window: the model worker asks the server, within its network permission", async () => {
+  const server = startFakeOllama({ numCtx: 6_144, replies: [{ text: "hi" }] });
+  const worker = new ModelWorker([server.url]);
+  try {
+    const client = new WorkerModelClient(worker, {
+      endpoint: server.url,
+      model: FAKE_MODEL,
+      timeoutMs: 30_000,
+    });
+    const before = await client.servedContext();
+    assert.equal(before.server, "ollama");
+    assert.equal(before.tokens, 6_144); // the Modelfile's num_ctx, until loaded
+    assert.equal(before.provisional, true);
+    await client.complete({ messages: [{ role: "user", content: "hi" }] });
+    const after = await client.servedContext();
+    assert.equal(after.tokens, 6_144);
+    assert.equal(after.provisional, false);
+    assert.match(after.source, /\/api\/ps/);
+  } finally {
+    worker.terminate();
+    await server.stop();
+  }
 });
 
 /** Whether the real client reports `usage` from a stream (the stream parser's part of issue 14). */

@@ -192,11 +192,6 @@ export class Driver {
     return this.#window;
   }
 
-  /** What the server said about the context it serves, once it was asked. */
-  get served(): ServedContext | null {
-    return this.#served;
-  }
-
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
@@ -410,7 +405,7 @@ export class Driver {
       // A partial opener held back at the end was text after all.
       const held = thoughts.end();
       if (held !== "") o.emit({ type: "text_delta", text: held });
-      await this.#learnServed();
+      await this.#learnServed(signal);
       this.#readUsage(fit.messages, reply);
       return reply;
     } catch (e) {
@@ -432,14 +427,16 @@ export class Driver {
    * After a reply: takes the server's answer about its context into the window, and asks again
    * once when the answer was provisional (the model was not loaded yet; now it is).
    */
-  async #learnServed(): Promise<void> {
+  async #learnServed(signal: AbortSignal | undefined): Promise<void> {
     if (this.#asking === null) return;
     const before = this.#served;
-    let served = await this.#asking;
+    // Stopping the turn does not wait for the server's answer; it is taken after a later reply.
+    let served = await untilAborted(this.#asking, signal);
+    if (served === undefined) return;
     if (served?.provisional && !this.#askedAgain) {
       this.#askedAgain = true;
       this.#asking = this.#ask();
-      served = (await this.#asking) ?? served;
+      served = (await untilAborted(this.#asking, signal)) ?? served;
     }
     if (served === null || served === before) return;
     this.#served = served;
@@ -855,6 +852,20 @@ function turnFailure(e: unknown): { status: TurnStatus; error: string } {
     return { status: e.kind === "aborted" ? "aborted" : "error", error: e.forPerson("planner") };
   }
   throw e;
+}
+
+/** The promise's value, or undefined as soon as the signal is aborted. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then((v) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(v);
+    });
+  });
 }
 
 /**
