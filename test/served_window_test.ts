@@ -74,7 +74,7 @@ const READS: FakeReply[] = [
   { text: "The docs describe the build." },
 ];
 
-async function session(numCtx: number, replies: FakeReply[]) {
+async function session(numCtx: number, replies: FakeReply[], task = "summarise the docs folder") {
   const server = startFakeOllama({ numCtx, replies });
   const dir = await Deno.makeTempDir({ prefix: "bb-served-" });
   try {
@@ -97,7 +97,7 @@ async function session(numCtx: number, replies: FakeReply[]) {
         tools: allTools().filter((t) => t.name === "read_file"),
         systemPrompt: () => ({ text: "You are a coding assistant.", label: TRUSTED_PUBLIC }),
       });
-      const outcome = await driver.runTurn("summarise the docs folder");
+      const outcome = await driver.runTurn(task);
       out = { events, status: outcome.status, driver };
     });
     return { ...out!, chats: server.chats, probes: server.probes };
@@ -110,25 +110,42 @@ async function session(numCtx: number, replies: FakeReply[]) {
 const notices = (events: DriverEvent[]) =>
   events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text);
 
+/** About 6,000 characters pasted into the person's message: 3,000 of the fake's tokens. */
+const PASTED = PAGE.repeat(3);
+
 Deno.test("served window: a truncating Ollama is found out and the person told once, with its fix", async () => {
-  const r = await session(2_048, READS);
+  // The first request is fitted to the config's window (the server's answer comes with the reply):
+  // the person's message alone is over the 2,048 tokens this Ollama serves.
+  const r = await session(2_048, [{ text: "done" }], `summarise this log:\n${PASTED}`);
   assert.equal(r.status, "finished");
-  // The fake really dropped messages (the oldest, with the task) in some request.
-  assert.ok(r.chats.some((c) => c.dropped > 0), JSON.stringify(r.chats));
+  assert.equal(r.chats[0].cut, true, JSON.stringify(r.chats));
   const told = notices(r.events).filter((t) => /cut the conversation/.test(t));
   assert.equal(told.length, 1, notices(r.events).join("\n"));
-  assert.match(told[0], /^Ollama cut the conversation/);
+  assert.match(told[0], /^Ollama cut the conversation .*at or over the 2048 it serves/);
   assert.match(told[0], /OLLAMA_CONTEXT_LENGTH/);
   assert.match(told[0], /num_ctx/);
-  // The window was learned from the loaded model (/api/ps, asked again after the first reply)
-  // and said once.
+  // The window was learned from the loaded model, and said once.
   const learned = notices(r.events).filter((t) => t.startsWith("context window:"));
   assert.equal(learned.length, 1);
   assert.match(learned[0], /2048 tokens — Ollama serves qwen3:latest with 2048 \(\/api\/ps/);
-  assert.deepEqual(r.driver.contextWindow, { tokens: 2_048, by: "server" });
+  assert.equal(r.driver.contextWindow.tokens, 2_048);
+  assert.equal(r.driver.contextWindow.by, "server");
   assert.ok(r.probes.includes("POST /api/show") && r.probes.includes("GET /api/ps"));
   // The fill shown is the server's count against the window.
-  assert.ok(r.driver.contextFill !== null && r.driver.contextFill > 0.5);
+  assert.equal(r.driver.contextFill, 1);
+});
+
+Deno.test("served window: a server that counts more than the estimate is not overrun", async () => {
+  // Four reads into 2,048 tokens of a server whose tokenizer counts about twice the estimate.
+  const r = await session(2_048, READS);
+  assert.equal(r.status, "finished", JSON.stringify(r.events.filter((e) => e.type === "error")));
+  assert.ok(r.chats.every((c) => c.dropped === 0 && !c.cut), JSON.stringify(r.chats));
+  assert.deepEqual(notices(r.events).filter((t) => /cut the conversation/.test(t)), []);
+  // The estimate's budget was held to the server's count.
+  assert.equal(r.driver.contextWindow.tokens, 2_048);
+  assert.ok(r.driver.contextWindow.fit < 2_048 * 0.8, JSON.stringify(r.driver.contextWindow));
+  // The person's task is still in the last request the server kept.
+  assert.equal(r.chats.at(-1)!.dropped, 0);
 });
 
 Deno.test("served window: no truncation notice when the server cut nothing", async () => {
@@ -139,7 +156,8 @@ Deno.test("served window: no truncation notice when the server cut nothing", asy
   const learned = notices(r.events).filter((t) => t.startsWith("context window:"));
   assert.equal(learned.length, 1);
   assert.match(learned[0], /32768 tokens — Ollama serves qwen3:latest with 32768/);
-  assert.deepEqual(r.driver.contextWindow, { tokens: 32_768, by: "config" });
+  assert.equal(r.driver.contextWindow.tokens, 32_768);
+  assert.equal(r.driver.contextWindow.by, "config");
 });
 
 Deno.test("served window: the window learned is what the driver fits to and shares results by", async () => {
@@ -147,7 +165,8 @@ Deno.test("served window: the window learned is what the driver fits to and shar
     { tool_calls: [{ name: "read_file", arguments: { path: "docs/a.md" } }] },
     { text: "ok" },
   ]);
-  assert.deepEqual(r.driver.contextWindow, { tokens: 8_192, by: "server" });
+  assert.equal(r.driver.contextWindow.tokens, 8_192);
+  assert.equal(r.driver.contextWindow.by, "server");
   const result = r.events.find((e) => e.type === "tool_result") as { content: string };
   assert.ok(result.content.includes("Line 29"), "an 8,192 window still holds the page");
   const small = await session(1_024, [
@@ -229,7 +248,7 @@ Deno.test("served window: asked on the first request, not before; a provisional 
   ]);
   const { events, driver } = await scripted(client, ["a", "b", "c"]);
   assert.equal(client.asked, 2);
-  assert.deepEqual(driver.contextWindow, { tokens: 16_384, by: "server" });
+  assert.deepEqual(driver.contextWindow, { tokens: 16_384, by: "server", fit: 16_384 });
   const learned = notices(events).filter((t) => t.startsWith("context window:"));
   assert.equal(learned.length, 1, notices(events).join("\n"));
   assert.match(learned[0], /16384 tokens .*\/api\/ps.*config says 32768.*OLLAMA_CONTEXT_LENGTH/);
@@ -320,36 +339,29 @@ async function clientReadsUsage(): Promise<boolean> {
   }
 }
 
-/** A planner that thinks aloud at length before each call: its words stay in the conversation. */
-const MUSING: FakeReply[] = [
-  ...Array.from({ length: 4 }, (_, i) => ({
-    text: `Step ${i}. ${PAGE}`,
-    tool_calls: [{ name: "todo_write", arguments: { todos: [] } }],
-  })),
-  { text: "The docs describe the build." },
-];
-
 Deno.test({
   name: "served window: one-shot against a truncating Ollama says so on stderr, once",
   // Runs once the client asks for usage in streams (`stream_options.include_usage`).
   ignore: !(await clientReadsUsage()),
   fn: async () => {
-    // The full system prompt and the eleven schemas take about 4,600 of this server's tokens.
-    const server = startFakeOllama({ numCtx: 8_192, replies: MUSING });
+    // The full system prompt and the eleven schemas take about 4,600 of this server's tokens; the
+    // person's message 9,000 more.
+    const server = startFakeOllama({ numCtx: 8_192, replies: [{ text: "It failed in step 3." }] });
     try {
       await oneShotRun({
         replies: [],
         endpoint: server.url,
         args: ["--model", FAKE_MODEL],
         noModel: true,
-        prompt: "summarise the docs folder",
+        prompt: `why did this fail?\n${PASTED.repeat(3)}`,
       }, (run) => {
         assert.equal(run.code, 0, run.stderr);
-        assert.ok(server.chats.some((c) => c.dropped > 0), JSON.stringify(server.chats));
+        assert.equal(server.chats[0].cut, true, JSON.stringify(server.chats));
         const told = run.stderr.split("\n").filter((l) => /cut the conversation/.test(l));
-        assert.equal(told.length, 1, JSON.stringify(server.chats));
+        assert.equal(told.length, 1, run.stderr);
         assert.match(told[0], /OLLAMA_CONTEXT_LENGTH/);
         assert.match(run.stderr, /context window: 8192 tokens/);
+        assert.equal(run.stdout, "It failed in step 3.\n");
       });
     } finally {
       await server.stop();

@@ -5,6 +5,7 @@ import {
   effectiveWindow,
   estimateTokens,
   fitToWindow,
+  MAX_COUNT_RATIO,
   onlyAdded,
   replyReserve,
   resultShareChars,
@@ -65,10 +66,20 @@ Deno.test("what fits is sent unchanged", () => {
 });
 
 Deno.test("window: the smaller of the config and what the server serves, and who set it", () => {
-  assert.deepEqual(effectiveWindow(32_768, null), { tokens: 32_768, by: "config" });
-  assert.deepEqual(effectiveWindow(32_768, 4_096), { tokens: 4_096, by: "server" });
-  assert.deepEqual(effectiveWindow(8_192, 131_072), { tokens: 8_192, by: "config" });
-  assert.deepEqual(effectiveWindow(8_192, 0), { tokens: 8_192, by: "config" });
+  assert.deepEqual(effectiveWindow(32_768, null), { tokens: 32_768, by: "config", fit: 32_768 });
+  assert.deepEqual(effectiveWindow(32_768, 4_096), { tokens: 4_096, by: "server", fit: 4_096 });
+  assert.deepEqual(effectiveWindow(8_192, 131_072), { tokens: 8_192, by: "config", fit: 8_192 });
+  assert.deepEqual(effectiveWindow(8_192, 0), { tokens: 8_192, by: "config", fit: 8_192 });
+  // A server that counts 1.6 times the estimate: the estimate's budget shrinks by as much, and
+  // never by more than MAX_COUNT_RATIO, nor grows for a server that counts less.
+  assert.deepEqual(effectiveWindow(32_768, 4_096, 1.6), {
+    tokens: 4_096,
+    by: "server",
+    fit: 2_560,
+  });
+  assert.equal(effectiveWindow(8_192, null, 100).fit, Math.floor(8_192 / MAX_COUNT_RATIO));
+  assert.equal(effectiveWindow(8_192, null, 0.5).fit, 8_192);
+  assert.equal(effectiveWindow(8_192, null, NaN).fit, 8_192);
   // The results' share follows the window the server serves.
   const served = effectiveWindow(32_768, 4_096).tokens;
   assert.ok(resultShareChars(system, [], served) < resultShareChars(system, [], 32_768));

@@ -158,6 +158,8 @@ export class Driver {
   /** The last planner request as sent and the server's count of it, to see it truncate. */
   #lastSent: { messages: readonly ChatMessage[]; promptTokens: number | null } | null = null;
   #toldTruncated = false;
+  /** How many more tokens the server counts than the estimate does (1 until it sent a count). */
+  #countRatio = 1;
 
   constructor(options: DriverOptions) {
     this.#decide = options.decide;
@@ -294,7 +296,7 @@ export class Driver {
         await this.#showMarked(text);
       }
       if (calls.length === 0) return await this.#answer(turn, text, reply);
-      const share = resultShareChars(system, this.#specs, this.#window.tokens);
+      const share = resultShareChars(system, this.#specs, this.#window.fit);
       await this.#runCalls(text, calls, options.signal, share);
     }
   }
@@ -356,12 +358,12 @@ export class Driver {
   ): Promise<ModelReply | { status: TurnStatus; error: string }> {
     const o = this.#o;
     await this.#egressBeforeSend();
-    let fit = fitToWindow(system, this.#messages, this.#specs, this.#window.tokens);
+    let fit = fitToWindow(system, this.#messages, this.#specs, this.#window.fit);
     if (!fit.ok) {
       // Old rounds no longer fit even shortened: the planner summarises them, and we go on.
       const compacted = await this.#compact(system, signal);
       if (typeof compacted === "object") return compacted;
-      fit = fitToWindow(system, this.#messages, this.#specs, this.#window.tokens);
+      fit = fitToWindow(system, this.#messages, this.#specs, this.#window.fit);
       if (!fit.ok) {
         const limit = this.#window.by === "server"
           ? `; ${serverName(this.#served?.server ?? null)} serves only ${this.#window.tokens} ` +
@@ -379,7 +381,7 @@ export class Driver {
           `${fit.compacted} old tool result(s) were shortened`,
       });
     }
-    this.contextFill = fit.tokens / this.#window.tokens;
+    this.contextFill = fit.tokens / this.#window.fit;
     // The server is asked what it serves alongside the first request, not before it.
     if (this.#asking === null) this.#asking = this.#ask();
     o.emit({ type: "model_request", turn: this.replies + 1 });
@@ -406,7 +408,7 @@ export class Driver {
       const held = thoughts.end();
       if (held !== "") o.emit({ type: "text_delta", text: held });
       await this.#learnServed(signal);
-      this.#readUsage(fit.messages, reply);
+      this.#readUsage(fit.messages, fit.tokens, reply);
       return reply;
     } catch (e) {
       return turnFailure(e);
@@ -440,7 +442,7 @@ export class Driver {
     }
     if (served === null || served === before) return;
     this.#served = served;
-    const window = effectiveWindow(this.#o.settings.contextWindow, served.tokens);
+    const window = effectiveWindow(this.#o.settings.contextWindow, served.tokens, this.#countRatio);
     const changed = window.tokens !== this.#window.tokens || window.by !== this.#window.by;
     this.#window = window;
     if (served.tokens === null || (before !== null && !changed)) return;
@@ -458,7 +460,7 @@ export class Driver {
    * Reads the server's count of the request just answered: the fill shown to the person is the
    * real count, and a count that says the server cut the conversation is told, once a session.
    */
-  #readUsage(sent: readonly ChatMessage[], reply: ModelReply): void {
+  #readUsage(sent: readonly ChatMessage[], estimated: number, reply: ModelReply): void {
     const promptTokens = reply.usage?.promptTokens;
     const counted = typeof promptTokens === "number" && Number.isFinite(promptTokens) &&
         promptTokens > 0
@@ -476,7 +478,20 @@ export class Driver {
       previous: extends_ ? previous.promptTokens : null,
       added: extends_ ? estimateTokens(sent.slice(previous.messages.length)) : 0,
     });
-    if (why === null || this.#toldTruncated) return;
+    if (why === null) {
+      // Nothing was cut, so the count is of the whole request: the estimate is held to it.
+      const ratio = estimated > 0 ? counted / estimated : 1;
+      if (ratio > this.#countRatio * 1.05) {
+        this.#countRatio = ratio;
+        this.#window = effectiveWindow(
+          this.#o.settings.contextWindow,
+          this.#served?.tokens ?? null,
+          ratio,
+        );
+      }
+      return;
+    }
+    if (this.#toldTruncated) return;
     this.#toldTruncated = true;
     this.#o.emit({ type: "notice", text: truncationNotice(why, counted, this.#served) });
   }
@@ -638,7 +653,7 @@ export class Driver {
     once = false,
   ): Promise<number | { status: TurnStatus; error: string }> {
     const o = this.#o;
-    const window = this.#window.tokens;
+    const window = this.#window.fit;
     const instruction: ChatMessage = { role: "user", content: COMPACT_INSTRUCTION };
     let replaced = 0;
     for (let attempt = 0; attempt < 6; attempt++) {

@@ -2,8 +2,9 @@
  * A fake Ollama on 127.0.0.1 that truncates the way the real one does: its OpenAI endpoint
  * renders the conversation and, when it is over the model's `num_ctx`, drops messages from the
  * front — keeping the system messages and the last message — until it fits, and says nothing
- * (ollama/ollama server/prompt.go, chatPrompt). `usage.prompt_tokens` is the count of what was
- * kept (openai/openai.go: PromptTokens is the prompt eval count); a stream carries usage only
+ * (ollama/ollama server/prompt.go, chatPrompt); what is still over `num_ctx` then is cut to fit by
+ * the runner. `usage.prompt_tokens` is the count of what was kept (openai/openai.go:
+ * PromptTokens is the prompt eval count); a stream carries usage only
  * when `stream_options.include_usage` asks for it (openai/openai.go, StreamOptions). Its own API
  * answers as api/types.go and server/routes.go shape it: `/api/version`, `/api/show` with the
  * Modelfile's `num_ctx` in `parameters`, and `/api/ps`, empty until the first chat loads the model.
@@ -22,7 +23,7 @@ export interface FakeOllama {
   /** The OpenAI-compatible base URL (`…/v1`). */
   url: string;
   /** Per chat request: how many messages it had and how many were dropped to fit. */
-  readonly chats: { messages: number; dropped: number; promptTokens: number }[];
+  readonly chats: { messages: number; dropped: number; cut: boolean; promptTokens: number }[];
   readonly probes: string[];
   stop(): Promise<void>;
 }
@@ -107,10 +108,12 @@ export function startFakeOllama(options: { numCtx: number; replies: FakeReply[] 
     const body = await req.json();
     loaded = true;
     const messages = body.messages as Msg[];
-    const { kept, tokens } = truncate(messages, body.tools, options.numCtx);
+    const { kept, tokens: rendered } = truncate(messages, body.tools, options.numCtx);
+    const tokens = Math.min(rendered, options.numCtx);
     chats.push({
       messages: messages.length,
       dropped: messages.length - kept.length,
+      cut: rendered > options.numCtx,
       promptTokens: tokens,
     });
     const reply: FakeReply = body.tool_choice === "none"
