@@ -690,7 +690,8 @@ export class Driver {
       replaced += chunk.length;
       o.emit({
         type: "notice",
-        text: `the conversation was summarised to fit the context window (${window} tokens): ` +
+        text:
+          `the conversation was summarised to fit the context window (${this.#window.tokens} tokens): ` +
           `${chunk.length} earlier message(s) became one summary; the transcript keeps them all`,
       });
       if (once) break;
