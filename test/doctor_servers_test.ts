@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runMain } from "./support/run_main.ts";
+import { FAKE_MODEL, startFakeOllama } from "./support/fake_ollama.ts";
 
 interface Fixture {
   routes: Record<string, { status: number; body: unknown; text?: string }>;
@@ -162,5 +163,21 @@ Deno.test("doctor: a tool call written as text works, recovered, with a warning 
     assert.match(r.stdout, /vLLM found; it serves 32768 tokens/);
   } finally {
     await p.close();
+  }
+});
+
+Deno.test("doctor: Ollama before the model is loaded is asked again once the tool check loaded it", async () => {
+  const server = startFakeOllama({
+    numCtx: 6_144,
+    replies: [{ tool_calls: [{ name: "ping", arguments: { word: "ok" } }] }],
+  });
+  try {
+    const r = await doctor(server.url, FAKE_MODEL);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /context window\s+Ollama found; it serves 6144 tokens \(\/api\/ps/);
+    assert.ok(!r.stdout.includes("asked again once"), r.stdout);
+    assert.equal(server.probes.filter((p) => p === "GET /api/ps").length, 2);
+  } finally {
+    await server.stop();
   }
 });

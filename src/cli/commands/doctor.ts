@@ -15,6 +15,7 @@ import { ModelError } from "../../model/failure.ts";
 import { EffectWorker, kernelWallStatus } from "../../worker/client.ts";
 import { sandboxStatus } from "../../policy/sandbox.ts";
 import { messageOf } from "../../util/result.ts";
+import { escapeForScreen } from "../../util/escape.ts";
 import {
   boundedHttp,
   contextFix,
@@ -183,7 +184,8 @@ async function endpointChecks(
   // Which server this is, and what it serves the model with: its own API, bounded probes.
   const served = await probeServedContext(url, model, boundedHttp({ apiKey }));
   const as = listedAs(listed.ids, model, served.server);
-  const available = listed.ids.slice(0, 10).join(", ") || "none";
+  // The server's names, made safe for the terminal.
+  const available = escapeForScreen(listed.ids.slice(0, 10).join(", ").slice(0, 600)) || "none";
   // A single-model llama-server answers whatever name it is sent.
   const present = as !== null || served.anyName;
   checks.push({
@@ -352,6 +354,16 @@ export async function runDoctor(workspace: string, settings: Settings): Promise<
   checks.push(...planner.checks);
   if (planner.usable) {
     checks.push(await toolCallCheck(settings, apiKey, planner.served?.server ?? null));
+    // The tool-calling request loaded the model: what it was loaded with is known now.
+    if (planner.served?.provisional && settings.planner.model) {
+      const now = await probeServedContext(
+        settings.planner.url,
+        settings.planner.model,
+        boundedHttp({ apiKey }),
+      );
+      const at = checks.findIndex((c) => c.name === "context window");
+      if (at >= 0) checks[at] = contextCheck("", now, settings.contextWindow);
+    }
   } else {
     checks.push({
       name: "tool calling works",
