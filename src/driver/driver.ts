@@ -45,6 +45,7 @@ import {
   type Window,
 } from "./context_window.ts";
 import {
+  askAgainAfterReply,
   contextFix,
   type ServedContext,
   serverName,
@@ -427,7 +428,7 @@ export class Driver {
 
   /**
    * After a reply: takes the server's answer about its context into the window, and asks again
-   * once when the answer was provisional (the model was not loaded yet; now it is).
+   * once when the answer may have changed with that request (`askAgainAfterReply`).
    */
   async #learnServed(signal: AbortSignal | undefined): Promise<void> {
     if (this.#asking === null) return;
@@ -435,7 +436,7 @@ export class Driver {
     // Stopping the turn does not wait for the server's answer; it is taken after a later reply.
     let served = await untilAborted(this.#asking, signal);
     if (served === undefined) return;
-    if (served?.provisional && !this.#askedAgain) {
+    if (served && askAgainAfterReply(served) && !this.#askedAgain) {
       this.#askedAgain = true;
       this.#asking = this.#ask();
       served = (await untilAborted(this.#asking, signal)) ?? served;

@@ -384,6 +384,15 @@ async function vllm(endpoint: string, model: string, http: ProbeHttp): Promise<S
   };
 }
 
+/**
+ * Whether to ask again after the session's first reply: the answer was provisional, or the server
+ * loads models on demand (Ollama, LM Studio) and may have loaded this one again for that request
+ * with other settings than it had when it was first asked (the first ask runs alongside it).
+ */
+export function askAgainAfterReply(served: ServedContext): boolean {
+  return served.provisional || served.server === "ollama" || served.server === "lmstudio";
+}
+
 // --- what the person is told
 
 const SERVER_NAMES: Record<ServerKind, string> = {

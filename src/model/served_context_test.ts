@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  askAgainAfterReply,
   boundedHttp,
   OLLAMA_DEFAULT_CONTEXT,
   ollamaName,
@@ -220,6 +221,21 @@ Deno.test("served: over real HTTP, the root is found under /v1 and every probe i
     release();
     await server.shutdown();
   }
+});
+
+Deno.test("served: asked again after the first reply where the answer may change with it", async () => {
+  const again = async (name: string) => {
+    const f = await fixture(name);
+    return askAgainAfterReply(await probeServedContext(ENDPOINT, f.model, replay(f)));
+  };
+  assert.equal(await again("ollama_loaded"), true); // may reload it for the request
+  assert.equal(await again("ollama_not_loaded"), true);
+  assert.equal(await again("lmstudio_loaded"), true);
+  assert.equal(await again("llamacpp_router_not_loaded"), true);
+  assert.equal(await again("llamacpp_loading"), true);
+  assert.equal(await again("llamacpp_single"), false);
+  assert.equal(await again("llamacpp_router_loaded"), false);
+  assert.equal(await again("vllm"), false);
 });
 
 Deno.test("served: the server root is the /v1 URL without its last /v1", () => {
