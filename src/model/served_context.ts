@@ -271,6 +271,10 @@ async function ollama(root: string, model: string, http: ProbeHttp): Promise<Ser
   if (running !== null) {
     return { ...base, tokens: running, source: "/api/ps (the loaded model)", trained, servedName };
   }
+  if (!shown) {
+    // Not a model this server describes (or not Ollama after all): nothing is guessed.
+    return { ...base, source: "/api/show did not describe the model", provisional: true };
+  }
   // Not loaded yet: what it will be loaded with, asked again after the first reply.
   const planned = numCtx ?? OLLAMA_DEFAULT_CONTEXT;
   return {

@@ -80,6 +80,21 @@ Deno.test("served: Ollama's loaded model is /api/ps context_length, and qwen3 is
   // Another model is not the loaded one.
   const other = await probeServedContext(ENDPOINT, "llama3.2", replay(f));
   assert.equal(other.provisional, true);
+  // A server that answers /api/version but does not describe the model gets no guess.
+  const bare: Fixture = {
+    ...f,
+    routes: { ...f.routes, "POST /api/show": { status: 404, body: { error: "not found" } } },
+  };
+  const unknownModel = await probeServedContext(ENDPOINT, "qwen3", replay(bare));
+  assert.equal(unknownModel.server, "ollama");
+  assert.equal(unknownModel.tokens, 8_192); // still the loaded one from /api/ps
+  const none: Fixture = {
+    ...bare,
+    routes: { ...bare.routes, "GET /api/ps": { status: 200, body: { models: [] } } },
+  };
+  const guessed = await probeServedContext(ENDPOINT, "qwen3", replay(none));
+  assert.equal(guessed.tokens, null);
+  assert.equal(guessed.provisional, true);
 });
 
 Deno.test("served: a single-model llama-server is /props n_ctx, and answers any model name", async () => {
@@ -179,6 +194,7 @@ Deno.test("served: junk of every kind is 'did not say', never a crash or a wrong
     };
     const s = await probeServedContext(ENDPOINT, "m", http);
     assert.ok(s.tokens === null || s.tokens === OLLAMA_DEFAULT_CONTEXT, JSON.stringify(body));
+    // The default is taken only where /api/show described the model.
     if (s.tokens !== null) assert.equal(s.server, "ollama");
   }
   const throwing: ProbeHttp = {
