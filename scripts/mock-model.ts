@@ -94,6 +94,11 @@ export interface MockModel {
   /** The base URL to give Brave Bot (`…/v1`). */
   url: string;
   readonly requests: RecordedRequest[];
+  /**
+   * The paths of other GETs (a client asking which server this is: `/props`, `/api/version`),
+   * answered 404 like an endpoint that only speaks the OpenAI API, and kept apart from `requests`.
+   */
+  readonly probes: string[];
   /** Script entries not yet served. */
   remaining(): number;
   stop(): Promise<void>;
@@ -123,6 +128,7 @@ export function parseScript(text: string): MockScript {
 export function startMockModel(options: MockOptions): Promise<MockModel> {
   const entries = options.script.replies.map((r) => ({ reply: r, left: r.times ?? 1 }));
   const requests: RecordedRequest[] = [];
+  const probes: string[] = [];
   const open = new Set<ReadableStreamDefaultController<Uint8Array>>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let callCounter = 0;
@@ -157,6 +163,10 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
         object: "list",
         data: [{ id: "mock", object: "model", owned_by: "mock" }],
       });
+    }
+    if (req.method === "GET") {
+      probes.push(path);
+      return Response.json({ error: { message: `no such route: ${path}` } }, { status: 404 });
     }
     const raw = await req.text();
     let body: unknown = raw;
@@ -386,6 +396,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       port,
       url: `http://127.0.0.1:${port}/v1`,
       requests,
+      probes,
       remaining: () => entries.reduce((n, e) => n + e.left, 0),
       stop: async () => {
         for (const t of timers) clearTimeout(t);

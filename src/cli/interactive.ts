@@ -285,6 +285,8 @@ export async function interactiveSession(
     `model ${escapeForScreen(g.settings.planner.model)} at ${
       escapeForScreen(g.settings.planner.url)
     }` +
+      // The config's window until the server says what it serves (a notice on the first reply).
+      ` · window ${runtime.driver.contextWindow.tokens} tokens (config)` +
       ` · session ${sessionId}${resume ? " (resumed)" : ""} · /help for commands\n`,
   ));
   for (const p of runtime.problems) person.notice(p);

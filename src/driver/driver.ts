@@ -34,7 +34,24 @@ import {
   type ToolSpec,
 } from "../model/types.ts";
 import type { DriverEvent, TurnStatus } from "./events.ts";
-import { cutToShare, fitToWindow, loadTokenizer, resultShareChars } from "./context_window.ts";
+import {
+  cutToShare,
+  effectiveWindow,
+  estimateTokens,
+  fitToWindow,
+  loadTokenizer,
+  onlyAdded,
+  resultShareChars,
+  type Window,
+} from "./context_window.ts";
+import {
+  askAgainAfterReply,
+  contextFix,
+  type ServedContext,
+  serverName,
+  serverTruncated,
+  truncationNotice,
+} from "../model/served_context.ts";
 import { COMPACT_INSTRUCTION, cutPoint, requestsIn, summaryMessage } from "./compaction.ts";
 import { findTextCalls } from "./text_calls.ts";
 import { ReasoningFilter, stripReasoning } from "../util/reasoning.ts";
@@ -46,6 +63,9 @@ export const SHOWN_MAX_LINES = 200;
 
 /** Arguments larger than this are refused before parsing; a file that big is not written in one call. */
 export const MAX_ARGUMENT_BYTES = 1024 * 1024;
+
+/** The longest the driver waits for the server's answer about its context (each probe is shorter). */
+const ASK_MS = 10_000;
 
 export interface SystemPromptPart {
   text: string;
@@ -124,8 +144,24 @@ export class Driver {
   replies = 0;
   /** Whether the person was told the conversation is being shortened to fit the window. */
   #toldShortening = false;
-  /** How full the context window was at the last request (estimated), or null before one. */
+  /**
+   * How full the context window was at the last request, or null before one: the server's own
+   * count when it sent one, else the estimate.
+   */
   contextFill: number | null = null;
+  /** The window requests are fitted to: the config's until the server said what it serves. */
+  #window: Window;
+  /** The server's answer about its context, asked on the first request (null: not yet, or none). */
+  #served: ServedContext | null = null;
+  /** The question to the server, under way or answered; null before the first request. */
+  #asking: Promise<ServedContext | null> | null = null;
+  /** Whether a provisional answer was asked again after a reply. */
+  #askedAgain = false;
+  /** The last planner request as sent and the server's count of it, to see it truncate. */
+  #lastSent: { messages: readonly ChatMessage[]; promptTokens: number | null } | null = null;
+  #toldTruncated = false;
+  /** How many more tokens the server counts than the estimate does (1 until it sent a count). */
+  #countRatio = 1;
 
   constructor(options: DriverOptions) {
     this.#decide = options.decide;
@@ -134,6 +170,7 @@ export class Driver {
     this.#tools = options.tools ?? allTools();
     this.#byName = new Map(this.#tools.map((t) => [t.name, t]));
     this.#specs = toolSpecs(this.#tools);
+    this.#window = effectiveWindow(options.settings.contextWindow, null);
     this.#messages = [...(options.history ?? [])];
     this.#messages.forEach((m, i) => {
       const l = options.historyLabels?.[i];
@@ -154,10 +191,16 @@ export class Driver {
     return this.#specs;
   }
 
+  /** The window requests are fitted to now, in tokens, and who set it. */
+  get contextWindow(): Window {
+    return this.#window;
+  }
+
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
     this.contextFill = null;
+    this.#lastSent = null;
     this.#policy.clearContext();
     await this.#o.transcript.clear();
   }
@@ -255,7 +298,7 @@ export class Driver {
         await this.#showMarked(text);
       }
       if (calls.length === 0) return await this.#answer(turn, text, reply);
-      const share = resultShareChars(system, this.#specs, this.#o.settings.contextWindow);
+      const share = resultShareChars(system, this.#specs, this.#window.fit);
       await this.#runCalls(text, calls, options.signal, share);
     }
   }
@@ -317,27 +360,34 @@ export class Driver {
   ): Promise<ModelReply | { status: TurnStatus; error: string }> {
     const o = this.#o;
     await this.#egressBeforeSend();
-    let fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
+    let fit = fitToWindow(system, this.#messages, this.#specs, this.#window.fit);
     if (!fit.ok) {
       // Old rounds no longer fit even shortened: the planner summarises them, and we go on.
       const compacted = await this.#compact(system, signal);
       if (typeof compacted === "object") return compacted;
-      fit = fitToWindow(system, this.#messages, this.#specs, o.settings.contextWindow);
-      if (!fit.ok) return { status: "error", error: fit.message };
+      fit = fitToWindow(system, this.#messages, this.#specs, this.#window.fit);
+      if (!fit.ok) {
+        const limit = this.#window.by === "server"
+          ? `; ${serverName(this.#served?.server ?? null)} serves only ${this.#window.tokens} ` +
+            `tokens: ${contextFix(this.#served?.server ?? null)}`
+          : "";
+        return { status: "error", error: fit.message + limit };
+      }
     }
     if (fit.compacted && !this.#toldShortening) {
       // Said once: after this the conversation is shortened as often as it needs to be.
       this.#toldShortening = true;
       o.emit({
         type: "notice",
-        text:
-          `the conversation was near the context window (${o.settings.contextWindow} tokens): ` +
+        text: `the conversation was near the context window (${this.#window.tokens} tokens): ` +
           `${plural(fit.compacted, "old tool result")} ${
             fit.compacted === 1 ? "was" : "were"
           } shortened`,
       });
     }
-    this.contextFill = fit.tokens / o.settings.contextWindow;
+    this.contextFill = fit.tokens / this.#window.fit;
+    // The server is asked what it serves alongside the first request, not before it.
+    if (this.#asking === null) this.#asking = this.#ask();
     o.emit({ type: "model_request", turn: this.replies + 1 });
     // Leading reasoning is not streamed to the screen either.
     const thoughts = new ReasoningFilter();
@@ -361,10 +411,93 @@ export class Driver {
       // A partial opener held back at the end was text after all.
       const held = thoughts.end();
       if (held !== "") o.emit({ type: "text_delta", text: held });
+      await this.#learnServed(signal);
+      this.#readUsage(fit.messages, fit.tokens, reply);
       return reply;
     } catch (e) {
       return turnFailure(e);
     }
+  }
+
+  /** Asks the planner's server what it serves; bounded, and null when it cannot be asked. */
+  #ask(): Promise<ServedContext | null> {
+    const planner = this.#o.planner;
+    if (!planner.servedContext) return Promise.resolve(null);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ASK_MS));
+    return Promise.race([planner.servedContext().catch(() => null), bound])
+      .finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * After a reply: takes the server's answer about its context into the window, and asks again
+   * once when the answer may have changed with that request (`askAgainAfterReply`).
+   */
+  async #learnServed(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#asking === null) return;
+    const before = this.#served;
+    // Stopping the turn does not wait for the server's answer; it is taken after a later reply.
+    let served = await untilAborted(this.#asking, signal);
+    if (served === undefined) return;
+    if (served && askAgainAfterReply(served) && !this.#askedAgain) {
+      this.#askedAgain = true;
+      this.#asking = this.#ask();
+      served = (await untilAborted(this.#asking, signal)) ?? served;
+    }
+    if (served === null || served === before) return;
+    this.#served = served;
+    const window = effectiveWindow(this.#o.settings.contextWindow, served.tokens, this.#countRatio);
+    const changed = window.tokens !== this.#window.tokens || window.by !== this.#window.by;
+    this.#window = window;
+    if (served.tokens === null || (before !== null && !changed)) return;
+    const model = served.servedName ?? this.#o.planner.model;
+    const configured = this.#o.settings.contextWindow;
+    this.#o.emit({
+      type: "notice",
+      text: `context window: ${window.tokens} tokens — ${serverName(served.server)} serves ` +
+        `${model} with ${served.tokens} (${served.source}); the config says ${configured}` +
+        (window.by === "server" ? `. For more: ${contextFix(served.server)}` : ""),
+    });
+  }
+
+  /**
+   * Reads the server's count of the request just answered: the fill shown to the person is the
+   * real count, and a count that says the server cut the conversation is told, once a session.
+   */
+  #readUsage(sent: readonly ChatMessage[], estimated: number, reply: ModelReply): void {
+    const promptTokens = reply.usage?.promptTokens;
+    const counted = typeof promptTokens === "number" && Number.isFinite(promptTokens) &&
+        promptTokens > 0
+      ? promptTokens
+      : null;
+    const previous = this.#lastSent;
+    this.#lastSent = { messages: sent, promptTokens: counted };
+    if (counted === null) return;
+    this.contextFill = counted / this.#window.tokens;
+    const extends_ = previous !== null && previous.promptTokens !== null &&
+      onlyAdded(previous.messages, sent);
+    const why = serverTruncated({
+      promptTokens: counted,
+      served: this.#served?.tokens ?? null,
+      previous: extends_ ? previous.promptTokens : null,
+      added: extends_ ? estimateTokens(sent.slice(previous.messages.length)) : 0,
+    });
+    if (why === null) {
+      // Nothing was cut, so the count is of the whole request: the estimate is held to it.
+      const ratio = estimated > 0 ? counted / estimated : 1;
+      if (ratio > this.#countRatio * 1.05) {
+        this.#countRatio = ratio;
+        this.#window = effectiveWindow(
+          this.#o.settings.contextWindow,
+          this.#served?.tokens ?? null,
+          ratio,
+        );
+      }
+      return;
+    }
+    if (this.#toldTruncated) return;
+    this.#toldTruncated = true;
+    this.#o.emit({ type: "notice", text: truncationNotice(why, counted, this.#served) });
   }
 
   /** The reply's text and calls, with calls a small model wrote as text recovered. */
@@ -526,7 +659,7 @@ export class Driver {
     once = false,
   ): Promise<number | { status: TurnStatus; error: string }> {
     const o = this.#o;
-    const window = o.settings.contextWindow;
+    const window = this.#window.fit;
     const instruction: ChatMessage = { role: "user", content: COMPACT_INSTRUCTION };
     let replaced = 0;
     for (let attempt = 0; attempt < 6; attempt++) {
@@ -563,7 +696,8 @@ export class Driver {
       replaced += chunk.length;
       o.emit({
         type: "notice",
-        text: `the conversation was summarised to fit the context window (${window} tokens): ` +
+        text:
+          `the conversation was summarised to fit the context window (${this.#window.tokens} tokens): ` +
           `${
             plural(chunk.length, "earlier message")
           } became one summary; the transcript keeps them all`,
@@ -742,6 +876,20 @@ function turnFailure(e: unknown): { status: TurnStatus; error: string } {
     return { status: e.kind === "aborted" ? "aborted" : "error", error: e.forPerson("planner") };
   }
   throw e;
+}
+
+/** The promise's value, or undefined as soon as the signal is aborted. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then((v) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(v);
+    });
+  });
 }
 
 /**

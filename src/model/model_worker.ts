@@ -6,6 +6,7 @@
  */
 /// <reference lib="deno.worker" />
 import { OpenAIModelClient } from "./client.ts";
+import { boundedHttp, probeServedContext } from "./served_context.ts";
 import { ModelError } from "./types.ts";
 import type { ToWorker } from "./worker_protocol.ts";
 
@@ -16,6 +17,16 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   const msg = event.data;
   if (msg.op === "abort") {
     running.get(msg.id)?.abort();
+    return;
+  }
+  if (msg.op === "served") {
+    // Bounded and never throwing: the answer is always a value.
+    const served = await probeServedContext(
+      msg.client.endpoint,
+      msg.client.model,
+      boundedHttp({ apiKey: msg.client.apiKey }),
+    );
+    self.postMessage({ id: msg.id, type: "served", served });
     return;
   }
   const key = JSON.stringify(msg.client);

@@ -6,6 +6,7 @@
 
 export type { ChatMessage, ToolCall } from "../util/chat.ts";
 import type { ChatMessage, ToolCall } from "../util/chat.ts";
+import type { ServedContext } from "./served_context.ts";
 
 /** One tool as the planner is offered it (`tools` in the request body). */
 export interface ToolSpec {
@@ -46,6 +47,11 @@ export interface ModelClient {
   readonly endpoint: string;
   readonly model: string;
   complete(request: CompleteRequest): Promise<ModelReply>;
+  /**
+   * Asks the server what context it serves this model with (served_context.ts); a client
+   * that cannot ask has none. Called on the first request of a session, never at start-up.
+   */
+  servedContext?(): Promise<ServedContext>;
 }
 
 // A failure is a value with a planner-safe kind and the endpoint's words apart (failure.ts).

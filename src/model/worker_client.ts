@@ -6,6 +6,7 @@
 import type { ClientOptions } from "./client.ts";
 import { type CompleteRequest, type ModelClient, ModelError, type ModelReply } from "./types.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
+import type { ServedContext } from "./served_context.ts";
 
 /** `host:port` of an endpoint URL, as Deno's `net` permission names it. */
 export function netTarget(url: string): string {
@@ -85,6 +86,7 @@ export class ModelWorker {
       };
       this.#handlers.set(id, (m) => {
         if (m.type === "text") request.onText?.(m.text);
+        else if (m.type === "served") return;
         else if (m.type === "retry") request.onRetry?.(m.why, m.delayMs, m.attempt);
         else if (m.type === "done") {
           finish();
@@ -109,6 +111,20 @@ export class ModelWorker {
     });
   }
 
+  /** What context the server serves the client's model with; null when it could not be asked. */
+  served(client: ClientOptions): Promise<ServedContext | null> {
+    if (this.#dead) return Promise.resolve(null);
+    const worker = this.#start();
+    const id = this.#next++;
+    return new Promise((resolve) => {
+      this.#handlers.set(id, (m) => {
+        this.#handlers.delete(id);
+        resolve(m.type === "served" ? m.served : null);
+      });
+      worker.postMessage({ op: "served", id, client } satisfies ToWorker);
+    });
+  }
+
   terminate(): void {
     this.#worker?.terminate();
     this.#worker = null;
@@ -126,5 +142,11 @@ export class WorkerModelClient implements ModelClient {
 
   complete(request: CompleteRequest): Promise<ModelReply> {
     return this.worker.complete(this.options, request);
+  }
+
+  async servedContext(): Promise<ServedContext> {
+    const served = await this.worker.served(this.options);
+    if (served) return served;
+    throw new Error("the model worker could not ask the server");
   }
 }
