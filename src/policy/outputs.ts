@@ -142,6 +142,21 @@ export async function keepOutput(
   };
 }
 
+/**
+ * What a stop by the person did, in our words (the command's own say nothing here): the signals
+ * the worker sent before every stage had ended, SIGINT then SIGTERM then SIGKILL. Null when
+ * nobody stopped the run.
+ */
+export function stopLine(signals: readonly string[]): string | null {
+  if (signals.length === 0) return null;
+  const last = signals[signals.length - 1];
+  const before = signals.slice(0, -1);
+  const ignored = before.length ? ` after it ignored ${before.join(" and ")}` : "";
+  return last === "SIGKILL"
+    ? `stopped by the person: killed with SIGKILL${ignored}`
+    : `stopped by the person: ended on ${last}${ignored}`;
+}
+
 /** Exit status, signal, duration and byte counts: metadata the planner is always shown. */
 export function statusLines(
   result: SpawnResult,
@@ -158,6 +173,8 @@ export function statusLines(
     } s`,
   );
   lines.push(`stdout ${result.stdoutBytes} bytes, stderr ${result.stderrBytes} bytes`);
+  const stopped = stopLine(result.stopSignals);
+  if (stopped) lines.push(stopped);
   if (result.timedOut) {
     lines.push(
       `timed out after ${timeoutMs / 1000} s: every stage and the processes it started were killed`,

@@ -43,6 +43,7 @@ Deno.test("sandbox: auto by default; bwrap configured but unusable refuses, auto
         durationMs: 1,
         timedOut: false,
         truncated: false,
+        stopSignals: [],
         stdoutBytes: 0,
         stderrBytes: 40,
       },
