@@ -172,9 +172,10 @@ export function statusLines(
       (result.durationMs / 1000).toFixed(2)
     } s`,
   );
-  lines.push(`stdout ${result.stdoutBytes} bytes, stderr ${result.stderrBytes} bytes`);
+  // Next to the exit status, so a screen that shows a result's first words shows it too.
   const stopped = stopLine(result.stopSignals);
   if (stopped) lines.push(stopped);
+  lines.push(`stdout ${result.stdoutBytes} bytes, stderr ${result.stderrBytes} bytes`);
   if (result.timedOut) {
     lines.push(
       `timed out after ${timeoutMs / 1000} s: every stage and the processes it started were killed`,

@@ -124,10 +124,14 @@ function killGroups(children: readonly Deno.ChildProcess[]): void {
   signalGroups(children, "SIGKILL");
 }
 
-function signalGroup(group: number, signal: Deno.Signal): void {
+/** A signal to one process group; false when there is no such group (yet, or any more). */
+function signalGroup(group: number, signal: Deno.Signal): boolean {
   try {
     Deno.kill(-group, signal);
-  } catch { /* the group is gone */ }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -215,6 +219,8 @@ class Pipeline {
   #climbing = false;
   #skip: (() => void) | null = null;
   #skipped = false;
+  /** Per stage, whether it has exited (and been reaped: its pid may belong to another now). */
+  #stageDone: boolean[] = [];
 
   constructor(
     readonly children: readonly Deno.ChildProcess[],
@@ -222,6 +228,7 @@ class Pipeline {
   ) {
     // Set before anything awaiting this promise resumes: the ladder never signals past the end.
     this.#ended = Promise.all(children.map((c) => c.status)).then(() => this.exited = true);
+    for (const [i, c] of children.entries()) c.status.then(() => this.#stageDone[i] = true);
   }
 
   /** Aborts the pipes between the stages and the write into the first. */
@@ -271,9 +278,13 @@ class Pipeline {
         this.stop();
         return;
       }
-      groups.forEach((g, i) =>
-        g === null ? signalGroups([this.children[i]], step.signal) : signalGroup(g, step.signal)
-      );
+      // A sandbox still setting up has no such group yet: its wrapper's group gets the signal
+      // then, which ends the sandbox before the command has run.
+      groups.forEach((g, i) => {
+        if (g === null || !signalGroup(g, step.signal)) {
+          signalGroups([this.children[i]], step.signal);
+        }
+      });
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
         this.#ended,
@@ -295,7 +306,9 @@ class Pipeline {
   async #commandGroups(): Promise<(number | null)[]> {
     const via = this.wrapperGroup;
     if (!via) return this.children.map(() => null);
-    return await Promise.all(this.children.map((c) => wrappedGroup(c.pid, via.reader)));
+    return await Promise.all(
+      this.children.map((c, i) => this.#stageDone[i] ? null : wrappedGroup(c.pid, via.reader)),
+    );
   }
 
   /** An output stream passed the cap: the run is stopped there (once). */
