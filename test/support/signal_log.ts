@@ -16,6 +16,7 @@ case $2 in
 esac
 if [ "$2" = child ]; then sh "$0" "$log.child" term "$3"; exit 0; fi
 echo ready > "$log.ready"
+echo "traps set ($2)"
 while :; do sleep 1; done
 `;
 
