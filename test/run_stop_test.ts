@@ -12,6 +12,8 @@ import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
 import { sandboxStatus } from "../src/policy/sandbox.ts";
 import { settingsFrom } from "../src/state/settings.ts";
+import { spawnMain } from "./support/run_main.ts";
+import { startMockModel } from "../scripts/mock-model.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 
@@ -102,3 +104,60 @@ for (const sandbox of ["none", "bwrap"] as const) {
       }),
   });
 }
+
+Deno.test("run stop (one-shot): Ctrl-C stops a command the policy file ran: SIGINT, then SIGTERM", async () => {
+  const marker = `bb-run-stop-${crypto.randomUUID()}`;
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-stop-1shot-ws-" }));
+  const tmp = await Deno.makeTempDir({ prefix: "bb-stop-1shot-state-" });
+  const argv = ["sh", "stage.sh", "log", "term", marker];
+  const mock = await startMockModel({
+    script: {
+      replies: [
+        {
+          tool_calls: [{
+            name: "run",
+            arguments: { pipeline: [{ program: "sh", args: argv.slice(1) }] },
+          }],
+        },
+        { text: "stopped" },
+      ],
+    },
+  });
+  try {
+    await Deno.writeTextFile(join(root, "stage.sh"), STAGE_SCRIPT);
+    await Deno.writeTextFile(
+      join(tmp, "config.json"),
+      JSON.stringify({ run: { sandbox: "none" } }),
+    );
+    await Deno.writeTextFile(join(tmp, "approvals.json"), JSON.stringify({ run: [{ argv }] }));
+    const child = spawnMain([
+      "-p",
+      "run the stage",
+      "-w",
+      root,
+      "--state-dir",
+      join(tmp, "state"),
+      "--config",
+      join(tmp, "config.json"),
+      "--approvals",
+      join(tmp, "approvals.json"),
+      "--endpoint",
+      mock.url,
+      "--model",
+      "m",
+    ]);
+    const output = child.output();
+    await waitFor(join(root, "log.ready"));
+    child.kill("SIGINT");
+    const out = await output;
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(stderr, /stopping/);
+    assert.deepEqual(await logLines(join(root, "log")), ["INT", "TERM"]);
+    assert.equal(await leftRunning(marker), "", "nothing the command started is left running");
+  } finally {
+    await mock.stop();
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(tmp, { recursive: true });
+  }
+});
