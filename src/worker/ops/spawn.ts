@@ -151,6 +151,8 @@ async function wrappedGroup(pid: number, reader: string): Promise<number | null>
       stdin: "null",
       stdout: "piped",
       stderr: "null",
+      // Out of the terminal's group, so the person's next Ctrl-C does not end the look-up.
+      detached: true,
     }).output();
     const first = new TextDecoder().decode(out.stdout).trim().split(/\s+/)[0] ?? "";
     return out.success && /^[1-9][0-9]*$/.test(first) ? Number(first) : null;
