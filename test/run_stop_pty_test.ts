@@ -61,69 +61,102 @@ async function toolResults(state: string): Promise<string[]> {
 
 const confinement = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
 
+/**
+ * A session whose planner asks to run the stage script in `mode`; the person approves it once,
+ * then `stopping` are the steps from its "traps set" line on. Returns the screen, the signals the
+ * command logged and the run's result as the planner got it.
+ */
+async function stopInSession(
+  sandbox: "bwrap" | "none",
+  mode: "term" | "none",
+  stopping: Step[],
+): Promise<{ screen: string; log: string[]; ran: string }> {
+  const marker = `bb-stop-pty-${crypto.randomUUID()}`;
+  const replies: MockReply[] = [
+    {
+      tool_calls: [{
+        name: "run",
+        arguments: { pipeline: [{ program: "sh", args: ["stage.sh", "log", mode, marker] }] },
+      }],
+    },
+    { text: "It was stopped." },
+  ];
+  const mock = await startMockModel({ script: { replies } });
+  const root = await Deno.makeTempDir({ prefix: "bb-stop-pty-session-" });
+  const ws = join(root, "myrepo");
+  const state = join(root, "state");
+  const config = join(root, "config.json");
+  try {
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(join(ws, "stage.sh"), STAGE_SCRIPT);
+    await Deno.writeTextFile(config, JSON.stringify({ run: { sandbox } }));
+    const r = await drive([
+      { expect: "Trust:", send: UP + ENTER },
+      { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + ENTER },
+      // The digit moves the highlight to the first choice, "Run once", whatever follows it.
+      { expect: "Run it\\?", send: "1" },
+      { expect: "❯ Run once", send: ENTER },
+      // Its output, shown as it comes, says its traps are set: from here, the person stops it.
+      { expect: `traps set \\(${mode}\\)`, timeout: 60 },
+      ...stopping,
+      { expect: "stopped by the person", timeout: 60 },
+      // The session goes on: the next prompt.
+      { expect: "›", send: "/exit" + ENTER, timeout: 60 },
+    ], [
+      "-w",
+      ws,
+      "--state-dir",
+      state,
+      "--config",
+      config,
+      "--endpoint",
+      mock.url,
+      "--model",
+      "mock",
+    ]);
+    assert.ok(r.ok, r.screen.slice(-3000));
+    assert.match(r.screen, /session kept: bravebot --resume/);
+    const ran = (await toolResults(state)).find((c) => c.startsWith("ran")) ?? "";
+    assert.equal(ran.includes("[confined]"), sandbox === "bwrap", ran);
+    if (Deno.env.get("BB_SHOW_SCREEN")) console.log(r.screen);
+    assert.equal(await leftRunning(marker), "", "nothing the command started is left running");
+    return { screen: r.screen, log: await logLines(join(ws, "log")), ran };
+  } finally {
+    await mock.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
 for (const sandbox of ["none", "bwrap"] as const) {
   const where = sandbox === "bwrap" ? "confined" : "unconfined";
+  const ignore = sandbox === "bwrap" && !confinement.inUse;
+
   Deno.test({
     name: `run stop (pty, ${where}): Ctrl-C sends SIGINT, then SIGTERM, and the session goes on`,
-    ignore: sandbox === "bwrap" && !confinement.inUse,
+    ignore,
     sanitizeResources: false,
     async fn() {
-      const marker = `bb-stop-pty-${crypto.randomUUID()}`;
-      const replies: MockReply[] = [
-        {
-          tool_calls: [{
-            name: "run",
-            arguments: { pipeline: [{ program: "sh", args: ["stage.sh", "log", "term", marker] }] },
-          }],
-        },
-        { text: "It was stopped." },
-      ];
-      const mock = await startMockModel({ script: { replies } });
-      const root = await Deno.makeTempDir({ prefix: "bb-stop-pty-session-" });
-      const ws = join(root, "myrepo");
-      const state = join(root, "state");
-      const config = join(root, "config.json");
-      try {
-        await Deno.mkdir(ws);
-        await Deno.writeTextFile(join(ws, "stage.sh"), STAGE_SCRIPT);
-        await Deno.writeTextFile(config, JSON.stringify({ run: { sandbox } }));
-        const r = await drive([
-          { expect: "Trust:", send: UP + ENTER },
-          { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + ENTER },
-          // The digit moves the highlight to the first choice, "Run once", whatever follows it.
-          { expect: "Run it\\?", send: "1" },
-          { expect: "❯ Run once", send: ENTER },
-          // Its output, shown as it comes, says its traps are set: Ctrl-C now.
-          { expect: "traps set \\(term\\)", send: CTRL_C, timeout: 60 },
-          { expect: "stopped by the person", timeout: 60 },
-          { expect: "›", send: "/exit" + ENTER, timeout: 60 },
-        ], [
-          "-w",
-          ws,
-          "--state-dir",
-          state,
-          "--config",
-          config,
-          "--endpoint",
-          mock.url,
-          "--model",
-          "mock",
-        ]);
-        assert.ok(r.ok, r.screen.slice(-3000));
-        // The command saw SIGINT, went on, and ended on SIGTERM: not killed at once.
-        assert.deepEqual(await logLines(join(ws, "log")), ["INT", "TERM"]);
-        const stopLine = "stopped by the person: ended on SIGTERM after it ignored SIGINT";
-        assert.ok(r.screen.includes(stopLine), r.screen.slice(-3000));
-        const ran = (await toolResults(state)).find((c) => c.startsWith("ran")) ?? "";
-        assert.ok(ran.includes(stopLine), `the planner was told, in our words: ${ran}`);
-        assert.equal(ran.includes("[confined]"), sandbox === "bwrap", ran);
-        if (Deno.env.get("BB_SHOW_SCREEN")) console.log(r.screen);
-        assert.match(r.screen, /session kept: bravebot --resume/);
-        assert.equal(await leftRunning(marker), "", "nothing the command started is left running");
-      } finally {
-        await mock.stop();
-        await Deno.remove(root, { recursive: true });
-      }
+      const r = await stopInSession(sandbox, "term", [{ send: CTRL_C }]);
+      // The command saw SIGINT, went on, and ended on SIGTERM: not killed at once.
+      assert.deepEqual(r.log, ["INT", "TERM"]);
+      const stopLine = "stopped by the person: ended on SIGTERM after it ignored SIGINT";
+      assert.ok(r.screen.includes(stopLine), r.screen.slice(-3000));
+      assert.ok(r.ran.includes(stopLine), `the planner was told, in our words: ${r.ran}`);
+    },
+  });
+
+  Deno.test({
+    name: `run stop (pty, ${where}): Ctrl-C again kills a command that ignores SIGINT`,
+    ignore,
+    sanitizeResources: false,
+    async fn() {
+      const r = await stopInSession(sandbox, "none", [
+        { send: CTRL_C },
+        { expect: "\\(stopping…\\)", send: CTRL_C },
+      ]);
+      // SIGINT came first (its trap may not have run before the SIGKILL); SIGKILL at the end.
+      assert.ok(r.log.length === 0 || r.log[0] === "INT", r.log.join(","));
+      assert.match(r.ran, /^stopped by the person: killed with SIGKILL after it ignored SIGINT/m);
     },
   });
 }
