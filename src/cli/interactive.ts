@@ -274,9 +274,10 @@ export async function interactiveSession(
     if (turn && !turn.signal.aborted) {
       writeOut(pc.yellow("\n(stopping…)\n"));
       turn.abort();
-      // Commands lead their own process groups, out of the terminal's reach: stop them here.
-      void policy.stopRuns();
     }
+    // Commands lead their own process groups, out of the terminal's reach: stop them here
+    // (SIGINT, then SIGTERM, then SIGKILL; Ctrl-C again goes straight to SIGKILL).
+    if (turn) void policy.stopRuns();
   };
   process.on("SIGINT", onSigint);
 

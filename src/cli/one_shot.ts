@@ -110,10 +110,14 @@ export async function oneShot(
     for (const p of runtime.problems) io.stderr(`bravebot: ${p}`);
     // Ctrl-C stops the model call or the tool in progress; the session stays consistent.
     const stop = new AbortController();
+    const policy = runtime.session.policy;
     const onInterrupt = () => {
       if (stop.signal.aborted) Deno.exit(EXIT.failure);
       io.stderr("bravebot: stopping (Ctrl-C again to quit at once)");
       stop.abort();
+      // A running command is out of the terminal's reach (its own process group): SIGINT,
+      // SIGTERM, SIGKILL from the effect worker, as in a session.
+      void policy.stopRuns();
     };
     const listening = listen("SIGINT", onInterrupt);
     let task = prompt;

@@ -299,7 +299,12 @@ export class Policy {
     await this.audit.append({ ...entry, labels });
   }
 
-  /** Ctrl-C in a session: stops every run in progress; answers how many were running. */
+  /**
+   * Ctrl-C in a session: every run in progress is to stop. The effect worker sends SIGINT, then
+   * SIGTERM, then SIGKILL, to the command itself (confined too), and a call while that is under
+   * way goes straight to SIGKILL; the run's result says which signal ended it. Answers how many
+   * were running.
+   */
   async stopRuns(): Promise<number> {
     const stopped = await this.worker.call({ op: "stopSpawns" });
     return stopped.ok ? stopped.value.stopped : 0;

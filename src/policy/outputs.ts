@@ -143,6 +143,21 @@ export async function keepOutput(
   };
 }
 
+/**
+ * What a stop by the person did, in our words (the command's own say nothing here): the signals
+ * the worker sent before every stage had ended, SIGINT then SIGTERM then SIGKILL. Null when
+ * nobody stopped the run.
+ */
+export function stopLine(signals: readonly string[]): string | null {
+  if (signals.length === 0) return null;
+  const last = signals[signals.length - 1];
+  const before = signals.slice(0, -1);
+  const ignored = before.length ? ` after it ignored ${before.join(" and ")}` : "";
+  return last === "SIGKILL"
+    ? `stopped by the person: killed with SIGKILL${ignored}`
+    : `stopped by the person: ended on ${last}${ignored}`;
+}
+
 /** Exit status, signal, duration and byte counts: metadata the planner is always shown. */
 export function statusLines(
   result: SpawnResult,
@@ -158,6 +173,9 @@ export function statusLines(
       (result.durationMs / 1000).toFixed(2)
     } s`,
   );
+  // Next to the exit status, so a screen that shows a result's first words shows it too.
+  const stopped = stopLine(result.stopSignals);
+  if (stopped) lines.push(stopped);
   lines.push(
     `stdout ${plural(result.stdoutBytes, "byte")}, stderr ${plural(result.stderrBytes, "byte")}`,
   );

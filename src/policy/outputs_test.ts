@@ -1,7 +1,14 @@
 /** Shaping a command's output: the reference's bytes, the capped text, the metadata lines. */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { combineOutput, countLines, decodeOutput, headTail, statusLines } from "./outputs.ts";
+import {
+  combineOutput,
+  countLines,
+  decodeOutput,
+  headTail,
+  statusLines,
+  stopLine,
+} from "./outputs.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -57,6 +64,7 @@ Deno.test("output: status lines name the exit, signal, time, bytes, timeout and 
     durationMs: 1500,
     timedOut: true,
     truncated: true,
+    stopSignals: [],
     stdoutBytes: 7,
     stderrBytes: 3,
   };
@@ -66,4 +74,22 @@ Deno.test("output: status lines name the exit, signal, time, bytes, timeout and 
   assert.match(lines, /timed out after 2 s/);
   assert.match(lines, /beyond 16 bytes was cut/);
   assert.match(lines, /not valid UTF-8/);
+  assert.doesNotMatch(lines, /stopped by the person/);
+});
+
+Deno.test("output: a stop by the person says which signal ended the run and which were ignored", () => {
+  assert.equal(stopLine([]), null);
+  assert.equal(stopLine(["SIGINT"]), "stopped by the person: ended on SIGINT");
+  assert.equal(
+    stopLine(["SIGINT", "SIGTERM"]),
+    "stopped by the person: ended on SIGTERM after it ignored SIGINT",
+  );
+  assert.equal(
+    stopLine(["SIGINT", "SIGTERM", "SIGKILL"]),
+    "stopped by the person: killed with SIGKILL after it ignored SIGINT and SIGTERM",
+  );
+  assert.equal(
+    stopLine(["SIGINT", "SIGKILL"]),
+    "stopped by the person: killed with SIGKILL after it ignored SIGINT",
+  );
 });

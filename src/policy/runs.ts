@@ -668,7 +668,8 @@ export async function carryOutRun(
 
   const decision = await decideRun(policy, run, plan.value);
   if (!decision.run) return { outcome: "refused", reason: decision.reason };
-  const wrapper = plan.value.confined && !decision.unconfined ? plan.value.wrapper : null;
+  const confined = plan.value.confined && !decision.unconfined ? plan.value : null;
+  const wrapper = confined?.wrapper ?? null;
 
   let stdin: Uint8Array | null = null;
   if (run.stdin) {
@@ -695,6 +696,7 @@ export async function carryOutRun(
       timeoutMs: run.timeoutMs,
       maxOutputBytes: settings.limits.refOutputBytes,
       ...(wrapper ? { wrapper } : {}),
+      ...(confined?.wrapperGroup ? { wrapperGroup: confined.wrapperGroup } : {}),
       ...(watching ? { streamBytes: PERSON_HEAD_BYTES } : {}),
     },
   }, watching ? (c) => watching({ kind: "chunk", stream: c.stream, bytes: c.bytes }) : undefined);

@@ -28,14 +28,26 @@ export interface Confinement {
   network?: boolean;
 }
 
-/** Whether this session's stages run confined: the wrapper, or why not. */
+/**
+ * Whether this session's stages run confined: the wrapper, or why not. With the wrapper, where a
+ * stop's signals reach the command (see {@link bwrapArgs}): the program that reads /proc for the
+ * worker, or null where the machine has no `cat`, and a stop then ends the sandbox at once.
+ */
 export type ConfinementPlan =
-  | { confined: true; wrapper: string[] }
+  | { confined: true; wrapper: string[]; wrapperGroup: { reader: string } | null }
   | { confined: false; why: string };
 
 /**
  * The bwrap argv prefix for one stage. Order matters: later mounts cover earlier ones, so the
  * writable workspace and scratch are bound after /tmp and the state directory are covered.
+ *
+ * `--new-session` puts the sandbox's pid 1 and the command in a session and process group of
+ * their own, apart from bwrap's outer process (bubblewrap.c calls setsid before it forks pid 1's
+ * child). That outer process handles no signal but SIGCHLD, so a SIGINT sent to it ends it, and
+ * `--die-with-parent` then kills the sandbox before the command could act on the signal; a stop
+ * signals the sandbox's group instead, which pid 1 ignores (a namespace's init gets only the
+ * signals it handles) and the command receives as from a terminal. It also keeps the command
+ * from reaching a controlling terminal (TIOCSTI).
  */
 export function bwrapArgs(bwrap: string, c: Confinement): string[] {
   const args = [
@@ -62,6 +74,7 @@ export function bwrapArgs(bwrap: string, c: Confinement): string[] {
     "--unshare-ipc",
     "--unshare-uts",
     "--die-with-parent",
+    "--new-session",
     "--chdir",
     c.workspace,
     "--",
@@ -141,7 +154,15 @@ export async function planConfinement(
   }
   const box = { ...c, writable: settings.runWritable, network: settings.runNetwork };
   const found = await usableBwrap(spawner, box);
-  if (found.ok) return ok({ confined: true, wrapper: bwrapArgs(found.value, box) });
+  if (found.ok) {
+    // Like bwrap, a program of the machine, never one the repository ships.
+    const cat = await lookupOnPath("cat", searchPath(), c.workspace);
+    return ok({
+      confined: true,
+      wrapper: bwrapArgs(found.value, box),
+      wrapperGroup: cat.ok ? { reader: cat.value } : null,
+    });
+  }
   if (settings.sandbox === "auto") return ok({ confined: false, why: found.error });
   return err(
     `run.sandbox is "bwrap" but ${found.error}; nothing was run (set run.sandbox to "auto" or ` +

@@ -12,6 +12,8 @@ Deno.test("sandbox: the workspace and scratch are writable, the state hidden, no
   assert.ok(at("--ro-bind", "/", "/") >= 0);
   assert.ok(at("--unshare-net") > 0);
   assert.ok(at("--die-with-parent") > 0);
+  // The sandbox's own session and group, apart from bwrap's outer process: what a stop signals.
+  assert.ok(at("--new-session") > 0);
   assert.equal(a.at(-1), "--", "the stage's argv follows and is never read as bwrap options");
   // Later mounts cover earlier ones: /tmp, then the workspace, then the hidden state, then
   // scratch (which may lie inside the state directory).
@@ -43,6 +45,7 @@ Deno.test("sandbox: auto by default; bwrap configured but unusable refuses, auto
         durationMs: 1,
         timedOut: false,
         truncated: false,
+        stopSignals: [],
         stdoutBytes: 0,
         stderrBytes: 40,
       },

@@ -69,6 +69,13 @@ export interface SpawnRequest {
   /** Optional confinement wrapper argv prefix (e.g. bwrap …), already built by the policy layer. */
   wrapper?: string[];
   /**
+   * With a wrapper that runs the command in a process group led by the wrapper's only child
+   * (bwrap `--new-session` with a PID namespace), where a stop's signals go instead of the group
+   * the wrapper itself leads: `reader` is a program of the machine that prints a file (`cat`),
+   * by which that child is found in /proc.
+   */
+  wrapperGroup?: { reader: string };
+  /**
    * How many bytes of output to send on as they come, for the person's screen (design.md §15):
    * the last stage's stdout and every stderr, in order of arrival, until this many were sent.
    */
@@ -92,6 +99,11 @@ export interface SpawnResult {
   durationMs: number;
   timedOut: boolean;
   truncated: boolean;
+  /**
+   * The signals a stop by the person sent, in order, before every stage had ended: empty when
+   * nobody stopped it; `["SIGINT"]` when it ended on SIGINT; up to SIGTERM and SIGKILL.
+   */
+  stopSignals: string[];
   stdoutBytes: number;
   stderrBytes: number;
 }
@@ -146,7 +158,10 @@ export type WorkerRequest =
   }
   | { op: "spawn"; request: SpawnRequest }
   | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string }
-  /** Kill every running pipeline (Ctrl-C in a session); answers how many were running. */
+  /**
+   * Stop every running pipeline (Ctrl-C in a session): SIGINT, SIGTERM, SIGKILL, 2 s apart; a
+   * second one goes straight to SIGKILL. Answers how many were running.
+   */
   | { op: "stopSpawns" }
   /** Every entry below `root` by lstat, not entering `skip`, recording at most `maxEntries`. */
   | { op: "snapshot"; root: string; skip: string[]; maxEntries: number };

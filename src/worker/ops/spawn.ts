@@ -7,6 +7,11 @@
  *
  * Every way out of here ends with all stages reaped and every stream closed: a timeout, a flood,
  * a stage that leaves a background child holding a pipe, a stage that never reads its stdin.
+ *
+ * A timeout and a flood kill at once. The person stopping a run (Ctrl-C) climbs a ladder instead,
+ * the way a terminal would treat a foreground command: SIGINT, then SIGTERM, then SIGKILL
+ * ({@link STOP_LADDER}, climbed only by {@link Pipeline.climb}), so a command that cleans up on
+ * SIGINT gets to.
  */
 import type { OutputChunk, SpawnRequest, SpawnResult } from "../protocol.ts";
 
@@ -77,29 +82,82 @@ function check(request: SpawnRequest): void {
   if (!(request.maxOutputBytes >= 0)) throw new TypeError("the output cap must not be negative");
 }
 
-/** The stop switches of the pipelines running now, for {@link stopAllSpawns}. */
-const running = new Set<() => void>();
+/**
+ * What stopping a run sends, in order, and how long each step waits for every stage to end
+ * before the next: SIGINT (what Ctrl-C in a terminal sends), SIGTERM 2 s later, SIGKILL 2 s
+ * after that. The worker holds it: the policy layer decides that a run stops, not how.
+ */
+export const STOP_LADDER: readonly { signal: Deno.Signal; waitMs: number }[] = [
+  { signal: "SIGINT", waitMs: 2_000 },
+  { signal: "SIGTERM", waitMs: 2_000 },
+  { signal: "SIGKILL", waitMs: 0 },
+];
+
+/** The pipelines running now, for {@link stopAllSpawns}. */
+const running = new Set<Pipeline>();
 
 /**
- * Kills every pipeline running in this worker (the person pressed Ctrl-C: stages lead their own
- * process groups, so the terminal's signal does not reach them). Returns how many were running.
+ * The person stops every pipeline running in this worker (Ctrl-C: stages lead their own process
+ * groups, so the terminal's signal does not reach them): each starts down {@link STOP_LADDER};
+ * one already on it goes straight to SIGKILL. Returns how many were running.
  */
 export function stopAllSpawns(): number {
   const count = running.size;
-  for (const stop of [...running]) stop();
+  for (const p of [...running]) p.stopByPerson();
   return count;
 }
 
-/** SIGKILL to the group each stage leads: the stage and every child that stayed in it. */
-function killGroups(children: readonly Deno.ChildProcess[]): void {
+/** A signal to the group each stage leads: the stage and every child that stayed in it. */
+function signalGroups(children: readonly Deno.ChildProcess[], signal: Deno.Signal): void {
   for (const child of children) {
     try {
-      Deno.kill(-child.pid, "SIGKILL");
+      Deno.kill(-child.pid, signal);
     } catch {
       try {
-        child.kill("SIGKILL");
+        child.kill(signal);
       } catch { /* already gone */ }
     }
+  }
+}
+
+function killGroups(children: readonly Deno.ChildProcess[]): void {
+  signalGroups(children, "SIGKILL");
+}
+
+/** A signal to one process group; false when there is no such group (yet, or any more). */
+function signalGroup(group: number, signal: Deno.Signal): boolean {
+  try {
+    Deno.kill(-group, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The process group a wrapped stage's command runs in, when the wrapper says it is led by the
+ * wrapper's only child (bwrap `--new-session` with a PID namespace: that child is the sandbox's
+ * pid 1, and it calls setsid before it forks the command). Its pid is read from
+ * `/proc/PID/task/PID/children` by the `reader` program, since Deno opens /proc only for a thread
+ * with every permission. Null when it cannot be found (not started yet, no such file, the reader
+ * not allowed to run).
+ */
+async function wrappedGroup(pid: number, reader: string): Promise<number | null> {
+  try {
+    const out = await new Deno.Command(reader, {
+      args: [`/proc/${pid}/task/${pid}/children`],
+      clearEnv: true,
+      env: {},
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+      // Out of the terminal's group, so the person's next Ctrl-C does not end the look-up.
+      detached: true,
+    }).output();
+    const first = new TextDecoder().decode(out.stdout).trim().split(/\s+/)[0] ?? "";
+    return out.success && /^[1-9][0-9]*$/.test(first) ? Number(first) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -155,8 +213,25 @@ class Pipeline {
   readonly #plumbing = new AbortController();
   timedOut = false;
   truncated = false;
+  /** The signals the person's stop sent, in order, before every stage had ended. */
+  readonly stopSignals: Deno.Signal[] = [];
+  /** Set once every stage has exited: the ladder sends nothing more. */
+  exited = false;
+  #ended: Promise<unknown>;
+  #climbing = false;
+  #skip: (() => void) | null = null;
+  #skipped = false;
+  /** Per stage, whether it has exited (and been reaped: its pid may belong to another now). */
+  #stageDone: boolean[] = [];
 
-  constructor(readonly children: readonly Deno.ChildProcess[]) {}
+  constructor(
+    readonly children: readonly Deno.ChildProcess[],
+    readonly wrapperGroup: SpawnRequest["wrapperGroup"],
+  ) {
+    // Set before anything awaiting this promise resumes: the ladder never signals past the end.
+    this.#ended = Promise.all(children.map((c) => c.status)).then(() => this.exited = true);
+    for (const [i, c] of children.entries()) c.status.then(() => this.#stageDone[i] = true);
+  }
 
   /** Aborts the pipes between the stages and the write into the first. */
   get plumbingSignal(): AbortSignal {
@@ -176,6 +251,66 @@ class Pipeline {
   stop(): void {
     this.killAll();
     this.closeStreams();
+  }
+
+  /** The person stops the run: down the ladder at the first call, straight to SIGKILL at the next. */
+  stopByPerson(): void {
+    if (this.#climbing) {
+      this.#skipped = true;
+      this.#skip?.();
+      return;
+    }
+    this.#climbing = true;
+    this.climb().catch(() => this.stop());
+  }
+
+  /**
+   * The one place {@link STOP_LADDER} is climbed: each signal to every stage's command group,
+   * then a wait for every stage to end, at most the step's delay (cut short by a second stop).
+   * The last step is SIGKILL with the streams closed, as for a timeout.
+   */
+  async climb(): Promise<void> {
+    const groups = await this.#commandGroups();
+    for (const step of STOP_LADDER) {
+      if (this.exited) return;
+      if (this.#skipped && step.signal !== "SIGKILL") continue;
+      this.stopSignals.push(step.signal);
+      if (step.signal === "SIGKILL") {
+        for (const g of groups) if (g !== null) signalGroup(g, "SIGKILL");
+        this.stop();
+        return;
+      }
+      // A sandbox still setting up has no such group yet: its wrapper's group gets the signal
+      // then, which ends the sandbox before the command has run.
+      groups.forEach((g, i) => {
+        if (g === null || !signalGroup(g, step.signal)) {
+          signalGroups([this.children[i]], step.signal);
+        }
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.#ended,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, step.waitMs);
+          this.#skip = resolve;
+        }),
+      ]);
+      clearTimeout(timer);
+      this.#skip = null;
+    }
+  }
+
+  /**
+   * Per stage, the group its command runs in when the wrapper keeps it apart from the wrapper's
+   * own process (null: the group the stage leads, as unwrapped). A SIGINT to bwrap's own process
+   * would end it, and with it (`--die-with-parent`) the sandbox, before the command saw the signal.
+   */
+  async #commandGroups(): Promise<(number | null)[]> {
+    const via = this.wrapperGroup;
+    if (!via) return this.children.map(() => null);
+    return await Promise.all(
+      this.children.map((c, i) => this.#stageDone[i] ? null : wrappedGroup(c.pid, via.reader)),
+    );
   }
 
   /** An output stream passed the cap: the run is stopped there (once). */
@@ -280,6 +415,7 @@ function resultOf(
     durationMs: Math.round(performance.now() - started),
     timedOut: p.timedOut,
     truncated,
+    stopSignals: [...p.stopSignals],
     stdoutBytes: out.stdout.total,
     stderrBytes: out.stderrs.reduce((n, s) => n + s.total, 0),
   };
@@ -295,13 +431,12 @@ export async function spawnPipeline(
 ): Promise<SpawnResult> {
   check(request);
   const started = performance.now();
-  const p = new Pipeline(await spawnStages(request));
+  const p = new Pipeline(await spawnStages(request), request.wrapperGroup);
   const timer = setTimeout(() => {
     p.timedOut = true;
     p.stop();
   }, request.timeoutMs);
-  const stop = () => p.stop();
-  running.add(stop);
+  running.add(p);
 
   const plumbing = wirePipes(p, request.stdin);
   const output = collectOutput(
@@ -310,7 +445,7 @@ export async function spawnPipeline(
     streamer(request.streamBytes ?? 0, onChunk),
   );
   const statuses = await Promise.all(p.children.map((c) => c.status));
-  running.delete(stop);
+  running.delete(p);
   const out = await drain(p, plumbing, output);
   clearTimeout(timer);
   return resultOf(p, request.maxOutputBytes, statuses, out, started);

@@ -1,0 +1,162 @@
+/**
+ * Ctrl-C on a running command, in the real program through a pseudo-terminal (the way
+ * test/interactive_pty_test.ts drives it, with test/support/pty_drive.py): the person approves a
+ * `run` of a command that ignores SIGINT, presses Ctrl-C while it runs, and the command gets
+ * SIGINT and then SIGTERM — confined by bwrap and not — while the session goes on to the next
+ * prompt. The command writes down the signals it got, so their order is what is asserted.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { MAIN_TS, mainFlags } from "./support/flags.ts";
+import { leftRunning, logLines, STAGE_SCRIPT } from "./support/signal_log.ts";
+import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
+import { sandboxStatus } from "../src/policy/sandbox.ts";
+import { settingsFrom } from "../src/state/settings.ts";
+
+const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
+const UP = "\u001b[A";
+const ENTER = "\r";
+const CTRL_C = "\u0003";
+
+interface Step {
+  expect?: string;
+  send?: string;
+  timeout?: number;
+}
+
+/** Runs the real main.ts in a pseudo-terminal through the steps; the screen without ANSI. */
+async function drive(steps: Step[], args: string[]): Promise<{ screen: string; ok: boolean }> {
+  const dir = await Deno.makeTempDir({ prefix: "bb-stop-pty-" });
+  try {
+    const stepsFile = join(dir, "steps.json");
+    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
+    const out = await new Deno.Command("python3", {
+      args: [PTY, stepsFile, "--", Deno.execPath(), "run", ...mainFlags(), MAIN_TS, ...args],
+      env: { TERM: "xterm-256color", NO_COLOR: "1", SHELL: "/bin/sh" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    return { screen: text(out.stdout) + text(out.stderr), ok: out.code === 0 };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The tool results the planner got, from the session's transcript. */
+async function toolResults(state: string): Promise<string[]> {
+  const results: string[] = [];
+  const sessions = join(state, "workspaces");
+  for await (const w of Deno.readDir(sessions)) {
+    for await (const s of Deno.readDir(join(sessions, w.name, "sessions"))) {
+      const file = join(sessions, w.name, "sessions", s.name, "transcript.jsonl");
+      for (const line of (await Deno.readTextFile(file)).trim().split("\n")) {
+        const entry = JSON.parse(line);
+        if (entry.message?.role === "tool") results.push(entry.message.content as string);
+      }
+    }
+  }
+  return results;
+}
+
+const confinement = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
+
+/**
+ * A session whose planner asks to run the stage script in `mode`; the person approves it once,
+ * then `stopping` are the steps from its "traps set" line on. Returns the screen, the signals the
+ * command logged and the run's result as the planner got it.
+ */
+async function stopInSession(
+  sandbox: "bwrap" | "none",
+  mode: "term" | "none",
+  stopping: Step[],
+): Promise<{ screen: string; log: string[]; ran: string }> {
+  const marker = `bb-stop-pty-${crypto.randomUUID()}`;
+  const replies: MockReply[] = [
+    {
+      tool_calls: [{
+        name: "run",
+        arguments: { pipeline: [{ program: "sh", args: ["stage.sh", "log", mode, marker] }] },
+      }],
+    },
+    { text: "It was stopped." },
+  ];
+  const mock = await startMockModel({ script: { replies } });
+  const root = await Deno.makeTempDir({ prefix: "bb-stop-pty-session-" });
+  const ws = join(root, "myrepo");
+  const state = join(root, "state");
+  const config = join(root, "config.json");
+  try {
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(join(ws, "stage.sh"), STAGE_SCRIPT);
+    await Deno.writeTextFile(config, JSON.stringify({ run: { sandbox } }));
+    const r = await drive([
+      { expect: "Trust:", send: UP + ENTER },
+      { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + ENTER },
+      // The digit moves the highlight to the first choice, "Run once", whatever follows it.
+      { expect: "Run it\\?", send: "1" },
+      { expect: "❯ Run once", send: ENTER },
+      // Its output, shown as it comes, says its traps are set: from here, the person stops it.
+      { expect: `traps set \\(${mode}\\)`, timeout: 60 },
+      ...stopping,
+      { expect: "stopped by the person", timeout: 60 },
+      // The session goes on: the next prompt.
+      { expect: "›", send: "/exit" + ENTER, timeout: 60 },
+    ], [
+      "-w",
+      ws,
+      "--state-dir",
+      state,
+      "--config",
+      config,
+      "--endpoint",
+      mock.url,
+      "--model",
+      "mock",
+    ]);
+    assert.ok(r.ok, r.screen.slice(-3000));
+    assert.match(r.screen, /session kept: bravebot --resume/);
+    const ran = (await toolResults(state)).find((c) => c.startsWith("ran")) ?? "";
+    assert.equal(ran.includes("[confined]"), sandbox === "bwrap", ran);
+    if (Deno.env.get("BB_SHOW_SCREEN")) console.log(r.screen);
+    assert.equal(await leftRunning(marker), "", "nothing the command started is left running");
+    return { screen: r.screen, log: await logLines(join(ws, "log")), ran };
+  } finally {
+    await mock.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+for (const sandbox of ["none", "bwrap"] as const) {
+  const where = sandbox === "bwrap" ? "confined" : "unconfined";
+  const ignore = sandbox === "bwrap" && !confinement.inUse;
+
+  Deno.test({
+    name: `run stop (pty, ${where}): Ctrl-C sends SIGINT, then SIGTERM, and the session goes on`,
+    ignore,
+    sanitizeResources: false,
+    async fn() {
+      const r = await stopInSession(sandbox, "term", [{ send: CTRL_C }]);
+      // The command saw SIGINT, went on, and ended on SIGTERM: not killed at once.
+      assert.deepEqual(r.log, ["INT", "TERM"]);
+      const stopLine = "stopped by the person: ended on SIGTERM after it ignored SIGINT";
+      assert.ok(r.screen.includes(stopLine), r.screen.slice(-3000));
+      assert.ok(r.ran.includes(stopLine), `the planner was told, in our words: ${r.ran}`);
+    },
+  });
+
+  Deno.test({
+    name: `run stop (pty, ${where}): Ctrl-C again kills a command that ignores SIGINT`,
+    ignore,
+    sanitizeResources: false,
+    async fn() {
+      const r = await stopInSession(sandbox, "none", [
+        { send: CTRL_C },
+        { expect: "\\(stopping…\\)", send: CTRL_C },
+      ]);
+      // SIGINT came first (its trap may not have run before the SIGKILL); SIGKILL at the end.
+      assert.ok(r.log.length === 0 || r.log[0] === "INT", r.log.join(","));
+      assert.match(r.ran, /^stopped by the person: killed with SIGKILL after it ignored SIGINT/m);
+    },
+  });
+}
