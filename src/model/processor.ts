@@ -6,6 +6,9 @@
 import type { ChatMessage, ModelClient } from "./types.ts";
 import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
 
+/** How long the processor's server is given to say what context it serves. */
+const SERVED_ASK_MS = 10_000;
+
 const PROCESSOR_SYSTEM =
   `You transform documents. Follow the instruction using only the documents given. ` +
   `Reply with an optional short remark for the person, then a line that is exactly ` +
@@ -31,6 +34,32 @@ export class ModelProcessor {
 
   get endpoint(): string {
     return this.client.endpoint;
+  }
+
+  #served: Promise<number | null> | null = null;
+
+  /**
+   * What the processor's server serves, asked once per session and bounded: a server that does
+   * not answer costs one wait of {@link SERVED_ASK_MS}, then the config's window is used.
+   */
+  servedTokens(signal?: AbortSignal): Promise<number | null> {
+    const client = this.client;
+    if (!client.servedContext) return Promise.resolve(null);
+    this.#served ??= (async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<null>((r) => timer = setTimeout(() => r(null), SERVED_ASK_MS));
+      try {
+        const served = await Promise.race([client.servedContext!().catch(() => null), bound]);
+        return served?.tokens ?? null;
+      } finally {
+        clearTimeout(timer);
+      }
+    })();
+    if (!signal) return this.#served;
+    return Promise.race([
+      this.#served,
+      new Promise<null>((r) => signal.addEventListener("abort", () => r(null), { once: true })),
+    ]);
   }
 
   async complete(

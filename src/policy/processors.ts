@@ -12,6 +12,7 @@ import { refName, type RefRecord } from "./refs.ts";
 import { decodeText, readFileRef } from "./reads.ts";
 import type { EndpointSettings, Settings } from "../state/settings.ts";
 import type { ProcessorPort } from "./ports/other.ts";
+import { effectiveWindow } from "../util/window.ts";
 import { sha256 } from "../util/hash.ts";
 import { splitProcessorReply } from "../util/processor_reply.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -267,7 +268,9 @@ export async function runProcessor(
   settings: Pick<Settings, "processor" | "contextWindow">,
   signal?: AbortSignal,
 ): Promise<ProcessorOutcome> {
-  const maxBytes = Math.floor(settings.contextWindow * 3 * 0.6);
+  const served = processor.servedTokens ? await processor.servedTokens(signal) : null;
+  const window = effectiveWindow(settings.contextWindow, served).tokens;
+  const maxBytes = Math.floor(window * 3 * 0.6);
   const inputs = await processorInputs(policy, request.reads, request.about, maxBytes);
   if (!inputs.ok) return { kind: "refused", error: inputs.error };
   const egress = await approvePrivateEgress(

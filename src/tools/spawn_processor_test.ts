@@ -340,3 +340,31 @@ Deno.test("the instruction carries the planner context's label: private, it is a
     assert.equal(fx.scripted!.asked.length, 2);
   });
 });
+
+Deno.test("the documents are sized to the processor's served window when it is smaller than the config's", async () => {
+  const big = `${"x".repeat(2_000)}\n`;
+  await withPolicy({ files: { "vendor/big.txt": big } }, async (fx) => {
+    await quarantine(fx, "vendor/big.txt");
+    // 1,000 tokens served: about 1,800 bytes of documents, less than the file.
+    class Small extends FakeProcessor {
+      servedTokens(): Promise<number | null> {
+        return Promise.resolve(1_000);
+      }
+    }
+    const small = new Small(["=== document ===\nnever\n"]);
+    const refused = await run(fx.ctx, small, { reads: ["ref:0"], instruction: "summarise" });
+    assert.equal(refused.isError, true);
+    assert.match(refused.content, /more than the 1800 accepted here/);
+    assert.equal(small.calls.length, 0);
+    // A server that does not say leaves the config's window: the same file goes through.
+    class Silent extends FakeProcessor {
+      servedTokens(): Promise<number | null> {
+        return Promise.resolve(null);
+      }
+    }
+    const silent = new Silent(["=== document ===\nsummary\n"]);
+    const done = await run(fx.ctx, silent, { reads: ["ref:0"], instruction: "summarise" });
+    assert.equal(done.isError, false, done.content);
+    assert.equal(silent.calls[0].documents[0].text, big);
+  });
+});

@@ -28,6 +28,11 @@ export interface ProcessorPort {
     documents: { name: string; text: string }[],
     signal?: AbortSignal,
   ): Promise<string>;
+  /**
+   * The tokens the processor's server serves its model with (issue 14), or null when it did not
+   * say; the documents are sized to the smaller of this and the config's window.
+   */
+  servedTokens?(signal?: AbortSignal): Promise<number | null>;
 }
 
 export interface OtherPort {

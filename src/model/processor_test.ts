@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { ModelProcessor } from "./processor.ts";
+import type { CompleteRequest, ModelClient, ModelReply } from "./types.ts";
+import type { ServedContext } from "./served_context.ts";
+
+function client(served: () => Promise<ServedContext>): ModelClient & { asked: number } {
+  const c = {
+    endpoint: "http://127.0.0.1:1/v1",
+    model: "m",
+    asked: 0,
+    complete(_: CompleteRequest): Promise<ModelReply> {
+      return Promise.resolve({ text: "", toolCalls: [], finishReason: "stop", problems: [] });
+    },
+    servedContext(): Promise<ServedContext> {
+      c.asked++;
+      return served();
+    },
+  };
+  return c;
+}
+
+const OLLAMA: ServedContext = {
+  server: "ollama",
+  tokens: 4_096,
+  source: "/api/ps",
+  trained: 40_960,
+  provisional: false,
+  servedName: "qwen3:latest",
+  anyName: false,
+};
+
+Deno.test("processor: the served window is asked once per session", async () => {
+  const c = client(() => Promise.resolve(OLLAMA));
+  const p = new ModelProcessor(c);
+  assert.equal(await p.servedTokens(), 4_096);
+  assert.equal(await p.servedTokens(), 4_096);
+  assert.equal(c.asked, 1);
+});
+
+Deno.test("processor: a server that cannot be asked leaves the config's window (null)", async () => {
+  const p = new ModelProcessor(client(() => Promise.reject(new Error("refused"))));
+  assert.equal(await p.servedTokens(), null);
+});
+
+Deno.test("processor: a stopped call does not wait for the server's answer", async () => {
+  const stop = new AbortController();
+  const p = new ModelProcessor(client(() => new Promise(() => {})));
+  const asked = p.servedTokens(stop.signal);
+  stop.abort();
+  assert.equal(await asked, null);
+});
