@@ -16,6 +16,7 @@ import { EffectWorker, kernelWallStatus } from "../../worker/client.ts";
 import { sandboxStatus } from "../../policy/sandbox.ts";
 import { messageOf } from "../../util/result.ts";
 import { escapeForScreen } from "../../util/escape.ts";
+import { plural } from "../../util/plural.ts";
 import {
   boundedHttp,
   contextFix,
@@ -25,7 +26,7 @@ import {
   type ServerKind,
   serverName,
 } from "../../model/served_context.ts";
-import { effectiveWindow } from "../../driver/context_window.ts";
+import { effectiveWindow } from "../../util/window.ts";
 import { findTextCalls } from "../../driver/text_calls.ts";
 
 export interface Check {
@@ -456,7 +457,7 @@ export async function doctorCommand(options: GlobalOptions): Promise<number> {
   print(
     failed.length === 0
       ? "all essential checks passed"
-      : `${failed.length} essential check(s) failed`,
+      : `${plural(failed.length, "essential check")} failed`,
   );
   return failed.length === 0 ? EXIT.ok : EXIT.failure;
 }
