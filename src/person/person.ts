@@ -85,7 +85,9 @@ export type Answer =
 export type FirstUseAnswer =
   | { choice: "workspace" }
   | { choice: "nothing" }
-  | { choice: "custom"; trusted: string[]; untrusted: string[] };
+  | { choice: "custom"; trusted: string[]; untrusted: string[] }
+  /** The person left the question (Ctrl-C, Esc): nothing is stored, it is asked again. */
+  | { choice: "unanswered" };
 
 export interface Person {
   /** False when nobody can be asked (one-shot): the policy layer then declines, never guesses. */

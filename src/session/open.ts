@@ -60,8 +60,16 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   const loaded = await loadTrustMap(state.trustFile, workspace.root);
   if (loaded.problem) problems.push(loaded.problem);
   let trust = loaded.map;
-  if (trust.firstUse === null && options.person.interactive) {
-    const answer = await options.person.firstUse(workspace.root);
+  const answer = trust.firstUse === null && options.person.interactive
+    ? await options.person.firstUse(workspace.root)
+    : null;
+  if (answer === null || answer.choice === "unanswered") {
+    if (answer) {
+      problems.push(
+        "the trust question was left unanswered: nothing is trusted this time, and it is asked again",
+      );
+    }
+  } else {
     const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
       map.applyFirstUse(answer.choice);
       if (answer.choice !== "custom") return;
