@@ -10,7 +10,6 @@ import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
 
 const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
 const UP = "\u001b[A";
-const DOWN = "\u001b[B";
 const ENTER = "\r";
 
 interface Step {

@@ -85,8 +85,11 @@ export class Screen {
   #listeners = new Set<() => void>();
   #version = 0;
 
-  constructor(history: readonly string[] = []) {
+  readonly #now: () => number;
+
+  constructor(history: readonly string[] = [], now: () => number = Date.now) {
     this.editor = emptyEditor(history);
+    this.#now = now;
   }
 
   subscribe = (listener: () => void): () => void => {
@@ -118,7 +121,7 @@ export class Screen {
   ask(q: Question): void {
     this.question = q;
     this.questionNote = "";
-    this.#armedAt = Date.now() + ARM_MS;
+    this.#armedAt = this.#now() + ARM_MS;
     this.changed();
   }
 
@@ -132,7 +135,7 @@ export class Screen {
   paste(text: string): void {
     const q = this.question;
     if (q) {
-      if (q.kind === "text" && Date.now() >= this.#armedAt) {
+      if (q.kind === "text" && this.#now() >= this.#armedAt) {
         q.text += text.replace(/[\r\n]+/g, " ");
       } else {
         this.questionNote = "(a paste does not answer a question: it was ignored; press a key)";
@@ -146,7 +149,7 @@ export class Screen {
 
   key(k: KeyPress): void {
     if (this.question) {
-      if (Date.now() < this.#armedAt) {
+      if (this.#now() < this.#armedAt) {
         this.questionNote =
           "(keys typed before this question appeared were ignored: answer it now)";
         this.changed();
