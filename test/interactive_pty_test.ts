@@ -279,6 +279,7 @@ Deno.test({
           { text: "again" },
           { text: "slow answer", fault: { delay_ms: 1500 } },
           { text: "queued answer" },
+          { text: "from other" },
         ],
       },
     });
@@ -293,7 +294,14 @@ Deno.test({
         { expect: "again[\\s\\S]*›", send: "slow please" + ENTER },
         { expect: "waiting for the model", send: "typed ahead" + ENTER },
         { expect: "queued: typed ahead" },
-        { expect: "slow answer[\\s\\S]*queued answer[\\s\\S]*›", send: "/exit" + ENTER },
+        { expect: "slow answer[\\s\\S]*queued answer[\\s\\S]*›", send: "/model other" + ENTER },
+        { expect: "the planner model is now other", send: "hi" + ENTER },
+        {
+          expect: "from other[\\s\\S]*other · \\(T,priv\\) · ~\\d+ tokens",
+          send: "/status" + ENTER,
+        },
+        { expect: "model:\\s+other[\\s\\S]*walls:", send: "/context" + ENTER },
+        { expect: "tool schemas\\s+~\\s*\\d+", send: "/exit" + ENTER },
       ], [
         "-w",
         ws,
@@ -311,7 +319,17 @@ Deno.test({
       });
       assert.ok(r.ok, r.screen.slice(-3000));
       const three = "line one\nline two\nline three";
-      assert.deepEqual(await userMessages(state), [three, three, "slow please", "typed ahead"]);
+      assert.deepEqual(await userMessages(state), [
+        three,
+        three,
+        "slow please",
+        "typed ahead",
+        "hi",
+      ]);
+      const models = mock.requests.filter((q) => q.kind === "planner").map((q) =>
+        (q.body as { model: string }).model
+      );
+      assert.deepEqual(models, ["mock", "mock", "mock", "mock", "other"]);
       // The planner got each as one user message (the paste was not sent line by line).
       const planner = mock.requests.filter((q) => q.kind === "planner");
       const body = planner[0].body as { messages: { role: string; content: string }[] };
@@ -323,7 +341,16 @@ Deno.test({
       for await (const w of Deno.readDir(join(state, "workspaces"))) {
         history = await Deno.readTextFile(join(state, "workspaces", w.name, "history.json"));
       }
-      assert.deepEqual(JSON.parse(history).entries, [three, "slow please", "typed ahead", "/exit"]);
+      assert.deepEqual(JSON.parse(history).entries, [
+        three,
+        "slow please",
+        "typed ahead",
+        "/model other",
+        "hi",
+        "/status",
+        "/context",
+        "/exit",
+      ]);
     } finally {
       await mock.stop();
       await Deno.remove(root, { recursive: true });

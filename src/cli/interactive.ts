@@ -24,6 +24,7 @@ import { messageOf } from "../util/result.ts";
 import { AnswerStore } from "../state/answers.ts";
 import type { Settings } from "../state/settings.ts";
 import { sessionConfinement } from "../policy/runs.ts";
+import { estimateTokens } from "../driver/context_window.ts";
 import { appendHistory, historyFile, loadHistory } from "../state/history.ts";
 import { renderMarkdown, splitStable } from "../person/markdown.ts";
 
@@ -187,7 +188,7 @@ export async function interactiveSession(
       policy.contextLabel,
       runtime.driver.contextFill,
     );
-    screen.status = statusLine(runtime, g.settings.planner.model ?? "");
+    screen.status = statusLine(runtime, g.settings.contextWindow);
     screen.changed();
   };
 
@@ -466,6 +467,21 @@ export async function interactiveSession(
           case "status":
             say(await statusReport(runtime, g.settings, sessionId));
             return;
+          case "model": {
+            const name = args.join(" ").trim();
+            if (name === "") {
+              print(`the planner model is ${escapeForScreen(runtime.driver.plannerModel)}`);
+              return;
+            }
+            const failed = runtime.usePlannerModel(name);
+            if (failed) print(pc.red(escapeForScreen(failed)));
+            else print(`the planner model is now ${escapeForScreen(name)} (for the next turns)`);
+            refreshPrompt();
+            return;
+          }
+          case "context":
+            say(contextReport(runtime, g.settings.contextWindow));
+            return;
           default:
             print(`unknown command /${escapeForScreen(command ?? "")}; /help lists them`);
         }
@@ -524,15 +540,39 @@ export async function interactiveSession(
 }
 
 /** The line under the input: model, the context's label, tokens used and the window's fill. */
-export function statusLine(runtime: Runtime, model: string): string {
+export function statusLine(runtime: Runtime, window: number): string {
   const l = runtime.session.policy.contextLabel;
   const fill = runtime.driver.contextFill;
   const shown = formatLabel(l);
   return [
-    escapeForScreen(model),
+    escapeForScreen(runtime.driver.plannerModel),
     l.integrity === "T" ? pc.green(shown) : pc.red(shown),
-    ...(fill === null ? [] : [`context ${Math.round(fill * 100)}% full`]),
+    ...(fill === null
+      ? []
+      : [`~${Math.round(fill * window)} tokens`, `context ${Math.round(fill * 100)}% full`]),
   ].join(" · ");
+}
+
+/** `/context`: what fills the window, estimated as the driver estimates a request. */
+export function contextReport(runtime: Runtime, window: number): string[] {
+  const messages = runtime.driver.messages;
+  const system = runtime.driver.lastSystemPrompt;
+  const parts: [string, number][] = [
+    [
+      "system prompt",
+      system === null ? 0 : estimateTokens([{ role: "system", content: system }]),
+    ],
+    ["tool schemas", estimateTokens([], runtime.driver.toolSpecs)],
+    ["conversation", estimateTokens(messages.filter((m) => m.role !== "tool"))],
+    ["tool results", estimateTokens(messages.filter((m) => m.role === "tool"))],
+  ];
+  const total = parts.reduce((n, [, t]) => n + t, 0);
+  const pct = (t: number) => `${Math.round((t / window) * 100)}%`;
+  return [
+    `context window: ${window} tokens; about ${total} used (${pct(total)})`,
+    ...parts.map(([name, t]) => `  ${name.padEnd(14)} ~${String(t).padStart(7)}  ${pct(t)}`),
+    ...(system === null ? ["  (the system prompt is counted once a request was made)"] : []),
+  ];
 }
 
 async function statusReport(
@@ -543,7 +583,7 @@ async function statusReport(
   const fill = runtime.driver.contextFill;
   const confinement = await sessionConfinement(runtime.session.policy, settings);
   return [
-    `model:      ${escapeForScreen(settings.planner.model ?? "")}`,
+    `model:      ${escapeForScreen(runtime.driver.plannerModel)}`,
     `endpoint:   ${escapeForScreen(settings.planner.url)}`,
     `session:    ${sessionId}`,
     `context:    ${formatLabel(runtime.session.policy.contextLabel)}`,
