@@ -8,6 +8,7 @@
 import { showToPerson } from "../policy/show.ts";
 import process from "node:process";
 import { basename } from "node:path";
+import { type EarlyPrompt, paintEarlyPrompt } from "./early_prompt.ts";
 import pc from "picocolors";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
@@ -27,6 +28,10 @@ import { sessionConfinement } from "../policy/runs.ts";
 import { estimateTokens } from "../driver/context_window.ts";
 import { appendHistory, historyFile, loadHistory } from "../state/history.ts";
 import { renderMarkdown, splitStable } from "../person/markdown.ts";
+import { Screen } from "../person/ink/screen.ts";
+import { InkPerson } from "../person/ink/person.ts";
+import { screenWidth } from "../person/ink/size.ts";
+import type { Mounted } from "../person/ink/mod.ts";
 
 export const HELP = [
   "Type a message for the planner, or:",
@@ -91,6 +96,7 @@ export const COMMANDS = [
 export async function interactiveSession(
   options: GlobalOptions,
   firstPrompt: string,
+  earlyPrompt: EarlyPrompt | null = null,
 ): Promise<number> {
   if (!Deno.stdin.isTerminal() || !Deno.stdout.isTerminal()) {
     const which = !Deno.stdin.isTerminal() ? "standard input" : "standard output";
@@ -108,21 +114,39 @@ export async function interactiveSession(
       "--output-format, --approvals and --trust-stdin are for one-shot mode (-p); a session asks you instead",
     );
   }
-  const g = await resolveGlobals(options);
-  if (!g.settings.planner.model) {
-    throw new UsageError(
-      `no planner model: pass --model NAME or set "model" in the config (${g.configPath})`,
-    );
+  const early = earlyPrompt ?? paintEarlyPrompt(options.workspace);
+  const erase = () => early.erase();
+  // The screen (Ink and React) is loaded only for a session, from here on, in parallel.
+  const loadingUi = import("../person/ink/mod.ts");
+  loadingUi.catch(() => {});
+  let g: Awaited<ReturnType<typeof resolveGlobals>>;
+  let resume: string | undefined;
+  try {
+    g = await resolveGlobals(options);
+    if (!g.settings.planner.model) {
+      throw new UsageError(
+        `no planner model: pass --model NAME or set "model" in the config (${g.configPath})`,
+      );
+    }
+    resume = await chooseSession(g.workspaceDir, g.stateDir, options);
+  } catch (e) {
+    erase();
+    throw e;
   }
-  const resume = await chooseSession(g.workspaceDir, g.stateDir, options);
 
-  // The screen (Ink and React) is loaded here, only for a session.
-  const ui = await import("../person/ink/mod.ts");
-  const screen = new ui.Screen();
+  const screen = new Screen();
   screen.commands = COMMANDS;
-  const mounted = ui.mount(screen);
+  screen.promptLabel = early.text;
+  // Until the session is open, what is submitted waits (shown as queued).
+  screen.busy = true;
+  screen.activity = "opening the session…";
+  // Ink loads while the session opens; a question asked before it is drawn waits on the Screen.
+  const mounting = loadingUi.then((ui) => ui.mount(screen, erase));
+  mounting.catch(() => erase());
+  let mounted: Mounted | null = null;
+  void mounting.then((m) => mounted = m, () => {});
   const print = (text: string) => screen.print(text);
-  const person = new ui.InkPerson(screen, { width: ui.screenWidth });
+  const person = new InkPerson(screen, { width: screenWidth });
 
   let turn: AbortController | null = null;
   let runtime: Runtime | undefined;
@@ -152,7 +176,7 @@ export async function interactiveSession(
       stopTurn();
       post(null);
     },
-    onClearScreen: () => mounted.clear(),
+    onClearScreen: () => mounted?.clear(),
   };
 
   const state: ScreenState = { streamed: "", streamedAny: false, lastTodos: "[]" };
@@ -169,7 +193,7 @@ export async function interactiveSession(
     screen.activity = on ? "waiting for the model…" : "";
     screen.changed();
   };
-  const width = () => ui.screenWidth();
+  const width = () => screenWidth();
   /** Prints streamed text that will not change any more; keeps the rest live. */
   const flushStream = (all: boolean) => {
     const { stable, rest } = all
@@ -321,12 +345,15 @@ export async function interactiveSession(
       if (e instanceof RuntimeError) throw new UsageError(e.message);
       throw e;
     }
+    await mounting;
+    screen.busy = false;
+    screen.activity = "";
     return await session(runtime);
   } finally {
     process.off("SIGINT", onSigint);
     clearInterval(ticker);
     runtime?.close();
-    await mounted.stop();
+    await (await mounting.catch(() => null))?.stop();
   }
 
   async function session(runtime: Runtime): Promise<number> {

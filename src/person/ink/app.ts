@@ -72,6 +72,8 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
   React.useSyncExternalStore(screen.subscribe, screen.version);
   useInput((input, key) => screen.key(toKey(input, key)));
   usePaste((text) => screen.paste(text));
+  // After each render: a question drawn starts its short time of taking no keys from now.
+  React.useEffect(() => screen.questionDrawn());
   const e = screen.editor;
   const parts: React.ReactNode[] = [
     h(Static, {

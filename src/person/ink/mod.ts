@@ -1,6 +1,7 @@
 /**
  * The session screen's entry point, imported (dynamically) only by an interactive session, so
- * one-shot runs, `--version` and the subcommands never load Ink or React.
+ * one-shot runs, `--version` and the subcommands never load Ink or React. The Screen and the
+ * Person (screen.ts, person.ts) do not need Ink: a session starts with them while Ink loads.
  */
 import process from "node:process";
 import React from "react";
@@ -8,27 +9,7 @@ import { render } from "ink";
 import { App } from "./app.ts";
 import type { Screen } from "./screen.ts";
 
-export { Screen } from "./screen.ts";
-export { InkPerson } from "./person.ts";
-
-/**
- * The terminal's size as the kernel reports it (an ioctl, no program run), 80×24 when it
- * reports none. Ink asks `stdout.columns`/`rows` and, when either is 0, falls back to a
- * lookup that may run `tput` or `resize` from the main thread: giving the stream a size
- * that is never 0 means that fallback is never reached (docs/decisions.md).
- */
-function terminalSize(): { columns: number; rows: number } {
-  try {
-    const { columns, rows } = Deno.consoleSize();
-    return { columns: columns > 0 ? columns : 80, rows: rows > 0 ? rows : 24 };
-  } catch {
-    return { columns: 80, rows: 24 };
-  }
-}
-
-export function screenWidth(): number {
-  return terminalSize().columns;
-}
+import { terminalSize } from "./size.ts";
 
 export interface Mounted {
   /** Clears the screen and draws the live part again (Ctrl+L). */
@@ -37,10 +18,12 @@ export interface Mounted {
   stop(): Promise<void>;
 }
 
-export function mount(screen: Screen): Mounted {
+/** Draws the screen; `erase` first removes the plain prompt painted before Ink was loaded. */
+export function mount(screen: Screen, erase: () => void = () => {}): Mounted {
   const out = process.stdout as unknown as Record<string, unknown>;
   Object.defineProperty(out, "columns", { configurable: true, get: () => terminalSize().columns });
   Object.defineProperty(out, "rows", { configurable: true, get: () => terminalSize().rows });
+  erase();
   const instance = render(React.createElement(App, { screen }), {
     exitOnCtrlC: false,
     patchConsole: true,

@@ -25,10 +25,14 @@ function setup() {
   /** A key, once the question asked after the last answer (a promise away) is up. */
   const press = async (k: KeyPress | string) => {
     await new Promise((r) => setTimeout(r, 0));
+    screen.questionDrawn();
     now += ARM_MS + 1;
     screen.key(typeof k === "string" ? { input: k } : k);
   };
-  const later = () => now += ARM_MS + 1;
+  const later = () => {
+    screen.questionDrawn();
+    now += ARM_MS + 1;
+  };
   const shown = () => screen.items.map((i) => i.text).join("\n");
   return { screen, person, press, later, shown, stops: () => stops };
 }
@@ -55,7 +59,10 @@ Deno.test("ink person: one key approves a write; keys typed before it appeared a
   const t = setup();
   const answer = t.person.approveWrite(write);
   t.screen.key({ input: "y" });
-  assert.ok(t.screen.question, "a key typed before the question appeared answered it");
+  assert.ok(t.screen.question, "a key typed before the question was drawn answered it");
+  t.screen.questionDrawn();
+  t.screen.key({ input: "y" });
+  assert.ok(t.screen.question, "a key right after the question was drawn answered it");
   assert.match(t.screen.questionNote, /typed before this question appeared/);
   t.later();
   await t.press("y");

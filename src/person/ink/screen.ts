@@ -5,8 +5,9 @@
  * of messages typed ahead, a status line, and at most one question (an approval) at a time.
  *
  * Keys reach either the question or the input box, never both. A question takes no key until it
- * has been on screen for {@link ARM_MS}: keys that arrive sooner were typed before it appeared,
- * and are dropped with a note. A paste never answers a question.
+ * has been drawn (the component calls {@link Screen.questionDrawn}) and on screen for
+ * {@link ARM_MS}: keys that arrive sooner were typed before it appeared, and are dropped with a
+ * note. A paste never answers a question.
  */
 import { applyKey, type EditorState, emptyEditor, type KeyPress, paste } from "./editor.ts";
 
@@ -121,8 +122,13 @@ export class Screen {
   ask(q: Question): void {
     this.question = q;
     this.questionNote = "";
-    this.#armedAt = this.#now() + ARM_MS;
+    this.#armedAt = Infinity;
     this.changed();
+  }
+
+  /** The question is on the terminal now: it takes keys from {@link ARM_MS} on. */
+  questionDrawn(): void {
+    if (this.question && this.#armedAt === Infinity) this.#armedAt = this.#now() + ARM_MS;
   }
 
   #close(): void {
