@@ -16,6 +16,7 @@ interface Step {
   expect?: string;
   send?: string;
   timeout?: number;
+  pause?: number;
 }
 
 async function drive(
@@ -455,6 +456,49 @@ Deno.test({
       assert.ok(!r.raw.includes("\u001b]52;"), "an OSC 52 sequence reached the terminal");
       assert.ok(r.raw.includes("⟦U+202E⟧"), "the bidi override is not shown as a marker");
       assert.ok(r.raw.includes("⟦U+001B⟧]52;"), "the OSC sequence is not shown as a marker");
+    } finally {
+      await mock.stop();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "interactive (pty): a message typed at the plain first prompt, before the screen, is sent",
+  sanitizeResources: false,
+  async fn() {
+    const mock = await startMockModel({ script: { replies: [{ text: "early reply" }] } });
+    const { root, ws, state, config } = await sessionRoot("bb-pty-early-");
+    try {
+      const args = [
+        "-w",
+        ws,
+        "--state-dir",
+        state,
+        "--config",
+        config,
+        "--endpoint",
+        mock.url,
+        "--model",
+        "mock",
+      ];
+      const env = { TERM: "xterm-256color", NO_COLOR: "1" };
+      const first = await drive(
+        [{ expect: "Trust:", send: "n" }, { expect: "\\(T,pub\\) ›", send: "/exit" + ENTER }],
+        args,
+        env,
+      );
+      assert.ok(first.ok, first.screen.slice(-2000));
+      const r = await drive(
+        [
+          { expect: "bravebot myrepo ›", send: "early bird" + ENTER, pause: 0 },
+          { expect: "early reply[\\s\\S]*\\(T,priv\\) ›", send: "/exit" + ENTER },
+        ],
+        [...args, "--continue"],
+        env,
+      );
+      assert.ok(r.ok, r.screen.slice(-2000));
+      assert.deepEqual(await userMessages(state), ["early bird"]);
     } finally {
       await mock.stop();
       await Deno.remove(root, { recursive: true });

@@ -248,12 +248,14 @@ export function applyKey(
 }
 
 /**
- * Typed text. Several characters in one read are fast typing, or a paste from a terminal that
- * does not bracket pastes: a single trailing Enter submits; text over several lines is inserted
- * whole (a paste is never sent line by line).
+ * Typed text. Several characters in one read are fast typing, keys typed before the screen was
+ * up, or a paste from a terminal that does not bracket pastes: a single trailing Enter submits;
+ * text over several lines is inserted whole (a paste is never sent line by line).
  */
 function typed(s: EditorState, input: string): [EditorState, EditorAction] {
-  const clean = input.replace(/\r\n/g, "\r").replace(/\t/g, "    ");
+  // In a chunk, a line feed is an Enter too: keys typed before the screen took the terminal out
+  // of line mode arrive with Enter turned into a line feed (only a lone Ctrl+J is a new line).
+  const clean = input.replace(/\r\n|\n/g, "\r").replace(/\t/g, "    ");
   const body = clean.endsWith("\r") ? clean.slice(0, -1) : clean;
   if (!body.includes("\r") && !body.includes("\n")) {
     const next = insert(s, strip(body));

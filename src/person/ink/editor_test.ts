@@ -74,6 +74,9 @@ Deno.test("editor: an unbracketed multi-line chunk is inserted, not sent line by
   // Fast typing ending in one Enter submits.
   const [, typed] = keys(emptyEditor(), ["hello\r"]);
   assert.deepEqual(typed, [{ kind: "submit", text: "hello" }]);
+  // Typed before the screen was up, in line mode: Enter arrives as a line feed.
+  const [, early] = keys(emptyEditor(), ["hello\n"]);
+  assert.deepEqual(early, [{ kind: "submit", text: "hello" }]);
 });
 
 Deno.test("editor: Up and Down recall history and give the draft back", () => {
