@@ -360,7 +360,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "interactive (pty): one-key approval; a paste at an approval does not answer it",
+  name:
+    "interactive (pty): one-key approval; a paste at an approval does not answer it; a command's live output",
   sanitizeResources: false,
   async fn() {
     const mock = await startMockModel({
@@ -368,6 +369,11 @@ Deno.test({
         replies: [
           { tool_calls: [call("write_file", { path: "a.txt", contents: "one\n" })] },
           { tool_calls: [call("write_file", { path: "b.txt", contents: "two\n" })] },
+          {
+            tool_calls: [call("run", {
+              pipeline: [{ program: "sh", args: ["-c", "echo first; sleep 2; echo second"] }],
+            })],
+          },
           { text: "written" },
         ],
       },
@@ -382,6 +388,10 @@ Deno.test({
         { expect: "several keys at once do not answer", send: ENTER },
         // Enter alone refused a.txt; one key approves b.txt.
         { expect: "Write b\\.txt\\?", send: "y" },
+        { expect: "Run it\\?", send: "y" },
+        // While it runs: its output so far and the time it has taken, live.
+        { expect: "│ first[\\s\\S]*run… \\ds" },
+        { expect: "│ second" },
         { expect: "written[\\s\\S]*›", send: "/exit" + ENTER },
       ], [
         "-w",

@@ -182,17 +182,20 @@ export async function interactiveSession(
   const state: ScreenState = { streamed: "", streamedAny: false, lastTodos: "[]" };
   let answers: AnswerStore | null = null;
   const shownNotices = new Set<string>();
-  let waitingSince = 0;
-  const ticker = setInterval(() => {
-    if (waitingSince === 0) return;
-    screen.activity = `waiting for the model… ${Math.floor((Date.now() - waitingSince) / 1000)}s`;
-    screen.changed();
-  }, 1000);
-  const setWaiting = (on: boolean) => {
-    waitingSince = on ? Date.now() : 0;
-    screen.activity = on ? "waiting for the model…" : "";
+  /** What the session waits on now (the model, a tool, a command), and since when. */
+  let activity: { label: string; since: number } | null = null;
+  const showActivity = () => {
+    screen.activity = activity
+      ? `${activity.label} ${Math.floor((Date.now() - activity.since) / 1000)}s`
+      : "";
     screen.changed();
   };
+  const ticker = setInterval(() => activity && showActivity(), 1000);
+  const setActivity = (label: string | null) => {
+    activity = label === null ? null : { label, since: Date.now() };
+    showActivity();
+  };
+  const setWaiting = (on: boolean) => setActivity(on ? "waiting for the model…" : null);
   const width = () => screenWidth();
   /** Prints streamed text that will not change any more; keeps the rest live. */
   const flushStream = (all: boolean) => {
@@ -217,7 +220,10 @@ export async function interactiveSession(
   };
 
   const emit = (e: DriverEvent) => {
-    if (e.type !== "model_request") setWaiting(false);
+    // Whatever comes next ends the wait (a tool's own events keep its line until its result).
+    if (e.type !== "model_request" && e.type !== "decision" && e.type !== "notice") {
+      setActivity(null);
+    }
     switch (e.type) {
       case "model_request":
         state.streamedAny = false;
@@ -234,6 +240,7 @@ export async function interactiveSession(
         return;
       case "tool_call":
         flushStream(true);
+        setActivity(`${escapeForScreen(e.name)}…`);
         print(
           pc.dim(
             `→ ${escapeForScreen(e.name)} ${
@@ -539,7 +546,9 @@ export async function interactiveSession(
       const shellLine = parseShellLine(text);
       if (shellLine) {
         await busy(async () => {
+          setActivity(`running ${escapeForScreen(clip(text, 60))}…`);
           const ran = await runShellLine(policy, g.settings, shellLine);
+          setActivity(null);
           if (!ran.ok) {
             print(pc.red(escapeForScreen(ran.error)));
             return;

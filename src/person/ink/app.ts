@@ -86,7 +86,9 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
     parts.push(h(Text, { key: "streaming" }, screen.streaming.join("\n")));
   }
   if (screen.live.length > 0) parts.push(h(Text, { key: "live" }, screen.live.join("\n")));
-  if (screen.activity) parts.push(h(Text, { key: "activity" }, pc.dim(screen.activity)));
+  if (screen.activity && !screen.question) {
+    parts.push(h(Text, { key: "activity" }, pc.dim(screen.activity)));
+  }
   if (screen.question) {
     parts.push(h(Box, { key: "q" }, questionView(screen.question, screen.questionNote)));
   } else {

@@ -257,22 +257,17 @@ export class InkPerson implements Person {
   #decoder: TextDecoder | null = null;
   #pending = "";
   #shown: string[] = [];
-  #started = 0;
 
   /** An approved command's output as it prints: a live tail, then all of it printed for good. */
   runOutput(event: RunOutputEvent): void {
     if (event.kind === "chunk") {
-      if (this.#decoder === null) {
-        this.#decoder = new TextDecoder("utf-8", { fatal: false });
-        this.#started = Date.now();
-      }
+      this.#decoder ??= new TextDecoder("utf-8", { fatal: false });
       this.#pending += this.#decoder.decode(event.bytes, { stream: true });
       const lines = this.#pending.split("\n");
       this.#pending = lines.pop() ?? "";
       this.#shown.push(...lines.map((l) => pc.dim(`│ ${escapeForScreen(l)}`)));
-      const seconds = Math.floor((Date.now() - this.#started) / 1000);
+      // The elapsed time is on the session's activity line, under this.
       this.#s.setLive([
-        pc.dim(`running… ${seconds}s`),
         ...this.#shown.slice(-LIVE_OUTPUT_LINES),
         ...(this.#pending ? [pc.dim(`│ ${escapeForScreen(this.#pending)}`)] : []),
       ]);
