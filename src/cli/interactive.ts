@@ -553,7 +553,7 @@ export async function interactiveSession(
             print(pc.red(escapeForScreen(ran.error)));
             return;
           }
-          if (ran.value.display) print(ran.value.display);
+          if (ran.value.display) print(ran.value.display.replace(/\n$/, ""));
           for (const s of ran.value.status) print(pc.dim(escapeForScreen(s)));
           pending.push(ran.value.forPlanner);
           print(pc.dim(

@@ -82,7 +82,12 @@ export class InkPerson implements Person {
           if (v.startsWith("\u0000")) {
             this.#interrupted();
             resolve(v.slice(1));
-          } else resolve(v);
+            return;
+          }
+          // What was answered stays on the screen, under the question.
+          const chosen = choices.find((c) => c.value === v);
+          this.#line(pc.dim(`${title} ${chosen ? `${chosen.key}: ${chosen.label}` : v}`));
+          resolve(v);
         },
       });
     });

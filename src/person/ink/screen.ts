@@ -105,9 +105,9 @@ export class Screen {
     for (const l of this.#listeners) l();
   }
 
-  /** Prints finished text (lines may be many; a trailing newline is dropped). */
+  /** Prints finished text (lines may be many; a trailing newline is an empty line). */
   print(text: string): void {
-    const t = text.replace(/\n$/, "");
+    const t = text;
     // A new array each time: Ink's <Static> notices new items by the array changing.
     this.items = [...this.items, { id: nextId++, text: t }];
     this.changed();
