@@ -119,7 +119,7 @@ Deno.test("layering: the arrows refuse what they should", () => {
   assert.equal(allowed("policy/reads.ts", "worker/client.ts"), true);
   assert.equal(allowed("skills/discover.ts", "policy/ports/skills.ts"), true);
   assert.equal(allowed("skills/discover.ts", "policy/core.ts"), false);
-  assert.equal(allowed("person/terminal.ts", "policy/trust_map.ts"), true);
+  assert.equal(allowed("person/ink/person.ts", "policy/trust_map.ts"), true);
   assert.equal(allowed("person/shell_mode.ts", "policy/refs.ts"), false);
   assert.equal(allowed("cli/main.ts", "worker/client.ts"), true);
 });

@@ -6,6 +6,7 @@
  * and `--help` then load no model client, prompt library or tool (start-up time, docs/benchmarks.md).
  */
 import type { GlobalOptions } from "./global_options.ts";
+import { paintEarlyPrompt } from "./early_prompt.ts";
 
 type Handler<A extends unknown[]> = (options: GlobalOptions, ...args: A) => Promise<number>;
 
@@ -25,8 +26,18 @@ export const commandHandlers: {
         [options.print, prompt].filter((p) => p !== "").join(" "),
       )
       : commandHandlers.interactive(options, prompt),
-  interactive: async (options, prompt) =>
-    (await import("./interactive.ts")).interactiveSession(options, prompt),
+  interactive: async (options, prompt) => {
+    // Painted before the session's modules load (start-up time, docs/benchmarks.md).
+    const early = Deno.stdin.isTerminal() && Deno.stdout.isTerminal()
+      ? paintEarlyPrompt(options.workspace)
+      : null;
+    try {
+      return await (await import("./interactive.ts")).interactiveSession(options, prompt, early);
+    } catch (e) {
+      early?.erase();
+      throw e;
+    }
+  },
   vouch: async (options, action, id) =>
     (await import("./commands/vouch.ts")).vouchCommand(options, action, id),
   skills: async (options) => (await import("./commands/skills.ts")).skillsCommand(options),

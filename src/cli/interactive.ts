@@ -8,8 +8,7 @@
 import { showToPerson } from "../policy/show.ts";
 import process from "node:process";
 import { basename } from "node:path";
-import { input } from "@inquirer/prompts";
-import { createSpinner } from "nanospinner";
+import { type EarlyPrompt, paintEarlyPrompt } from "./early_prompt.ts";
 import pc from "picocolors";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
@@ -18,23 +17,22 @@ import { applyTrustChange, checkTrustCommand, describeTrust } from "./commands/t
 import { applyVouchCommand } from "./commands/vouch.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
-import { isPromptExit, type PromptContext, TerminalPerson } from "../person/terminal.ts";
 import { parseShellLine, runShellLine } from "../policy/shell.ts";
 import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { renderTodos } from "../tools/todo_write.ts";
-import { escapeForScreen, formatToolArguments, styleMarkers } from "../util/escape.ts";
+import { escapeForScreen, formatToolArguments } from "../util/escape.ts";
+import { plural } from "../util/plural.ts";
 import { messageOf } from "../util/result.ts";
 import { AnswerStore } from "../state/answers.ts";
-import { plural } from "../util/plural.ts";
-
-/**
- * Writes to the terminal through the same stream the prompts use: the prompt library puts the
- * terminal in non-blocking mode, where a direct synchronous write can fail half-way. The
- * markers of escaped text are styled here, once for every line.
- */
-function writeOut(text: string): void {
-  process.stdout.write(styleMarkers(text));
-}
+import type { Settings } from "../state/settings.ts";
+import { sessionConfinement } from "../policy/runs.ts";
+import { estimateTokens } from "../driver/context_window.ts";
+import { appendHistory, historyFile, loadHistory } from "../state/history.ts";
+import { renderMarkdown, splitStable } from "../person/markdown.ts";
+import { Screen } from "../person/ink/screen.ts";
+import { InkPerson } from "../person/ink/person.ts";
+import { screenWidth } from "../person/ink/size.ts";
+import type { Mounted } from "../person/ink/mod.ts";
 
 export const HELP = [
   "Type a message for the planner, or:",
@@ -46,9 +44,14 @@ export const HELP = [
   "  /clear          a new conversation: the context label goes back to (T,pub)",
   "  /compact        have the planner summarise the conversation so far (it frees the window)",
   "  /show ref:N     show a reference's content to you (never to the planner)",
+  "  /status         model, endpoint, session, context label and fill, workspace, walls",
+  "  /model NAME     the planner model for the next turns",
+  "  /context        what fills the context window",
   "  /help           this help",
   "  /exit           leave (the session is kept: bravebot --continue)",
-  "Ctrl-C stops the current model call or command; the session goes on.",
+  "Keys: Enter sends; Shift+Enter, Ctrl+J or \\ then Enter start a new line; Up/Down recall;",
+  "Ctrl+R searches history; Tab completes /commands; Esc interrupts the turn; Ctrl-C stops it",
+  "(and any command); Ctrl+L clears the screen; Ctrl-C twice or Ctrl-D leaves.",
   "Every write and edit is shown to you and asked; vouching is how a command stops being asked.",
 ];
 
@@ -61,11 +64,6 @@ export function promptLine(workspaceRoot: string, l: Label, fill: number | null 
   const shown = formatLabel(l);
   const full = fill === null ? "" : ` ${pc.dim(`${Math.round(fill * 100)}%`)}`;
   return `bravebot ${name} ${l.integrity === "T" ? pc.green(shown) : pc.red(shown)}${full} ›`;
-}
-
-/** Makes planner text safe for the terminal without mangling ordinary code. */
-function screenText(text: string): string {
-  return escapeForScreen(text.replace(/\t/g, "    ").replace(/\r\n/g, "\n"), true);
 }
 
 /**
@@ -87,41 +85,33 @@ function clip(text: string, max = 200): string {
   return one.length > max ? `${one.slice(0, max)}…` : one;
 }
 
-/** The spinner, driven by hand so it never installs its own Ctrl-C handler (which exits). */
-class Waiting {
-  #spinner = createSpinner("waiting for the model…", {
-    stream: process.stdout as unknown as NodeJS.WriteStream,
-  });
-  #timer: ReturnType<typeof setInterval> | undefined;
-
-  start(): void {
-    if (this.#timer !== undefined) return;
-    // A terminal that reports no width (some pseudo-terminals) would make the spinner's
-    // line count infinite: no spinner there.
-    if (!((process.stdout as { columns?: number }).columns! > 0)) return;
-    this.#spinner.spin();
-    this.#timer = setInterval(() => this.#spinner.spin(), 100);
-  }
-
-  stop(): void {
-    if (this.#timer === undefined) return;
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    this.#spinner.clear();
-    writeOut("\x1b[?25h");
-  }
-}
-
 interface ScreenState {
-  streamed: boolean;
-  /** Whether the cursor sits after streamed text that has no newline yet. */
-  midLine: boolean;
+  /** Streamed answer text not yet printed for good (its last, unfinished part). */
+  streamed: string;
+  /** Whether any text of the current reply was streamed. */
+  streamedAny: boolean;
   lastTodos: string;
 }
+
+/** The slash commands, for Tab completion (without the slash). */
+export const COMMANDS = [
+  "trust",
+  "vouch",
+  "todos",
+  "clear",
+  "compact",
+  "show",
+  "status",
+  "model",
+  "context",
+  "help",
+  "exit",
+];
 
 export async function interactiveSession(
   options: GlobalOptions,
   firstPrompt: string,
+  earlyPrompt: EarlyPrompt | null = null,
 ): Promise<number> {
   if (!Deno.stdin.isTerminal() || !Deno.stdout.isTerminal()) {
     const which = !Deno.stdin.isTerminal() ? "standard input" : "standard output";
@@ -139,74 +129,159 @@ export async function interactiveSession(
       "--output-format, --approvals and --trust-stdin are for one-shot mode (-p); a session asks you instead",
     );
   }
-  const g = await resolveGlobals(options);
-  if (!g.settings.planner.model) {
-    throw new UsageError(
-      `no planner model: pass --model NAME or set "model" in the config (${g.configPath})`,
-    );
+  const early = earlyPrompt ?? paintEarlyPrompt(options.workspace);
+  const erase = () => early.erase();
+  // The screen (Ink and React) is loaded only for a session, from here on, in parallel.
+  const loadingUi = import("../person/ink/mod.ts");
+  loadingUi.catch(() => {});
+  let g: Awaited<ReturnType<typeof resolveGlobals>>;
+  let resume: string | undefined;
+  try {
+    g = await resolveGlobals(options);
+    if (!g.settings.planner.model) {
+      throw new UsageError(
+        `no planner model: pass --model NAME or set "model" in the config (${g.configPath})`,
+      );
+    }
+    resume = await chooseSession(g.workspaceDir, g.stateDir, options);
+  } catch (e) {
+    erase();
+    throw e;
   }
-  const resume = await chooseSession(g.workspaceDir, g.stateDir, options);
+
+  const screen = new Screen();
+  screen.commands = COMMANDS;
+  screen.promptLabel = early.text;
+  // Until the session is open, what is submitted waits (shown as queued).
+  screen.busy = true;
+  screen.activity = "opening the session…";
+  // Ink loads while the session opens; a question asked before it is drawn waits on the Screen.
+  const mounting = loadingUi.then((ui) => ui.mount(screen, erase));
+  mounting.catch(() => erase());
+  let mounted: Mounted | null = null;
+  void mounting.then((m) => mounted = m, () => {});
+  const print = (text: string) => screen.print(text);
+  const person = new InkPerson(screen, { width: screenWidth });
 
   let turn: AbortController | null = null;
-  const interrupt = () => turn?.abort();
-  const person = new TerminalPerson({ write: writeOut, onInterrupt: interrupt });
-  const waiting = new Waiting();
-  const screen: ScreenState = { streamed: false, midLine: false, lastTodos: "[]" };
-  let runtime: Runtime;
+  let runtime: Runtime | undefined;
+  /** Messages submitted and not yet taken; a waiter for the next one. */
+  const inbox: (string | null)[] = [];
+  let wake: (() => void) | null = null;
+  const post = (m: string | null) => {
+    inbox.push(m);
+    wake?.();
+  };
+  const stopTurn = () => {
+    if (turn && !turn.signal.aborted) {
+      print(pc.yellow("(stopping…)"));
+      turn.abort();
+    }
+    // Commands lead their own process groups, out of the terminal's reach: stop them here.
+    if (runtime) void runtime.session.policy.stopRuns();
+  };
+  screen.hooks = {
+    onInterrupt: () => turn?.abort(),
+    onStop: stopTurn,
+    onSubmit: (text) => {
+      if (screen.busy) screen.queued.push(text);
+      post(text);
+    },
+    onExit: () => {
+      stopTurn();
+      post(null);
+    },
+    onClearScreen: () => mounted?.clear(),
+  };
+
+  const state: ScreenState = { streamed: "", streamedAny: false, lastTodos: "[]" };
   let answers: AnswerStore | null = null;
   const shownNotices = new Set<string>();
   /** A rule's decision, held until the tool's result shows whether it says the reason. */
   let heldDecision: Extract<DriverEvent, { type: "decision" }> | null = null;
   const flushDecision = (resultContent?: string) => {
-    if (heldDecision) writeOut(pc.dim(decisionLine(heldDecision, resultContent) + "\n"));
+    if (heldDecision) print(pc.dim(decisionLine(heldDecision, resultContent)));
     heldDecision = null;
   };
-  const endLine = () => {
-    if (screen.midLine) writeOut("\n");
-    screen.midLine = false;
+  /** What the session waits on now (the model, a tool, a command), and since when. */
+  let activity: { label: string; since: number } | null = null;
+  const showActivity = () => {
+    screen.activity = activity
+      ? `${activity.label} ${Math.floor((Date.now() - activity.since) / 1000)}s`
+      : "";
+    screen.changed();
   };
+  const ticker = setInterval(() => activity && showActivity(), 1000);
+  const setActivity = (label: string | null) => {
+    activity = label === null ? null : { label, since: Date.now() };
+    showActivity();
+  };
+  const setWaiting = (on: boolean) => setActivity(on ? "waiting for the model…" : null);
+  const width = () => screenWidth();
+  /** Prints streamed text that will not change any more; keeps the rest live. */
+  const flushStream = (all: boolean) => {
+    const { stable, rest } = all
+      ? { stable: state.streamed, rest: "" }
+      : splitStable(state.streamed);
+    if (stable.trim() !== "") print(renderMarkdown(stable, width()).join("\n"));
+    state.streamed = rest;
+    screen.streaming = rest ? renderMarkdown(rest, width()) : [];
+    screen.changed();
+  };
+  const refreshPrompt = () => {
+    if (!runtime) return;
+    const policy = runtime.session.policy;
+    screen.promptLabel = promptLine(
+      runtime.session.workspace.root,
+      policy.contextLabel,
+      runtime.driver.contextFill,
+    );
+    screen.status = statusLine(runtime, runtime.driver.contextWindow.tokens);
+    screen.changed();
+  };
+
   const emit = (e: DriverEvent) => {
-    if (e.type !== "model_request") waiting.stop();
+    // Whatever comes next ends the wait (a tool's own events keep its line until its result).
+    if (e.type !== "model_request" && e.type !== "decision" && e.type !== "notice") {
+      setActivity(null);
+    }
     flushDecision(e.type === "tool_result" ? e.content : undefined);
     switch (e.type) {
       case "model_request":
-        screen.streamed = false;
-        waiting.start();
+        state.streamedAny = false;
+        setWaiting(true);
         return;
-      case "text_delta": {
-        screen.streamed = true;
-        const t = screenText(e.text);
-        writeOut(t);
-        if (t.length) screen.midLine = !t.endsWith("\n");
+      case "text_delta":
+        state.streamedAny = true;
+        state.streamed += e.text;
+        flushStream(false);
         return;
-      }
       case "assistant_text":
-        if (!screen.streamed) writeOut(screenText(e.text));
-        screen.midLine = true;
-        endLine();
+        if (!state.streamedAny) state.streamed = e.text;
+        flushStream(true);
         return;
       case "tool_call":
-        endLine();
-        writeOut(
-          pc.dim(
-            `→ ${escapeForScreen(e.name)} ${formatToolArguments(e.arguments, 200)}\n`,
-          ),
-        );
+        flushStream(true);
+        setActivity(`${escapeForScreen(e.name)}…`);
+        print(pc.dim(`→ ${escapeForScreen(e.name)} ${formatToolArguments(e.arguments, 200)}`));
         return;
       case "tool_result": {
-        if (e.name === "ask_user") {
+        if (e.name === "ask_user" && runtime) {
           answers?.save(runtime.session.state.answers).catch((err) =>
             person.notice(`the answers could not be saved: ${messageOf(err)}`)
           );
         }
-        writeOut(pc.dim(`  ${e.is_error ? "✗" : "←"} ${escapeForScreen(clip(e.content))}\n`));
+        print(pc.dim(`  ${e.is_error ? "✗" : "←"} ${escapeForScreen(clip(e.content))}`));
+        if (!runtime) return;
         const todos = JSON.stringify(runtime.session.state.todos);
-        if (e.name === "todo_write" && todos !== screen.lastTodos) {
-          screen.lastTodos = todos;
-          writeOut(pc.bold("todo list:\n"));
-          for (const l of renderTodos(runtime.session.state.todos)) {
-            writeOut(`  ${escapeForScreen(l)}\n`);
-          }
+        if (e.name === "todo_write" && todos !== state.lastTodos) {
+          state.lastTodos = todos;
+          print(
+            [
+              pc.bold("todo list:"),
+              ...renderTodos(runtime.session.state.todos).map((l) => `  ${escapeForScreen(l)}`),
+            ].join("\n"),
+          );
         }
         return;
       }
@@ -214,11 +289,11 @@ export async function interactiveSession(
         if (e.by !== "person") heldDecision = e;
         return;
       case "remark":
-        endLine();
+        flushStream(true);
         person.remark(e.text);
         return;
       case "shown":
-        endLine();
+        flushStream(true);
         writeShown(e);
         return;
       case "notice":
@@ -226,104 +301,25 @@ export async function interactiveSession(
         // and other happenings are said every time.
         if (!/^the (model|processor) endpoint/.test(e.text) && shownNotices.has(e.text)) return;
         shownNotices.add(e.text);
-        endLine();
+        flushStream(true);
         person.notice(e.text);
         return;
       case "context_label":
-        endLine();
-        writeOut(
+        flushStream(true);
+        print(
           e.label.startsWith("(U")
-            ? pc.red(`the planner context is now ${e.label}: asking stops, every command asks\n`)
-            : pc.dim(`the planner context is now ${e.label}\n`),
+            ? pc.red(`the planner context is now ${e.label}: asking stops, every command asks`)
+            : pc.dim(`the planner context is now ${e.label}`),
         );
+        refreshPrompt();
         return;
       case "error":
-        endLine();
-        writeOut(pc.red(`error: ${escapeForScreen(e.message)}\n`));
+        flushStream(true);
+        print(pc.red(`error: ${escapeForScreen(e.message)}`));
         return;
       case "final":
-        endLine();
+        flushStream(true);
         return;
-    }
-  };
-
-  try {
-    runtime = await startRuntime({
-      workspaceDir: g.workspaceDir,
-      stateDir: g.stateDir,
-      configPath: g.configPath,
-      settings: g.settings,
-      person,
-      approvals: null,
-      oneShot: false,
-      resume,
-      emit,
-    });
-  } catch (e) {
-    if (e instanceof RuntimeError) throw new UsageError(e.message);
-    throw e;
-  }
-  const policy = runtime.session.policy;
-  // The person's answers outlive a restart of the session (--resume, --continue).
-  answers = new AnswerStore(runtime.session.paths.dir);
-  runtime.problems.push(...await answers.load(runtime.session.state.answers));
-  const sessionId = runtime.session.paths.id;
-  // Ctrl-C outside a prompt arrives as a signal: stop the turn, keep the session.
-  const onSigint = () => {
-    waiting.stop();
-    if (turn && !turn.signal.aborted) {
-      writeOut(pc.yellow("\n(stopping…)\n"));
-      turn.abort();
-    }
-    // Commands lead their own process groups, out of the terminal's reach: stop them here
-    // (SIGINT, then SIGTERM, then SIGKILL; Ctrl-C again goes straight to SIGKILL).
-    if (turn) void policy.stopRuns();
-  };
-  process.on("SIGINT", onSigint);
-
-  writeOut(pc.bold(`Brave Bot — ${escapeForScreen(runtime.session.workspace.root)}\n`));
-  writeOut(pc.dim(
-    `model ${escapeForScreen(g.settings.planner.model)} at ${
-      escapeForScreen(g.settings.planner.url)
-    }` +
-      // The config's window until the server says what it serves (a notice on the first reply).
-      ` · window ${runtime.driver.contextWindow.tokens} tokens (config)` +
-      ` · session ${sessionId}${resume ? " (resumed)" : ""} · /help for commands\n`,
-  ));
-  for (const p of runtime.problems) person.notice(p);
-  if (resume) {
-    const n = runtime.driver.messages.length;
-    writeOut(pc.dim(`resumed: ${plural(n, "message")} of conversation carried on\n`));
-    const last = [...runtime.driver.messages].reverse().find((m) =>
-      m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== ""
-    );
-    if (last && last.role === "assistant" && last.content) {
-      writeOut(pc.dim("last reply:\n") + screenText(last.content) + "\n");
-    }
-  }
-
-  /** What shell lines since the last message hand to the planner with the next one. */
-  const pending: { text: string; label: Label }[] = [];
-
-  const runTurn = async (text: string) => {
-    const message = [...pending.map((p) => p.text), text].filter((t) => t !== "").join("\n\n");
-    const label = joinLabels(TRUSTED_PRIVATE, ...pending.map((p) => p.label));
-    pending.length = 0;
-    turn = new AbortController();
-    try {
-      const outcome = await runtime.driver.runTurn(message, {
-        signal: turn.signal,
-        maxReplies: g.settings.maxTurns,
-        label,
-      });
-      if (outcome.status === "aborted") writeOut(pc.yellow("(stopped; the session goes on)\n"));
-    } catch (e) {
-      waiting.stop();
-      writeOut(pc.red(`error: ${escapeForScreen(messageOf(e))}\n`));
-    } finally {
-      waiting.stop();
-      flushDecision();
-      turn = null;
     }
   };
 
@@ -331,148 +327,258 @@ export async function interactiveSession(
   const writeShown = (
     e: { ref: string; source: string; lines: number; label: string; text: string; omitted: number },
   ) => {
-    writeOut(
-      pc.yellow(
-        `┌ ${escapeForScreen(e.ref)}: ${escapeForScreen(e.source)}, ${plural(e.lines, "line")}, ` +
-          `untrusted ${e.label} — shown to you, not to the planner\n`,
-      ),
-    );
-    for (const l of escapeForScreen(e.text, true).split("\n")) writeOut(`${pc.yellow("│")} ${l}\n`);
-    writeOut(
-      pc.yellow(e.omitted > 0 ? `└ ${plural(e.omitted, "more line")}: /show ${e.ref}\n` : "└\n"),
-    );
-  };
-
-  const slash = async (line: string): Promise<"exit" | void> => {
-    const [command, ...args] = line.slice(1).trim().split(/\s+/);
-    const print = (l: string) => writeOut(`${l}\n`);
-    try {
-      switch (command) {
-        case "exit":
-        case "quit":
-          return "exit";
-        case "help":
-          HELP.forEach(print);
-          return;
-        case "clear":
-          await runtime.driver.clear();
-          runtime.session.state.todos = [];
-          screen.lastTodos = "[]";
-          print(`a new conversation; the context is ${formatLabel(policy.contextLabel)}`);
-          return;
-        case "compact": {
-          const done = await runtime.driver.compact();
-          print(
-            done.ok
-              ? `${
-                plural(done.replaced, "earlier message")
-              } became one summary; the transcript keeps them all`
-              : done.error
-              ? `not compacted: ${escapeForScreen(done.error)}`
-              : "nothing to summarise yet",
-          );
-          return;
-        }
-        case "show": {
-          const shown = await showToPerson(policy, args[0] ?? "", 100_000);
-          if (!shown.ok) print(escapeForScreen(shown.error));
-          else writeShown({ ...shown.value, label: formatLabel(shown.value.label) });
-          return;
-        }
-        case "todos":
-          if (runtime.session.state.todos.length === 0) print("no todo list yet");
-          else renderTodos(runtime.session.state.todos).forEach((l) => print(escapeForScreen(l)));
-          return;
-        case "trust": {
-          const change = await checkTrustCommand(
-            runtime.session.workspace.root,
-            args[0] ?? "list",
-            args[1],
-          );
-          let lines: string[];
-          if (change) lines = await policy.changeTrust((map) => applyTrustChange(map, change));
-          else {
-            await policy.refreshTrust();
-            lines = describeTrust(policy.storedTrust);
-          }
-          lines.forEach(print);
-          return;
-        }
-        case "vouch": {
-          const lines = await applyVouchCommand(
-            policy.vouches,
-            runtime.session.workspace.root,
-            args[0] ?? "list",
-            args[1],
-          );
-          lines.forEach(print);
-          return;
-        }
-        default:
-          print(`unknown command /${escapeForScreen(command ?? "")}; /help lists them`);
-      }
-    } catch (e) {
-      print(pc.red(e instanceof UsageError ? e.message : `error: ${messageOf(e)}`));
-    }
-  };
-
-  const readLine = async (): Promise<string | null> => {
-    const stop = new AbortController();
-    // Ctrl-D leaves, as in a shell (readline alone would close without settling the prompt).
-    const onKey = (_: unknown, key?: { ctrl?: boolean; name?: string }) => {
-      if (key?.ctrl && key.name === "d") stop.abort();
-    };
-    process.stdin.on("keypress", onKey);
-    try {
-      const context: PromptContext & { signal: AbortSignal } = { signal: stop.signal };
-      return await input({
-        message: promptLine(
-          runtime.session.workspace.root,
-          policy.contextLabel,
-          runtime.driver.contextFill,
+    print(
+      [
+        pc.yellow(
+          `┌ ${escapeForScreen(e.ref)}: ${escapeForScreen(e.source)}, ${
+            plural(e.lines, "line")
+          }, ` +
+            `untrusted ${e.label} — shown to you, not to the planner`,
         ),
-        theme: { prefix: { idle: "", done: "" } },
-      }, context);
-    } catch (e) {
-      if (!isPromptExit(e)) throw e;
-      return (e as Error).name === "AbortPromptError" ? null : "\u0003";
-    } finally {
-      process.stdin.off("keypress", onKey);
-    }
+        ...escapeForScreen(e.text, true).split("\n").map((l) => `${pc.yellow("│")} ${l}`),
+        pc.yellow(e.omitted > 0 ? `└ ${plural(e.omitted, "more line")}: /show ${e.ref}` : "└"),
+      ].join("\n"),
+    );
   };
 
+  const onSigint = () => stopTurn();
+  process.on("SIGINT", onSigint);
   try {
-    if (firstPrompt.trim() !== "") await runTurn(firstPrompt);
-    let ctrlC = false;
-    while (true) {
-      const line = await readLine();
-      if (line === null) break;
-      if (line === "\u0003") {
-        if (ctrlC) break;
-        ctrlC = true;
-        writeOut(pc.dim("(Ctrl-C again, Ctrl-D or /exit to leave)\n"));
-        continue;
+    try {
+      runtime = await startRuntime({
+        workspaceDir: g.workspaceDir,
+        stateDir: g.stateDir,
+        configPath: g.configPath,
+        settings: g.settings,
+        person,
+        approvals: null,
+        oneShot: false,
+        resume,
+        emit,
+      });
+    } catch (e) {
+      if (e instanceof RuntimeError) throw new UsageError(e.message);
+      throw e;
+    }
+    await mounting;
+    screen.busy = false;
+    screen.activity = "";
+    return await session(runtime);
+  } finally {
+    process.off("SIGINT", onSigint);
+    clearInterval(ticker);
+    runtime?.close();
+    await (await mounting.catch(() => null))?.stop();
+  }
+
+  async function session(runtime: Runtime): Promise<number> {
+    const policy = runtime.session.policy;
+    // The person's answers outlive a restart of the session (--resume, --continue).
+    answers = new AnswerStore(runtime.session.paths.dir);
+    runtime.problems.push(...await answers.load(runtime.session.state.answers));
+    const sessionId = runtime.session.paths.id;
+    const historyPath = historyFile(g.stateDir, runtime.session.workspace.root);
+    const history = await loadHistory(historyPath);
+    if (history.problem) runtime.problems.push(history.problem);
+    screen.editor = {
+      ...screen.editor,
+      history: [...history.entries, ...screen.editor.history],
+      historyAt: history.entries.length + screen.editor.history.length,
+    };
+    let historyFailed = false;
+    const remember = (text: string) =>
+      appendHistory(historyPath, text).catch((e) => {
+        if (!historyFailed) person.notice(`the input history could not be saved: ${messageOf(e)}`);
+        historyFailed = true;
+      });
+
+    print(pc.bold(`Brave Bot — ${escapeForScreen(runtime.session.workspace.root)}`));
+    print(pc.dim(
+      `model ${escapeForScreen(g.settings.planner.model ?? "")} at ${
+        escapeForScreen(g.settings.planner.url)
+      }` +
+        // The config's window until the server says what it serves (a notice on the first reply).
+        ` · window ${runtime.driver.contextWindow.tokens} tokens (config)` +
+        ` · session ${sessionId}${resume ? " (resumed)" : ""} · /help for commands`,
+    ));
+    for (const p of runtime.problems) person.notice(p);
+    if (resume) {
+      const n = runtime.driver.messages.length;
+      print(pc.dim(`resumed: ${plural(n, "message")} of conversation carried on`));
+      const last = [...runtime.driver.messages].reverse().find((m) =>
+        m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== ""
+      );
+      if (last && last.role === "assistant" && last.content) {
+        print(pc.dim("last reply:") + "\n" + renderMarkdown(last.content, width()).join("\n"));
       }
-      ctrlC = false;
+    }
+    refreshPrompt();
+
+    /** What shell lines since the last message hand to the planner with the next one. */
+    const pending: { text: string; label: Label }[] = [];
+
+    const busy = async (fn: () => Promise<void>) => {
+      turn = new AbortController();
+      screen.busy = true;
+      screen.changed();
+      try {
+        await fn();
+      } finally {
+        setWaiting(false);
+        flushDecision();
+        flushStream(true);
+        turn = null;
+        screen.busy = false;
+        refreshPrompt();
+      }
+    };
+
+    const runTurn = (text: string) =>
+      busy(async () => {
+        const message = [...pending.map((p) => p.text), text].filter((t) => t !== "").join(
+          "\n\n",
+        );
+        const label = joinLabels(TRUSTED_PRIVATE, ...pending.map((p) => p.label));
+        pending.length = 0;
+        try {
+          const outcome = await runtime.driver.runTurn(message, {
+            signal: turn!.signal,
+            maxReplies: g.settings.maxTurns,
+            label,
+          });
+          if (outcome.status === "aborted") print(pc.yellow("(stopped; the session goes on)"));
+        } catch (e) {
+          print(pc.red(`error: ${escapeForScreen(messageOf(e))}`));
+        }
+      });
+
+    const slash = async (line: string): Promise<"exit" | void> => {
+      const [command, ...args] = line.slice(1).trim().split(/\s+/);
+      const say = (lines: string[]) => print(lines.join("\n"));
+      try {
+        switch (command) {
+          case "exit":
+          case "quit":
+            return "exit";
+          case "help":
+            say(HELP);
+            return;
+          case "clear":
+            await runtime.driver.clear();
+            runtime.session.state.todos = [];
+            state.lastTodos = "[]";
+            print(`a new conversation; the context is ${formatLabel(policy.contextLabel)}`);
+            return;
+          case "compact": {
+            const done = await runtime.driver.compact();
+            print(
+              done.ok
+                ? `${
+                  plural(done.replaced, "earlier message")
+                } became one summary; the transcript keeps them all`
+                : done.error
+                ? `not compacted: ${escapeForScreen(done.error)}`
+                : "nothing to summarise yet",
+            );
+            return;
+          }
+          case "show": {
+            const shown = await showToPerson(policy, args[0] ?? "", 100_000);
+            if (!shown.ok) print(escapeForScreen(shown.error));
+            else writeShown({ ...shown.value, label: formatLabel(shown.value.label) });
+            return;
+          }
+          case "todos":
+            if (runtime.session.state.todos.length === 0) print("no todo list yet");
+            else say(renderTodos(runtime.session.state.todos).map((l) => escapeForScreen(l)));
+            return;
+          case "trust": {
+            const change = await checkTrustCommand(
+              runtime.session.workspace.root,
+              args[0] ?? "list",
+              args[1],
+            );
+            if (change) say(await policy.changeTrust((map) => applyTrustChange(map, change)));
+            else {
+              await policy.refreshTrust();
+              say(describeTrust(policy.storedTrust));
+            }
+            return;
+          }
+          case "vouch":
+            say(
+              await applyVouchCommand(
+                policy.vouches,
+                runtime.session.workspace.root,
+                args[0] ?? "list",
+                args[1],
+              ),
+            );
+            return;
+          case "status":
+            say(await statusReport(runtime, g.settings, sessionId));
+            return;
+          case "model": {
+            const name = args.join(" ").trim();
+            if (name === "") {
+              print(`the planner model is ${escapeForScreen(runtime.driver.plannerModel)}`);
+              return;
+            }
+            const failed = runtime.usePlannerModel(name);
+            if (failed) print(pc.red(escapeForScreen(failed)));
+            else print(`the planner model is now ${escapeForScreen(name)} (for the next turns)`);
+            refreshPrompt();
+            return;
+          }
+          case "context":
+            say(contextReport(runtime, runtime.driver.contextWindow.tokens));
+            return;
+          default:
+            print(`unknown command /${escapeForScreen(command ?? "")}; /help lists them`);
+        }
+      } catch (e) {
+        print(pc.red(e instanceof UsageError ? e.message : `error: ${messageOf(e)}`));
+      }
+    };
+
+    const next = async (): Promise<string | null> => {
+      while (inbox.length === 0) await new Promise<void>((r) => wake = r);
+      wake = null;
+      const m = inbox.shift()!;
+      if (m !== null && screen.queued[0] === m) {
+        screen.queued.shift();
+        screen.changed();
+      }
+      return m;
+    };
+
+    if (firstPrompt.trim() !== "") await runTurn(firstPrompt);
+    while (true) {
+      const line = await next();
+      if (line === null) break;
       const text = line.trim();
       if (text === "") continue;
+      await remember(line.trimEnd());
+      print(`${screen.promptLabel} ${escapeForScreen(line, true).split("\n").join("\n  ")}`);
       const shellLine = parseShellLine(text);
       if (shellLine) {
-        turn = new AbortController();
-        const ran = await runShellLine(policy, g.settings, shellLine);
-        turn = null;
-        if (!ran.ok) {
-          writeOut(pc.red(`${escapeForScreen(ran.error)}\n`));
-          continue;
-        }
-        if (ran.value.display) writeOut(ran.value.display.replace(/\n?$/, "\n"));
-        for (const s of ran.value.status) writeOut(pc.dim(`${escapeForScreen(s)}\n`));
-        pending.push(ran.value.forPlanner);
-        writeOut(pc.dim(
-          shellLine.mode === "words"
-            ? "(its output goes to the planner with your next message, as your own words)\n"
-            : `(the planner will be told of ref:${ran.value.ref?.id} with your next message; it is not shown the output)\n`,
-        ));
+        await busy(async () => {
+          setActivity(`running ${escapeForScreen(clip(text, 60))}…`);
+          const ran = await runShellLine(policy, g.settings, shellLine);
+          setActivity(null);
+          if (!ran.ok) {
+            print(pc.red(escapeForScreen(ran.error)));
+            return;
+          }
+          if (ran.value.display) print(ran.value.display.replace(/\n$/, ""));
+          for (const s of ran.value.status) print(pc.dim(escapeForScreen(s)));
+          pending.push(ran.value.forPlanner);
+          print(pc.dim(
+            shellLine.mode === "words"
+              ? "(its output goes to the planner with your next message, as your own words)"
+              : `(the planner will be told of ref:${ran.value.ref?.id} with your next message; it is not shown the output)`,
+          ));
+        });
         continue;
       }
       if (text.startsWith("/")) {
@@ -481,11 +587,69 @@ export async function interactiveSession(
       }
       await runTurn(text);
     }
-  } finally {
-    process.off("SIGINT", onSigint);
-    waiting.stop();
-    runtime.close();
+    print(pc.dim(`session kept: bravebot --resume ${sessionId}`));
+    return EXIT.ok;
   }
-  writeOut(pc.dim(`session kept: bravebot --resume ${sessionId}\n`));
-  return EXIT.ok;
+}
+
+/** The line under the input: model, the context's label, tokens used and the window's fill. */
+export function statusLine(runtime: Runtime, window: number): string {
+  const l = runtime.session.policy.contextLabel;
+  const fill = runtime.driver.contextFill;
+  const shown = formatLabel(l);
+  return [
+    escapeForScreen(runtime.driver.plannerModel),
+    l.integrity === "T" ? pc.green(shown) : pc.red(shown),
+    ...(fill === null
+      ? []
+      : [`~${Math.round(fill * window)} tokens`, `context ${Math.round(fill * 100)}% full`]),
+  ].join(" · ");
+}
+
+/** `/context`: what fills the window, estimated as the driver estimates a request. */
+export function contextReport(runtime: Runtime, window: number): string[] {
+  const messages = runtime.driver.messages;
+  const system = runtime.driver.lastSystemPrompt;
+  const parts: [string, number][] = [
+    [
+      "system prompt",
+      system === null ? 0 : estimateTokens([{ role: "system", content: system }]),
+    ],
+    ["tool schemas", estimateTokens([], runtime.driver.toolSpecs)],
+    ["conversation", estimateTokens(messages.filter((m) => m.role !== "tool"))],
+    ["tool results", estimateTokens(messages.filter((m) => m.role === "tool"))],
+  ];
+  const total = parts.reduce((n, [, t]) => n + t, 0);
+  const pct = (t: number) => `${Math.round((t / window) * 100)}%`;
+  return [
+    `context window: ${window} tokens; about ${total} used (${pct(total)})`,
+    ...parts.map(([name, t]) => `  ${name.padEnd(14)} ~${String(t).padStart(7)}  ${pct(t)}`),
+    ...(system === null ? ["  (the system prompt is counted once a request was made)"] : []),
+  ];
+}
+
+async function statusReport(
+  runtime: Runtime,
+  settings: Settings,
+  sessionId: string,
+): Promise<string[]> {
+  const fill = runtime.driver.contextFill;
+  const confinement = await sessionConfinement(runtime.session.policy, settings);
+  return [
+    `model:      ${escapeForScreen(runtime.driver.plannerModel)}`,
+    `endpoint:   ${escapeForScreen(settings.planner.url)}`,
+    `session:    ${sessionId}`,
+    `context:    ${formatLabel(runtime.session.policy.contextLabel)}`,
+    `window:     ${runtime.driver.contextWindow.tokens} tokens (${
+      runtime.driver.contextWindow.by === "server" ? "what the server serves" : "the config's"
+    })${fill === null ? "" : `, ${Math.round(fill * 100)}% full at the last request`}`,
+    `workspace:  ${escapeForScreen(runtime.session.workspace.root)}`,
+    `walls:      ${
+      !confinement.ok
+        ? "unknown"
+        : confinement.value.confined
+        ? "commands run confined (bwrap)"
+        : `commands run unconfined: ${escapeForScreen(confinement.value.why)}`
+    }`,
+  ];
 }

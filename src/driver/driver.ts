@@ -118,7 +118,7 @@ export interface TurnOutcome {
 }
 
 export class Driver {
-  readonly #o: DriverOptions;
+  #o: DriverOptions;
   readonly #tools: readonly ToolDef<unknown>[];
   /** The port every tool call receives, made once. */
   readonly #decide: ToolPolicy;
@@ -182,6 +182,19 @@ export class Driver {
     this.#policy.onStateProblem((text) => options.emit({ type: "notice", text }));
   }
 
+  /** The system prompt of the last request (null before one), for `/context`. */
+  lastSystemPrompt: string | null = null;
+
+  /** `/model NAME`: the planner client for the next requests; the conversation stays. */
+  usePlanner(planner: ModelClient): void {
+    this.#o = { ...this.#o, planner };
+  }
+
+  /** The model the planner requests name now. */
+  get plannerModel(): string {
+    return this.#o.planner.model;
+  }
+
   /** The conversation (without the system prompt), as the planner will next see it. */
   get messages(): readonly ChatMessage[] {
     return this.#messages;
@@ -213,6 +226,7 @@ export class Driver {
       label: TRUSTED_PUBLIC,
     };
     this.#policy.placeInContext(part.label);
+    this.lastSystemPrompt = part.text;
     return { role: "system", content: part.text };
   }
 

@@ -43,6 +43,11 @@ export interface Runtime {
   transcript: TranscriptWriter;
   /** Problems found while opening (corrupt state, a torn transcript line), to show the person. */
   problems: string[];
+  /**
+   * `/model NAME`: the planner model for the next turns, at the same endpoint; the processor
+   * keeps its model. An error (a message) when no client can be made.
+   */
+  usePlannerModel(name: string): string | null;
   close(): void;
 }
 
@@ -116,13 +121,29 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     history,
     historyLabels,
   });
+  const extra: { close(): void }[] = [];
   return {
     session,
     driver,
     transcript,
     problems,
+    usePlannerModel: (name) => {
+      const next = modelsFrom({
+        ...options.settings,
+        planner: { ...options.settings.planner, model: name },
+        processor: {
+          ...options.settings.processor,
+          model: options.settings.processor.model ?? options.settings.planner.model,
+        },
+      }, options.retry);
+      if (!next.ok) return next.error;
+      extra.push(next.value);
+      driver.usePlanner(next.value.planner);
+      return null;
+    },
     close: () => {
       models.value.close();
+      for (const m of extra) m.close();
       session.close();
     },
   };

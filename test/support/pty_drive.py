@@ -5,7 +5,8 @@ STEPS_JSON is a file holding [{"expect": "regex", "send": "keys", "timeout": sec
 "send" may be omitted (only wait), "signal": "INT" sends SIGINT to the child's process group
 instead of keys, and {"kill": true} ends with SIGKILL. Every wait is bounded by its timeout.
 Prints the whole screen (ANSI sequences removed) and exits 0, or 3 when an expectation failed;
-with PTY_RAW=FILE set, the raw bytes of the screen are also written there.
+with PTY_RAW=FILE set, the raw bytes of the screen are also written there; with PTY_TIMES=FILE,
+the seconds from the fork to each expectation met (a JSON list), for the bench.
 """
 import fcntl, json, os, pty, re, select, signal, struct, sys, termios, time
 
@@ -14,6 +15,8 @@ ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 def main():
     steps = json.load(open(sys.argv[1]))
     cmd = sys.argv[sys.argv.index("--") + 1:]
+    started = time.time()
+    met = []
     pid, fd = pty.fork()
     if pid == 0:
         os.execvp(cmd[0], cmd)
@@ -49,6 +52,7 @@ def main():
                 m = pattern.search(clean, seen)
                 if m:
                     seen = m.end()
+                    met.append(time.time() - started)
                     break
                 if time.time() >= deadline or not alive:
                     sys.stdout.write("EXPECT FAILED: %s\n" % step["expect"])
@@ -76,6 +80,9 @@ def main():
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         code = "killed"
+    times = os.environ.get("PTY_TIMES")
+    if times:
+        open(times, "w").write(json.dumps(met))
     raw = os.environ.get("PTY_RAW")
     if raw:
         open(raw, "wb").write(screen)

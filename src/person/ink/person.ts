@@ -1,0 +1,410 @@
+/**
+ * The Person at the session screen (design.md §6, §8, §12): every question is shown in full —
+ * the real destination and a diff, every stage's escaped argv and resolved program, the first
+ * lines of a quarantined file — and answered with one key. Enter alone never approves (it takes
+ * the safe answer, or does nothing); Esc refuses; Ctrl-C takes the safe answer and stops the
+ * turn. Keys typed before a question appeared and pastes never answer it (screen.ts).
+ */
+import pc from "picocolors";
+import { formatLabel } from "../../util/label.ts";
+import { FOREIGN_TREES } from "../../policy/trust_map.ts";
+import { escapeForScreen, formatArgv } from "../../util/escape.ts";
+import { plural } from "../../util/plural.ts";
+import { renderDiff } from "../diff_view.ts";
+import type {
+  Answer,
+  Approval,
+  FirstUseAnswer,
+  Person,
+  QuarantinedReadAnswer,
+  QuarantinedReadRequest,
+  Question,
+  ReadOutputRequest,
+  RunAnswer,
+  RunApprovalRequest,
+  RunOutputEvent,
+  WriteApprovalRequest,
+} from "../person.ts";
+import type { Choice, Screen } from "./screen.ts";
+
+export interface InkPersonOptions {
+  /** The terminal's width now (diffs are wrapped to it). */
+  width: () => number;
+  /** Lines of a preview shown before the person must ask to see the rest. */
+  previewLines?: number;
+}
+
+/** Lines of a running command's output kept in the live area (the rest is printed at the end). */
+const LIVE_OUTPUT_LINES = 8;
+
+export class InkPerson implements Person {
+  readonly interactive = true;
+  readonly decider = "person" as const;
+  readonly #s: Screen;
+  readonly #o: InkPersonOptions;
+  readonly #previewLines: number;
+
+  constructor(screen: Screen, options: InkPersonOptions) {
+    this.#s = screen;
+    this.#o = options;
+    this.#previewLines = options.previewLines ?? 200;
+  }
+
+  #line(text = ""): void {
+    this.#s.print(text);
+  }
+
+  #rule(title: string): void {
+    this.#line(
+      "\n" + pc.bold(`── ${title} `) + pc.dim("─".repeat(Math.max(0, 60 - title.length))),
+    );
+  }
+
+  #interrupted(): void {
+    this.#line(pc.yellow("(interrupted: taking the safe answer and stopping the turn)"));
+  }
+
+  /** One key from `choices`; Esc gives `escape`, Ctrl-C `interrupt` (and stops the turn). */
+  #keys(
+    title: string,
+    choices: Choice<string>[],
+    safe: { enter?: string; escape: string; interrupt?: string },
+  ): Promise<string> {
+    return new Promise((resolve) => {
+      const interrupt = safe.interrupt ?? safe.escape;
+      this.#s.ask({
+        kind: "keys",
+        title,
+        choices,
+        enter: safe.enter,
+        escape: safe.escape,
+        interrupt: `\u0000${interrupt}`,
+        resolve: (v) => {
+          if (v.startsWith("\u0000")) {
+            this.#interrupted();
+            resolve(v.slice(1));
+            return;
+          }
+          // What was answered stays on the screen, under the question.
+          const chosen = choices.find((c) => c.value === v);
+          this.#line(pc.dim(`${title} ${chosen ? `${chosen.key}: ${chosen.label}` : v}`));
+          resolve(v);
+        },
+      });
+    });
+  }
+
+  /** One line of text; null when refused with Esc or Ctrl-C. */
+  #text(title: string): Promise<string | null> {
+    return new Promise((resolve) => {
+      this.#s.ask({
+        kind: "text",
+        title,
+        text: "",
+        resolve: (v, interrupted) => {
+          if (interrupted) this.#interrupted();
+          resolve(v);
+        },
+      });
+    });
+  }
+
+  #pick(
+    title: string,
+    options: string[],
+    o: { multiple?: boolean; digitBase: number; at?: number },
+  ): Promise<number[] | null> {
+    return new Promise((resolve) => {
+      this.#s.ask({
+        kind: "pick",
+        title,
+        options,
+        at: o.at ?? 0,
+        digitBase: o.digitBase,
+        marked: o.multiple ? new Set() : null,
+        resolve: (v, interrupted) => {
+          if (interrupted) this.#interrupted();
+          resolve(v);
+        },
+      });
+    });
+  }
+
+  /** Shows lines, the first `previewLines` of them; returns whether some were held back. */
+  #showLines(lines: readonly string[], from: number, all: boolean): boolean {
+    const end = all ? lines.length : Math.min(lines.length, this.#previewLines);
+    if (end > from) this.#line(lines.slice(from, end).join("\n"));
+    const rest = lines.length - end;
+    if (rest > 0) this.#line(pc.yellow(`… ${plural(rest, "more line")} not shown yet`));
+    return rest > 0;
+  }
+
+  async #approveOrRefuse(
+    title: string,
+    lines: readonly string[],
+    approveName: string,
+  ): Promise<Approval> {
+    let held = this.#showLines(lines, 0, false);
+    while (true) {
+      const answer = await this.#keys(title, [
+        { key: "y", label: approveName, value: "yes" },
+        { key: "n", label: "refuse", value: "no" },
+        { key: "r", label: "refuse with a reason", value: "why" },
+        ...(held
+          ? [{ key: "a", label: `show all ${plural(lines.length, "line")}`, value: "all" }]
+          : []),
+      ], { enter: "no", escape: "no" });
+      if (answer === "all") {
+        held = this.#showLines(lines, this.#previewLines, true);
+        continue;
+      }
+      if (answer === "yes") return { approved: true };
+      if (answer === "why") return { approved: false, reason: await this.#reason() };
+      return { approved: false };
+    }
+  }
+
+  async #reason(): Promise<string | undefined> {
+    const text = await this.#text("Reason (goes back to the planner; empty for none):");
+    return text === null || text.trim() === "" ? undefined : text.trim();
+  }
+
+  approveWrite(r: WriteApprovalRequest): Promise<Approval> {
+    this.#rule(r.tool === "write_file" ? "write a file" : "edit a file");
+    this.#line(
+      `${pc.bold("destination:")} ${escapeForScreen(r.path)}${r.isNew ? " (new file)" : ""}`,
+    );
+    if (r.viaRef) {
+      this.#line(
+        pc.yellow("the planner named this file only by a reference; it was never shown this name"),
+      );
+    }
+    this.#line(`${pc.bold("content label:")} ${formatLabel(r.label)}`);
+    const lines = renderDiff(r.preview, this.#o.width(), { color: pc.isColorSupported });
+    return this.#approveOrRefuse(
+      r.tool === "write_file" ? `Write ${escapeForScreen(r.path)}?` : "Apply this edit?",
+      lines,
+      r.tool === "write_file" ? "write it" : "apply it",
+    );
+  }
+
+  async quarantinedRead(r: QuarantinedReadRequest): Promise<QuarantinedReadAnswer> {
+    this.#rule("read an untrusted file");
+    this.#line(
+      `${pc.bold("file:")} ${escapeForScreen(r.path)} (${plural(r.size, "byte")}, ${
+        formatLabel(r.label)
+      })`,
+    );
+    this.#line(pc.dim("first lines (escaped):"));
+    if (r.preview.length > 0) this.#line(r.preview.map((l) => pc.dim("│ ") + l).join("\n"));
+    const answer = await this.#keys(
+      "The planner asks to read it. What should it get?",
+      [
+        { key: "v", label: "vouch: trust these bytes, it gets the lines", value: "vouch" },
+        { key: "k", label: "keep quarantined: it gets a reference (default)", value: "keep" },
+        {
+          key: "s",
+          label: "show as untrusted: it gets the lines, its context becomes U",
+          value: "untrusted",
+        },
+      ],
+      { enter: "keep", escape: "keep" },
+    );
+    return answer as QuarantinedReadAnswer;
+  }
+
+  async approveRun(r: RunApprovalRequest): Promise<RunAnswer> {
+    this.#rule("run a command");
+    if (r.why) this.#line(pc.yellow(escapeForScreen(r.why)));
+    r.stages.forEach((stage, i) => {
+      this.#line(
+        `${pc.bold(r.stages.length > 1 ? `stage ${i + 1}:` : "command:")} ${r.display[i] ?? ""}\n` +
+          pc.dim(`  program: ${escapeForScreen(stage.resolved)}`),
+      );
+    });
+    if (r.stdin) this.#line(`${pc.bold("stdin:")} ${r.stdin.ref} ${formatLabel(r.stdin.label)}`);
+    for (const warning of r.warnings) this.#line(pc.yellow(`note: ${escapeForScreen(warning)}`));
+    this.#line(
+      r.confinement.confined
+        ? pc.dim("runs confined by bwrap: the workspace and scratch writable, no network")
+        : pc.yellow(`runs unconfined: ${escapeForScreen(r.confinement.why)}`),
+    );
+    const single = r.stages.length === 1 ? r.stages[0] : null;
+    const answer = await this.#keys("Run it?", [
+      { key: "y", label: "run once", value: "once" },
+      ...(r.confinement.confined
+        ? [{ key: "u", label: "once, unconfined", value: "unconfined" }]
+        : []),
+      { key: "v", label: "vouch…", value: "vouch" },
+      { key: "n", label: "refuse", value: "refuse" },
+      { key: "r", label: "refuse with a reason", value: "why" },
+    ], { enter: "refuse", escape: "refuse" });
+    if (answer === "once") return { answer: "once" };
+    if (answer === "unconfined") return { answer: "once", unconfined: true };
+    if (answer === "why") return { answer: "refuse", reason: await this.#reason() };
+    if (answer !== "vouch") return { answer: "refuse" };
+    const how = await this.#keys("Vouch for what?", [
+      { key: "e", label: "exactly this command", value: "exact" },
+      ...(single && single.args.length > 0
+        ? [{ key: "p", label: "a prefix of it (choose how much)", value: "prefix" }]
+        : []),
+      { key: "n", label: "refuse", value: "refuse" },
+    ], { escape: "refuse" });
+    if (how === "exact") return { answer: "vouch" };
+    if (how !== "prefix" || !single) return { answer: "refuse" };
+    const display = (n: number) =>
+      `${n}: ${formatArgv([single.program, ...single.args.slice(0, n)])}` +
+      (n < single.args.length ? " …" : "");
+    const n = await this.#pick(
+      "Vouch for which prefix? Any arguments may follow it (digit or arrows, then Enter; Esc refuses)",
+      Array.from({ length: Math.min(single.args.length, 10) }, (_, i) => display(i)),
+      { digitBase: 0, at: Math.min(1, single.args.length - 1) },
+    );
+    if (n === null) return { answer: "refuse" };
+    return { answer: "vouch", prefixArgs: n[0] };
+  }
+
+  #decoder: TextDecoder | null = null;
+  #pending = "";
+  #shown: string[] = [];
+
+  /** An approved command's output as it prints: a live tail, then all of it printed for good. */
+  runOutput(event: RunOutputEvent): void {
+    if (event.kind === "chunk") {
+      this.#decoder ??= new TextDecoder("utf-8", { fatal: false });
+      this.#pending += this.#decoder.decode(event.bytes, { stream: true });
+      const lines = this.#pending.split("\n");
+      this.#pending = lines.pop() ?? "";
+      this.#shown.push(...lines.map((l) => pc.dim(`│ ${escapeForScreen(l)}`)));
+      // The elapsed time is on the session's activity line, under this.
+      this.#s.setLive([
+        ...this.#shown.slice(-LIVE_OUTPUT_LINES),
+        ...(this.#pending ? [pc.dim(`│ ${escapeForScreen(this.#pending)}`)] : []),
+      ]);
+      return;
+    }
+    if (this.#pending) this.#shown.push(pc.dim(`│ ${escapeForScreen(this.#pending)}`));
+    if (event.omitted > 0) {
+      this.#shown.push(
+        pc.dim(
+          `│ … ${plural(event.omitted, "byte")} not shown here (the whole output is a reference) …`,
+        ),
+      );
+      const tail = new TextDecoder().decode(event.tail);
+      for (const line of tail.split("\n").slice(-20)) {
+        if (line !== "") this.#shown.push(pc.dim(`│ ${escapeForScreen(line)}`));
+      }
+    }
+    this.#s.setLive([]);
+    if (this.#shown.length > 0) this.#line(this.#shown.join("\n"));
+    this.#decoder = null;
+    this.#pending = "";
+    this.#shown = [];
+  }
+
+  approveReadOutput(r: ReadOutputRequest): Promise<Approval> {
+    this.#rule("show a command's output to the planner");
+    this.#line(`${pc.bold("command:")} ${r.command} → ${r.ref} ${formatLabel(r.label)}`);
+    this.#line(pc.dim("output (escaped):"));
+    const lines = r.text.replace(/\n$/, "").split("\n").map((l) => pc.dim("│ ") + l);
+    return this.#approveOrRefuse(
+      "Show this output to the planner as text?",
+      lines,
+      "show it to the planner",
+    );
+  }
+
+  async #ownWords(): Promise<Answer> {
+    const text = await this.#text("Your answer (empty to skip):");
+    return text === null || text.trim() === ""
+      ? { kind: "skipped" }
+      : { kind: "text", text: text.trim() };
+  }
+
+  async ask(q: Question): Promise<Answer> {
+    this.#rule(`question: ${escapeForScreen(q.header)}`);
+    this.#line(escapeForScreen(q.question, true));
+    const options = q.options ?? [];
+    if (options.length === 0) return await this.#ownWords();
+    const labels = options.map((o, i) =>
+      `${i + 1}. ${escapeForScreen(o.label)}${
+        o.description ? pc.dim(` — ${escapeForScreen(o.description)}`) : ""
+      }`
+    );
+    if (q.multiple) {
+      const own = labels.length;
+      const picked = await this.#pick(
+        "Choose any (digit or space to mark, Enter to confirm, Esc skips):",
+        [...labels, `${own + 1}. answer in my own words`],
+        { multiple: true, digitBase: 1 },
+      );
+      if (picked === null || picked.length === 0) return { kind: "skipped" };
+      if (picked.includes(own)) return await this.#ownWords();
+      return { kind: "options", chosen: picked.map((i) => options[i].label) };
+    }
+    if (labels.length <= 9) {
+      this.#line(labels.join("\n"));
+      const answer = await this.#keys(
+        "Choose one:",
+        [
+          ...options.map((_, i) => ({ key: String(i + 1), label: "", value: String(i) })),
+          { key: "o", label: "own words", value: "own" },
+          { key: "s", label: "skip", value: "skip" },
+        ].map((c) => c.label === "" ? { ...c, label: `option ${c.key}` } : c),
+        {
+          enter: "skip",
+          escape: "skip",
+        },
+      );
+      if (answer === "skip") return { kind: "skipped" };
+      if (answer === "own") return await this.#ownWords();
+      return { kind: "options", chosen: [options[Number(answer)].label] };
+    }
+    const picked = await this.#pick("Choose one (arrows, then Enter; Esc skips):", labels, {
+      digitBase: 1,
+    });
+    if (picked === null) return { kind: "skipped" };
+    return { kind: "options", chosen: [options[picked[0]].label] };
+  }
+
+  async firstUse(workspace: string): Promise<FirstUseAnswer> {
+    this.#rule("first use of this workspace");
+    this.#line(escapeForScreen(workspace));
+    this.#line(
+      "What in it do you trust? Trusted files may steer the agent; everything else reaches it " +
+        "only as references until you vouch for it. You can change this later with /trust.",
+    );
+    const foreign = FOREIGN_TREES.map((t) => t + "/").join(", ");
+    const choice = await this.#keys("Trust:", [
+      { key: "w", label: `the workspace, except ${foreign}`, value: "workspace" },
+      { key: "n", label: "nothing (every file quarantined until you vouch)", value: "nothing" },
+      { key: "c", label: "let me choose directories", value: "custom" },
+    ], { enter: "nothing", escape: "unanswered", interrupt: "unanswered" });
+    if (choice === "unanswered") return { choice: "unanswered" };
+    if (choice !== "custom") return { choice: choice as "workspace" | "nothing" };
+    const list = (s: string | null) =>
+      (s ?? "").split(/[,\s]+/).map((d) => d.trim()).filter(Boolean);
+    const trusted = await this.#text(
+      "Directories to trust (space or comma separated, e.g. src/ docs/):",
+    );
+    if (trusted === null) return { choice: "unanswered" };
+    const untrusted = await this.#text(
+      "Directories inside those to leave untrusted (may be empty):",
+    );
+    if (untrusted === null) return { choice: "unanswered" };
+    return { choice: "custom", trusted: list(trusted), untrusted: list(untrusted) };
+  }
+
+  remark(text: string): void {
+    this.#line(
+      "\n" + pc.magenta("┌─ processor remark — untrusted, for your eyes only, stored nowhere\n") +
+        text.replace(/\n$/, "").split("\n").map((l) =>
+          pc.magenta("│ ") + pc.dim(escapeForScreen(l))
+        ).join("\n") + "\n" + pc.magenta("└─"),
+    );
+  }
+
+  notice(text: string): void {
+    this.#line(pc.yellow(`note: ${escapeForScreen(text, true)}`));
+  }
+}

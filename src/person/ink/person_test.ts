@@ -1,0 +1,231 @@
+/**
+ * The approvals at the session screen, driven through the Screen with a fake clock: one key
+ * answers, Enter alone never approves, keys typed before a question appeared and pastes never
+ * answer it, Ctrl-C takes the safe answer and stops the turn.
+ */
+import assert from "node:assert/strict";
+import { ARM_MS, Screen } from "./screen.ts";
+import { InkPerson } from "./person.ts";
+import type { KeyPress } from "./editor.ts";
+import type { RunApprovalRequest, WriteApprovalRequest } from "../person.ts";
+import { TRUSTED_PRIVATE } from "../../util/label.ts";
+
+function setup() {
+  let now = 1_000;
+  const screen = new Screen([], () => now);
+  let stops = 0;
+  screen.hooks = {
+    onInterrupt() {},
+    onStop: () => stops++,
+    onSubmit() {},
+    onExit() {},
+    onClearScreen() {},
+  };
+  const person = new InkPerson(screen, { width: () => 80, previewLines: 3 });
+  /** A key, once the question asked after the last answer (a promise away) is up. */
+  const press = async (k: KeyPress | string) => {
+    await new Promise((r) => setTimeout(r, 0));
+    screen.questionDrawn();
+    now += ARM_MS + 1;
+    screen.key(typeof k === "string" ? { input: k } : k);
+  };
+  const later = () => {
+    screen.questionDrawn();
+    now += ARM_MS + 1;
+  };
+  const shown = () => screen.items.map((i) => i.text).join("\n");
+  return { screen, person, press, later, shown, stops: () => stops };
+}
+
+const write: WriteApprovalRequest = {
+  tool: "write_file",
+  path: "a.txt",
+  viaRef: false,
+  isNew: true,
+  preview: "1\n2\n3\n4\n5\n",
+  label: TRUSTED_PRIVATE,
+};
+
+const run: RunApprovalRequest = {
+  stages: [{ program: "git", resolved: "/usr/bin/git", args: ["log", "--oneline", "-n 3"] }],
+  display: ["git log --oneline '-n 3'"],
+  stdin: null,
+  why: "",
+  warnings: [],
+  confinement: { confined: true },
+};
+
+Deno.test("ink person: one key approves a write; keys typed before it appeared are dropped", async () => {
+  const t = setup();
+  const answer = t.person.approveWrite(write);
+  t.screen.key({ input: "y" });
+  assert.ok(t.screen.question, "a key typed before the question was drawn answered it");
+  t.screen.questionDrawn();
+  t.screen.key({ input: "y" });
+  assert.ok(t.screen.question, "a key right after the question was drawn answered it");
+  assert.match(t.screen.questionNote, /typed before this question appeared/);
+  t.later();
+  await t.press("y");
+  assert.deepEqual(await answer, { approved: true });
+});
+
+Deno.test("ink person: Enter and Esc refuse; a paste or several keys do not answer", async () => {
+  const t = setup();
+  const first = t.person.approveWrite(write);
+  t.later();
+  await new Promise((r) => setTimeout(r, 0));
+  t.screen.paste("y");
+  await t.press("yy");
+  assert.ok(t.screen.question);
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await first, { approved: false });
+  const second = t.person.approveWrite(write);
+  t.later();
+  await t.press({ input: "", escape: true });
+  assert.deepEqual(await second, { approved: false });
+});
+
+Deno.test("ink person: r asks a reason; a shows the held-back lines", async () => {
+  const t = setup();
+  const answer = t.person.approveWrite(write);
+  t.later();
+  assert.match(t.shown(), /2 more lines not shown yet/);
+  await t.press("a");
+  t.later();
+  assert.match(t.shown(), /\+?5/);
+  await t.press("r");
+  t.later();
+  for (const ch of "too big") t.press(ch);
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await answer, { approved: false, reason: "too big" });
+});
+
+Deno.test("ink person: runs — y once, u unconfined, v then e exact or p prefix by digit", async () => {
+  const t = setup();
+  const answers = [];
+  for (const keys of [["y"], ["u"], ["v", "e"], ["v", "p", "2", "\r"], ["n"]]) {
+    const answer = t.person.approveRun(run);
+    for (const k of keys) {
+      t.later();
+      await t.press(k === "\r" ? { input: "\r", return: true } : k);
+    }
+    answers.push(await answer);
+  }
+  assert.deepEqual(answers, [
+    { answer: "once" },
+    { answer: "once", unconfined: true },
+    { answer: "vouch" },
+    { answer: "vouch", prefixArgs: 2 },
+    { answer: "refuse" },
+  ]);
+  // The prefixes on offer are shown argument by argument, quoted as formatArgv writes them.
+  const prefix = t.person.approveRun(run);
+  t.later();
+  await t.press("v");
+  t.later();
+  await t.press("p");
+  const q = t.screen.question;
+  assert.ok(q?.kind === "pick");
+  assert.deepEqual(q.options, ["0: git …", "1: git log …", "2: git log --oneline …"]);
+  await t.press({ input: "", escape: true });
+  assert.deepEqual(await prefix, { answer: "refuse" });
+  // `u` is not on offer when the command would not run confined anyway.
+  const unconfined = t.person.approveRun({
+    ...run,
+    confinement: { confined: false, why: "no bwrap" },
+  });
+  t.later();
+  await t.press("u");
+  assert.ok(t.screen.question, "u answered although confinement was not on offer");
+  await t.press("y");
+  assert.deepEqual(await unconfined, { answer: "once" });
+});
+
+Deno.test("ink person: Ctrl-C takes the safe answer and stops the turn", async () => {
+  const t = setup();
+  const answer = t.person.approveRun(run);
+  t.later();
+  await t.press({ input: "c", ctrl: true });
+  assert.deepEqual(await answer, { answer: "refuse" });
+  assert.equal(t.stops(), 1);
+  const first = t.person.firstUse("/w");
+  t.later();
+  await t.press({ input: "", escape: true });
+  assert.deepEqual(await first, { choice: "unanswered" });
+});
+
+Deno.test("ink person: quarantined read keys; ask_user by digit, own words, skip", async () => {
+  const t = setup();
+  const read = { path: "v/x", preview: ["hi"], size: 2, label: TRUSTED_PRIVATE };
+  const results = [];
+  for (const k of ["v", "s", "k", "\r"]) {
+    const a = t.person.quarantinedRead(read);
+    t.later();
+    await t.press(k === "\r" ? { input: "\r", return: true } : k);
+    results.push(await a);
+  }
+  assert.deepEqual(results, ["vouch", "untrusted", "keep", "keep"]);
+  const q = { header: "H", question: "Which?", options: [{ label: "a" }, { label: "b" }] };
+  const two = t.person.ask(q);
+  t.later();
+  await t.press("2");
+  assert.deepEqual(await two, { kind: "options", chosen: ["b"] });
+  const own = t.person.ask(q);
+  t.later();
+  await t.press("o");
+  t.later();
+  await t.press("mine");
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await own, { kind: "text", text: "mine" });
+  const many = t.person.ask({ ...q, multiple: true });
+  t.later();
+  await t.press("1");
+  await t.press({ input: "", downArrow: true });
+  await t.press(" ");
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await many, { kind: "options", chosen: ["a", "b"] });
+});
+
+Deno.test("ink person: a diff is escaped once, never forged by its text; backslashes byte for byte", async () => {
+  const t = setup();
+  const answer = t.person.approveWrite({
+    ...write,
+    isNew: false,
+    preview: "@@ -1 +1,3 @@\n-old\n+new\x1b[2J\x1b]0;pwned\x07\n" +
+      "+const re = /\\d+\\.\\d+/;\n+\tx();\n",
+  });
+  // The preview holds back lines past the third here: show them all first.
+  t.later();
+  await t.press("a");
+  t.later();
+  await t.press("n");
+  assert.deepEqual(await answer, { approved: false });
+  const shown = t.shown();
+  assert.match(shown, /new⟦U\+001B⟧\[2J⟦U\+001B⟧\]0;pwned⟦U\+0007⟧/);
+  assert.ok(!shown.includes("\x1b[2J") && !shown.includes("\x1b]0;pwned"), shown);
+  // Escaped once: a marker's own ⟦ was not escaped again.
+  assert.doesNotMatch(shown, /⟦U\+27E6⟧/);
+  assert.ok(shown.includes("const re = /\\d+\\.\\d+/;"), shown);
+  assert.ok(!shown.includes("\\\\"), "a backslash was doubled");
+  // A tab in an approved line is a byte that matters (a Makefile, Python): shown as a marker.
+  assert.ok(shown.includes("⟦U+0009⟧x();"), shown);
+});
+
+Deno.test("ink person: the prefixes on offer show each argument quoted as on the run screen", async () => {
+  const t = setup();
+  const answer = t.person.approveRun({
+    ...run,
+    stages: [{ program: "grep", resolved: "/usr/bin/grep", args: ["-e", "a b", "it's"] }],
+    display: ["/usr/bin/grep -e 'a b' 'it⟦U+0027⟧s'"],
+  });
+  t.later();
+  await t.press("v");
+  t.later();
+  await t.press("p");
+  const q = t.screen.question;
+  assert.ok(q?.kind === "pick");
+  assert.deepEqual(q.options, ["0: grep …", "1: grep -e …", "2: grep -e 'a b' …"]);
+  await t.press("2");
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await answer, { answer: "vouch", prefixArgs: 2 });
+});

@@ -1,0 +1,254 @@
+/**
+ * What the session's screen shows, kept outside React so the session and the Person can drive
+ * it with plain calls: finished output (printed once, for good, in Ink's `<Static>`), a live
+ * area (the answer still streaming, a command's output as it comes), the input box, the queue
+ * of messages typed ahead, a status line, and at most one question (an approval) at a time.
+ *
+ * Keys reach either the question or the input box, never both. A question takes no key until it
+ * has been drawn (the component calls {@link Screen.questionDrawn}) and on screen for
+ * {@link ARM_MS}: keys that arrive sooner were typed before it appeared, and are dropped with a
+ * note. A paste never answers a question.
+ */
+import { applyKey, type EditorState, emptyEditor, type KeyPress, paste } from "./editor.ts";
+
+/** How long a question is shown before it takes keys (nobody reads and answers faster). */
+export const ARM_MS = 120;
+
+export interface Choice<T> {
+  key: string;
+  label: string;
+  value: T;
+}
+
+export type Question =
+  | {
+    kind: "keys";
+    title: string;
+    choices: Choice<string>[];
+    /** What Enter alone, Esc and Ctrl-C answer (Enter: undefined means it does nothing). */
+    enter?: string;
+    escape: string;
+    interrupt: string;
+    resolve: (value: string) => void;
+  }
+  | {
+    kind: "text";
+    title: string;
+    text: string;
+    /** What Esc / Ctrl-C give (null: nothing typed). */
+    resolve: (value: string | null, interrupted: boolean) => void;
+  }
+  | {
+    kind: "pick";
+    title: string;
+    options: string[];
+    at: number;
+    /** The digit that picks `options[0]` (1 for numbered answers, 0 for a count). */
+    digitBase: number;
+    /** Multiple choice: the marked options; null for a single choice. */
+    marked: Set<number> | null;
+    resolve: (value: number[] | null, interrupted: boolean) => void;
+  };
+
+export interface ScreenHooks {
+  /** Esc while busy. */
+  onInterrupt(): void;
+  /** Ctrl-C while busy (or at a question: after the safe answer). */
+  onStop(): void;
+  /** A message submitted (while idle or busy). */
+  onSubmit(text: string): void;
+  onExit(): void;
+  onClearScreen(): void;
+}
+
+let nextId = 0;
+
+export class Screen {
+  /** Finished output: each item is printed once, above everything else. */
+  items: { id: number; text: string }[] = [];
+  /** A running command's output as it comes (the Person's runOutput). */
+  live: string[] = [];
+  /** The answer still streaming: its last, unfinished lines. */
+  streaming: string[] = [];
+  /** What is happening now ("waiting for the model… 3s"), or nothing. */
+  activity = "";
+  editor: EditorState;
+  busy = false;
+  queued: string[] = [];
+  question: Question | null = null;
+  /** A note about the question (keys dropped, a paste ignored). */
+  questionNote = "";
+  promptLabel = "›";
+  status = "";
+  commands: readonly string[] = [];
+  hooks: ScreenHooks | null = null;
+  #armedAt = 0;
+  #listeners = new Set<() => void>();
+  #version = 0;
+
+  readonly #now: () => number;
+
+  constructor(history: readonly string[] = [], now: () => number = Date.now) {
+    this.editor = emptyEditor(history);
+    this.#now = now;
+  }
+
+  subscribe = (listener: () => void): () => void => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  version = (): number => this.#version;
+
+  changed(): void {
+    this.#version++;
+    for (const l of this.#listeners) l();
+  }
+
+  /** Prints finished text (lines may be many; a trailing newline is an empty line). */
+  print(text: string): void {
+    const t = text;
+    // A new array each time: Ink's <Static> notices new items by the array changing.
+    this.items = [...this.items, { id: nextId++, text: t }];
+    this.changed();
+  }
+
+  setLive(lines: string[]): void {
+    this.live = lines;
+    this.changed();
+  }
+
+  /** Puts a question up; resolves through the question's own `resolve`. */
+  ask(q: Question): void {
+    this.question = q;
+    this.questionNote = "";
+    this.#armedAt = Infinity;
+    this.changed();
+  }
+
+  /** The question is on the terminal now: it takes keys from {@link ARM_MS} on. */
+  questionDrawn(): void {
+    if (this.question && this.#armedAt === Infinity) this.#armedAt = this.#now() + ARM_MS;
+  }
+
+  #close(): void {
+    this.question = null;
+    this.questionNote = "";
+    this.changed();
+  }
+
+  /** A paste: into the input box, or ignored with a note while a question is up. */
+  paste(text: string): void {
+    const q = this.question;
+    if (q) {
+      if (q.kind === "text" && this.#now() >= this.#armedAt) {
+        q.text += text.replace(/[\r\n]+/g, " ");
+      } else {
+        this.questionNote = "(a paste does not answer a question: it was ignored; press a key)";
+      }
+      this.changed();
+      return;
+    }
+    this.editor = paste(this.editor, text);
+    this.changed();
+  }
+
+  key(k: KeyPress): void {
+    if (this.question) {
+      if (this.#now() < this.#armedAt) {
+        this.questionNote =
+          "(keys typed before this question appeared were ignored: answer it now)";
+        this.changed();
+        return;
+      }
+      this.#questionKey(this.question, k);
+      return;
+    }
+    const [editor, action] = applyKey(this.editor, k, {
+      busy: this.busy,
+      commands: this.commands,
+    });
+    this.editor = editor;
+    this.changed();
+    const h = this.hooks;
+    switch (action.kind) {
+      case "submit":
+        h?.onSubmit(action.text);
+        return;
+      case "interrupt":
+        h?.onInterrupt();
+        return;
+      case "stop":
+        h?.onStop();
+        return;
+      case "exit":
+        h?.onExit();
+        return;
+      case "clear-screen":
+        h?.onClearScreen();
+        return;
+      case "hint-exit":
+        this.print("(Ctrl-C again, Ctrl-D or /exit to leave)");
+        return;
+    }
+  }
+
+  #questionKey(q: Question, k: KeyPress): void {
+    const ctrlC = k.ctrl && k.input === "c";
+    if (q.kind === "keys") {
+      if (ctrlC) return this.#answer(() => q.resolve(q.interrupt), true);
+      if (k.escape) return this.#answer(() => q.resolve(q.escape));
+      if (k.return) {
+        if (q.enter !== undefined) this.#answer(() => q.resolve(q.enter!));
+        return;
+      }
+      if (k.input.length !== 1 || k.ctrl || k.meta) {
+        if (k.input.length > 1) {
+          this.questionNote = "(several keys at once do not answer a question: press one)";
+          this.changed();
+        }
+        return;
+      }
+      const choice = q.choices.find((c) => c.key === k.input.toLowerCase());
+      if (choice) this.#answer(() => q.resolve(choice.value));
+      return;
+    }
+    if (q.kind === "text") {
+      if (ctrlC) return this.#answer(() => q.resolve(null, true), true);
+      if (k.escape) return this.#answer(() => q.resolve(null, false));
+      if (k.return) return this.#answer(() => q.resolve(q.text, false));
+      if (k.backspace || k.delete) q.text = [...q.text].slice(0, -1).join("");
+      else if (!k.ctrl && !k.meta && k.input) {
+        // deno-lint-ignore no-control-regex
+        q.text += k.input.replace(/[\u0000-\u001f\u007f]/g, "");
+      }
+      this.changed();
+      return;
+    }
+    if (ctrlC) return this.#answer(() => q.resolve(null, true), true);
+    if (k.escape) return this.#answer(() => q.resolve(null, false));
+    const n = q.options.length;
+    if (k.upArrow) q.at = (q.at + n - 1) % n;
+    else if (k.downArrow) q.at = (q.at + 1) % n;
+    else if (/^[0-9]$/.test(k.input) && Number(k.input) - q.digitBase in q.options) {
+      q.at = Number(k.input) - q.digitBase;
+      if (q.marked) toggle(q.marked, q.at);
+    } else if (k.input === " " && q.marked) toggle(q.marked, q.at);
+    else if (k.return) {
+      const chosen = q.marked ? [...q.marked].sort((a, b) => a - b) : [q.at];
+      return this.#answer(() => q.resolve(chosen, false));
+    }
+    this.changed();
+  }
+
+  #answer(resolve: () => void, interrupted = false): void {
+    this.#close();
+    resolve();
+    if (interrupted) this.hooks?.onStop();
+  }
+}
+
+function toggle(set: Set<number>, i: number): void {
+  if (set.has(i)) set.delete(i);
+  else set.add(i);
+}

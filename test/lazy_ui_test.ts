@@ -1,0 +1,68 @@
+/**
+ * Ink and React are loaded only for an interactive session: `--version`, `-p` and the
+ * subcommands must not pay for them. The module graph of main.ts (from `deno info`) is walked
+ * along static imports only (what loads before any `import()` runs) and along the dynamic ones
+ * each command takes; only the session's path may reach `ink` or `react`.
+ */
+import assert from "node:assert/strict";
+
+interface Dep {
+  specifier: string;
+  isDynamic?: boolean;
+  code?: { specifier: string };
+}
+
+const info = JSON.parse(
+  new TextDecoder().decode(
+    (await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", new URL("../main.ts", import.meta.url).pathname],
+      stdout: "piped",
+      stderr: "null",
+    }).output()).stdout,
+  ),
+) as { modules: { specifier: string; dependencies?: Dep[] }[] };
+
+const deps = new Map(info.modules.map((m) => [m.specifier, m.dependencies ?? []]));
+const src = (rel: string) => new URL(`../${rel}`, import.meta.url).href;
+
+/** Every module reached from `roots` by static imports alone. */
+function staticClosure(roots: string[]): Set<string> {
+  const seen = new Set<string>();
+  const todo = [...roots];
+  while (todo.length) {
+    const s = todo.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    for (const d of deps.get(s) ?? []) {
+      if (!d.isDynamic && d.code?.specifier) todo.push(d.code.specifier);
+    }
+  }
+  return seen;
+}
+
+const isUi = (s: string) => /^npm:\/?(ink|react)@/.test(s);
+
+Deno.test("lazy UI: main.ts, --version and the subcommands load no ink or react", () => {
+  const roots = [
+    "main.ts",
+    "src/cli/main.ts",
+    "src/cli/one_shot.ts",
+    "src/cli/commands/vouch.ts",
+    "src/cli/commands/trust.ts",
+    "src/cli/commands/skills.ts",
+    "src/cli/commands/doctor.ts",
+    "src/cli/sessions.ts",
+    "src/cli/interactive.ts",
+  ].map(src);
+  for (const r of roots) assert.ok(deps.has(r), `not in the graph: ${r}`);
+  const loaded = [...staticClosure(roots)].filter(isUi);
+  assert.deepEqual(loaded, [], "a one-shot or subcommand path loads the UI");
+});
+
+Deno.test("lazy UI: the session loads it through a dynamic import, and it is ink and react", () => {
+  const dynamic = (deps.get(src("src/cli/interactive.ts")) ?? []).filter((d) => d.isDynamic);
+  const ui = dynamic.find((d) => d.code?.specifier === src("src/person/ink/mod.ts"));
+  assert.ok(ui, "interactive.ts does not import() the screen");
+  const reached = [...staticClosure([ui.code!.specifier])].filter(isUi);
+  assert.ok(reached.some((s) => s.includes("ink@")) && reached.some((s) => s.includes("react@")));
+});
