@@ -541,7 +541,7 @@ export async function interactiveSession(
       if (line === null) break;
       const text = line.trim();
       if (text === "") continue;
-      await remember(line);
+      await remember(line.trimEnd());
       print(`${screen.promptLabel} ${escapeForScreen(line, true).split("\n").join("\n  ")}`);
       const shellLine = parseShellLine(text);
       if (shellLine) {
