@@ -185,3 +185,32 @@ Deno.test("ink person: quarantined read keys; ask_user by digit, own words, skip
   await t.press({ input: "\r", return: true });
   assert.deepEqual(await many, { kind: "options", chosen: ["a", "b"] });
 });
+
+Deno.test("ink person: first use — w, n, Enter (nothing), c with directories typed", async () => {
+  const t = setup();
+  const results = [];
+  for (const k of ["w", "n", "\r"]) {
+    const a = t.person.firstUse("/w");
+    await t.press(k === "\r" ? { input: "\r", return: true } : k);
+    results.push(await a);
+  }
+  assert.deepEqual(results, [{ choice: "workspace" }, { choice: "nothing" }, {
+    choice: "nothing",
+  }]);
+  const custom = t.person.firstUse("/w");
+  await t.press("c");
+  await t.press("src/ docs");
+  await t.press({ input: "\r", return: true });
+  await t.press("src/vendor");
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await custom, {
+    choice: "custom",
+    trusted: ["src/", "docs"],
+    untrusted: ["src/vendor"],
+  });
+  // Leaving the directory question is leaving the whole question.
+  const left = t.person.firstUse("/w");
+  await t.press("c");
+  await t.press({ input: "", escape: true });
+  assert.deepEqual(await left, { choice: "unanswered" });
+});
