@@ -142,18 +142,20 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     return i;
   };
 
+  /** Ends a pending delay at once (stop(): a delay must not hold the server's shutdown). */
+  const waking = new Set<() => void>();
   const wait = (ms: number, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        resolve();
-      }, ms);
-      timers.add(t);
-      signal.addEventListener("abort", () => {
+      const done = () => {
         clearTimeout(t);
         timers.delete(t);
+        waking.delete(done);
         resolve();
-      });
+      };
+      const t = setTimeout(done, ms);
+      timers.add(t);
+      waking.add(done);
+      signal.addEventListener("abort", done);
     });
 
   const handler = async (req: Request): Promise<Response> => {
@@ -400,6 +402,9 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       remaining: () => entries.reduce((n, e) => n + e.left, 0),
       stop: async () => {
         for (const t of timers) clearTimeout(t);
+        // A delay whose client went away unnoticed (a request aborted while the server was still
+        // reading it) would otherwise keep its handler, and so the shutdown, waiting forever.
+        for (const wake of [...waking]) wake();
         for (const c of open) {
           try {
             c.close();

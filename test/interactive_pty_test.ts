@@ -285,6 +285,7 @@ Deno.test({
           { text: "again" },
           { text: "slow answer", fault: { delay_ms: 1500 } },
           { text: "queued answer" },
+          { text: "too slow", fault: { delay_ms: 60_000 } },
           { text: "from other" },
         ],
       },
@@ -300,14 +301,31 @@ Deno.test({
         { expect: "again[\\s\\S]*›", send: "slow please" + ENTER },
         { expect: "waiting for the model", send: "typed ahead" + ENTER },
         { expect: "queued: typed ahead" },
-        { expect: "slow answer[\\s\\S]*queued answer[\\s\\S]*›", send: "/model other" + ENTER },
-        { expect: "the planner model is now other", send: "hi" + ENTER },
+        { expect: "slow answer[\\s\\S]*queued answer[\\s\\S]*›", send: "slow again" + ENTER },
+        // Esc interrupts a turn; the session goes on.
+        { expect: "waiting for the model", send: "\u001b" },
+        { expect: "stopped; the session goes on[\\s\\S]*›", send: "/model other" + ENTER },
+        { expect: "the planner model is now other", send: "hi" },
+        // Shift+Enter (as the kitty keyboard protocol reports it), Ctrl+J and `\` then Enter.
+        { expect: "› hi", send: "\u001b[13;2u" },
+        { expect: "›", send: "two" },
+        { expect: "two", send: "\n" },
+        { expect: "›", send: "three\\" },
+        { expect: "three", send: ENTER },
+        { expect: "›", send: "four" + ENTER },
         {
           expect: "from other[\\s\\S]*other · \\(T,priv\\) · ~\\d+ tokens",
-          send: "/status" + ENTER,
+          send: "/sta",
         },
-        { expect: "model:\\s+other[\\s\\S]*walls:", send: "/context" + ENTER },
-        { expect: "tool schemas\\s+~\\s*\\d+", send: "/exit" + ENTER },
+        // Tab completes a /command; Ctrl+R finds an earlier line.
+        { expect: "› /sta", send: "\t" },
+        { expect: "› /status ", send: ENTER },
+        { expect: "model:\\s+other[\\s\\S]*walls:", send: "\u0012" },
+        { expect: "history search", send: "mod" },
+        { expect: "mod: /model other", send: ENTER },
+        { expect: "the planner model is now other", send: "/context" + ENTER },
+        { expect: "tool schemas\\s+~\\s*\\d+", send: "\u000c" },
+        { expect: "›", send: "/exit" + ENTER },
       ], [
         "-w",
         ws,
@@ -324,18 +342,21 @@ Deno.test({
         NO_COLOR: "1",
       });
       assert.ok(r.ok, r.screen.slice(-3000));
+      // Ctrl+L cleared the screen.
+      assert.ok(r.raw.includes("\u001b[2J"), "Ctrl+L did not clear the screen");
       const three = "line one\nline two\nline three";
       assert.deepEqual(await userMessages(state), [
         three,
         three,
         "slow please",
         "typed ahead",
-        "hi",
+        "slow again",
+        "hi\ntwo\nthree\nfour",
       ]);
       const models = mock.requests.filter((q) => q.kind === "planner").map((q) =>
         (q.body as { model: string }).model
       );
-      assert.deepEqual(models, ["mock", "mock", "mock", "mock", "other"]);
+      assert.deepEqual(models, ["mock", "mock", "mock", "mock", "mock", "other"]);
       // The planner got each as one user message (the paste was not sent line by line).
       const planner = mock.requests.filter((q) => q.kind === "planner");
       const body = planner[0].body as { messages: { role: string; content: string }[] };
@@ -351,9 +372,11 @@ Deno.test({
         three,
         "slow please",
         "typed ahead",
+        "slow again",
         "/model other",
-        "hi",
+        "hi\ntwo\nthree\nfour",
         "/status",
+        "/model other",
         "/context",
         "/exit",
       ]);

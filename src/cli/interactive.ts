@@ -1,9 +1,10 @@
 /**
- * The interactive session (cli.md `bravebot [PROMPT]`): a prompt line showing the
- * workspace and the planner context's label, the planner's text streamed as it comes, a spinner
- * while the model is thinking, the todo list when it changes, shell mode (`!` / `!!`) and the
- * slash commands. Nothing approves writes or edits in advance: every one is asked. Ctrl-C stops
- * the current model call or command and the session goes on; /exit (or Ctrl-D) leaves it.
+ * The interactive session (cli.md `bravebot [PROMPT]`) on the Ink screen (src/person/ink/): the
+ * finished output printed once, the planner's text streamed as it comes, a line saying what the
+ * session waits on, the todo list when it changes, an input box with history and type-ahead,
+ * shell mode (`!` / `!!`) and the slash commands. Nothing approves writes or edits in advance:
+ * every one is asked, with one key. Esc or Ctrl-C stops the current model call or command and
+ * the session goes on; /exit, Ctrl-D or Ctrl-C twice leaves it.
  */
 import { showToPerson } from "../policy/show.ts";
 import process from "node:process";
@@ -188,7 +189,10 @@ export async function interactiveSession(
       post(text);
     },
     onExit: () => {
+      // Leaving is not queued behind messages typed ahead: they are dropped (history keeps them).
       stopTurn();
+      inbox.length = 0;
+      screen.queued = [];
       post(null);
     },
     onClearScreen: () => mounted?.clear(),

@@ -27,6 +27,8 @@ export function mount(screen: Screen, erase: () => void = () => {}): Mounted {
   const instance = render(React.createElement(App, { screen }), {
     exitOnCtrlC: false,
     patchConsole: true,
+    // Where the terminal speaks the kitty keyboard protocol, Shift+Enter is told from Enter.
+    kittyKeyboard: { mode: "auto" },
   });
   return {
     clear() {

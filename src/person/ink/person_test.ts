@@ -228,4 +228,32 @@ Deno.test("ink person: the prefixes on offer show each argument quoted as on the
   await t.press("2");
   await t.press({ input: "\r", return: true });
   assert.deepEqual(await answer, { answer: "vouch", prefixArgs: 2 });
+
+Deno.test("ink person: first use — w, n, Enter (nothing), c with directories typed", async () => {
+  const t = setup();
+  const results = [];
+  for (const k of ["w", "n", "\r"]) {
+    const a = t.person.firstUse("/w");
+    await t.press(k === "\r" ? { input: "\r", return: true } : k);
+    results.push(await a);
+  }
+  assert.deepEqual(results, [{ choice: "workspace" }, { choice: "nothing" }, {
+    choice: "nothing",
+  }]);
+  const custom = t.person.firstUse("/w");
+  await t.press("c");
+  await t.press("src/ docs");
+  await t.press({ input: "\r", return: true });
+  await t.press("src/vendor");
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await custom, {
+    choice: "custom",
+    trusted: ["src/", "docs"],
+    untrusted: ["src/vendor"],
+  });
+  // Leaving the directory question is leaving the whole question.
+  const left = t.person.firstUse("/w");
+  await t.press("c");
+  await t.press({ input: "", escape: true });
+  assert.deepEqual(await left, { choice: "unanswered" });
 });
