@@ -228,6 +228,7 @@ Deno.test("ink person: the prefixes on offer show each argument quoted as on the
   await t.press("2");
   await t.press({ input: "\r", return: true });
   assert.deepEqual(await answer, { answer: "vouch", prefixArgs: 2 });
+});
 
 Deno.test("ink person: first use — w, n, Enter (nothing), c with directories typed", async () => {
   const t = setup();
