@@ -14,7 +14,6 @@ import { sandboxStatus } from "../src/policy/sandbox.ts";
 import { settingsFrom } from "../src/state/settings.ts";
 
 const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
-const UP = "\u001b[A";
 const ENTER = "\r";
 const CTRL_C = "\u0003";
 
@@ -91,11 +90,10 @@ async function stopInSession(
     await Deno.writeTextFile(join(ws, "stage.sh"), STAGE_SCRIPT);
     await Deno.writeTextFile(config, JSON.stringify({ run: { sandbox } }));
     const r = await drive([
-      { expect: "Trust:", send: UP + ENTER },
+      { expect: "Trust:", send: "w" },
       { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + ENTER },
-      // The digit moves the highlight to the first choice, "Run once", whatever follows it.
-      { expect: "Run it\\?", send: "1" },
-      { expect: "❯ Run once", send: ENTER },
+      // One key: run it once.
+      { expect: "Run it\\?", send: "y" },
       // Its output, shown as it comes, says its traps are set: from here, the person stops it.
       { expect: `traps set \\(${mode}\\)`, timeout: 60 },
       ...stopping,

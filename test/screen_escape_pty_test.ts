@@ -72,8 +72,8 @@ async function session(env: Record<string, string>): Promise<{ screen: string; r
 }
 
 function assertShownNeverSent(screen: string, raw: string) {
-  // The new file's line, byte for byte: no doubled backslash.
-  assert.ok(screen.includes(`+${CODE}`), screen);
+  // The new file's line, byte for byte, after the diff view's gutter: no doubled backslash.
+  assert.ok(screen.includes(`1 + ${CODE}`), screen);
   assert.ok(!screen.includes("\\\\d"), "a backslash was doubled");
   // The answer's sequences as markers, their own characters as they are.
   assert.ok(screen.includes("Done ⟦U+202E⟧txt.exe"), screen);
@@ -101,7 +101,8 @@ Deno.test({
   async fn() {
     const { screen, raw } = await session({ NO_COLOR: "1" });
     assertShownNeverSent(screen, raw);
-    assert.ok(!raw.includes(`${ESC}[7m`), "styled under NO_COLOR");
+    // (Inverse video still marks the input box's cursor: it is not a colour.)
+    assert.ok(!raw.includes(`${ESC}[7m⟦`), "a marker was styled under NO_COLOR");
     assert.ok(raw.includes("⟦U+202E⟧"));
   },
 });
