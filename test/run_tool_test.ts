@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { leftRunning } from "./support/signal_log.ts";
 import { ARGV_SCRIPT, type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
 import { runTool } from "../src/tools/run.ts";
 import { readOutputTool } from "../src/tools/read_output.ts";
@@ -142,33 +143,50 @@ function alive(pid: number): boolean {
   }
 }
 
-Deno.test({
-  name: "run: a timeout kills the stage and the children it started",
-  ignore: Deno.build.os !== "linux",
-  fn: async () => {
-    await withRunPolicy({ answers: [{ run: { answer: "once" } }] }, async (fx) => {
-      const out = await fx.call(run, {
-        pipeline: [{
-          program: "sh",
-          args: ["-c", "sleep 300 & echo $! > grandchild.pid; echo $$ > child.pid; wait"],
-        }],
-        timeout_seconds: 1,
+for (const sandbox of ["none", "bwrap"] as const) {
+  Deno.test({
+    name: `run: a timeout kills the stage and the children it started (${
+      sandbox === "none" ? "unconfined" : "confined"
+    })`,
+    ignore: Deno.build.os !== "linux",
+    fn: async () => {
+      // A marker in the command lines, to find the processes from outside a PID namespace too
+      // (a confined stage's own $$ is a number inside its namespace).
+      const marker = `bb-timeout-${crypto.randomUUID()}`;
+      await withRunPolicy({
+        answers: [{ run: { answer: "once" } }],
+        config: { run: { sandbox } },
+      }, async (fx) => {
+        const out = await fx.call(run, {
+          pipeline: [{
+            program: "sh",
+            args: [
+              "-c",
+              `sh -c "sleep 300; :" ${marker} & echo $! > grandchild.pid; echo $$ > child.pid; wait`,
+            ],
+          }],
+          timeout_seconds: 1,
+        });
+        assert.equal(out.isError, false, out.content);
+        if (sandbox === "bwrap" && !out.content.includes("[confined]")) return; // no bwrap here
+        assert.match(out.content, /timed out after 1 s/);
+        assert.match(out.content, /killed by SIGKILL/);
+        // Killed by one SIGKILL to the group: bounded wait for the kernel to finish the job.
+        assert.equal(await leftRunning(marker), "", "the stage's child is gone");
+        if (sandbox === "none") {
+          const grandchild = Number(await Deno.readTextFile(join(fx.root, "grandchild.pid")));
+          const child = Number(await Deno.readTextFile(join(fx.root, "child.pid")));
+          assert.ok(grandchild > 0 && child > 0);
+          for (let i = 0; i < 50 && (alive(grandchild) || alive(child)); i++) {
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          assert.equal(alive(child), false, "the stage is gone");
+          assert.equal(alive(grandchild), false, "the stage's child is gone");
+        }
       });
-      assert.equal(out.isError, false, out.content);
-      assert.match(out.content, /timed out after 1 s/);
-      assert.match(out.content, /killed by SIGKILL/);
-      const grandchild = Number(await Deno.readTextFile(join(fx.root, "grandchild.pid")));
-      const child = Number(await Deno.readTextFile(join(fx.root, "child.pid")));
-      assert.ok(grandchild > 0 && child > 0);
-      // Killed by one SIGKILL to the group: bounded wait for the kernel to finish the job.
-      for (let i = 0; i < 50 && (alive(grandchild) || alive(child)); i++) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.equal(alive(child), false, "the stage is gone");
-      assert.equal(alive(grandchild), false, "the stage's child is gone");
-    });
-  },
-});
+    },
+  });
+}
 
 Deno.test("run: unvouched output is a (U,priv) reference; vouched output is (T,priv) text", async () => {
   await withRunPolicy({

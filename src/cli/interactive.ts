@@ -574,7 +574,8 @@ export async function interactiveSession(
             print(pc.red(escapeForScreen(ran.error)));
             return;
           }
-          if (ran.value.display) print(ran.value.display.replace(/\n$/, ""));
+          // Output the person watched as it came is not printed again.
+          if (ran.value.display && !ran.value.watched) print(ran.value.display.replace(/\n$/, ""));
           for (const s of ran.value.status) print(pc.dim(escapeForScreen(s)));
           pending.push(ran.value.forPlanner);
           print(pc.dim(

@@ -37,6 +37,7 @@ import { readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import { childEnv, type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
 import { keepOutput, statusLines } from "./outputs.ts";
+import { personWatch } from "./watch.ts";
 import { type ConfinementPlan, planConfinement, type Spawner } from "./sandbox.ts";
 import { type RuleMatch, rulesMatch, rulesUnconfine } from "./command_rules.ts";
 import { guardGitStage } from "./git_guard.ts";
@@ -45,10 +46,6 @@ import { DEFAULT_LIMITS, type Settings } from "../state/settings.ts";
 import type { RunAnswer } from "../person/person.ts";
 import { formatArgv } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
-
-/** How much of an approved command's output the person sees as it comes, and of its tail. */
-const PERSON_HEAD_BYTES = 16 * 1024;
-const PERSON_TAIL_BYTES = 4 * 1024;
 
 /** A pipeline longer than this is refused: real narrowing needs a handful of stages. */
 export const MAX_STAGES = 8;
@@ -683,9 +680,7 @@ export async function carryOutRun(
   const before = await snapshotWorkspace(policy);
   const startMs = await runStart(before);
   // The person who approved the command sees it print, whatever the planner is shown (§15).
-  const watching = decision.by === "person" && policy.canAsk && policy.person.runOutput
-    ? policy.person.runOutput.bind(policy.person)
-    : null;
+  const watching = personWatch(policy, decision.by === "person");
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
@@ -697,9 +692,9 @@ export async function carryOutRun(
       maxOutputBytes: settings.limits.refOutputBytes,
       ...(wrapper ? { wrapper } : {}),
       ...(confined?.wrapperGroup ? { wrapperGroup: confined.wrapperGroup } : {}),
-      ...(watching ? { streamBytes: PERSON_HEAD_BYTES } : {}),
+      ...(watching ? { streamBytes: watching.streamBytes } : {}),
     },
-  }, watching ? (c) => watching({ kind: "chunk", stream: c.stream, bytes: c.bytes }) : undefined);
+  }, watching?.onProgress);
   if (!spawned.ok) {
     const { name, message, stage } = spawned.error;
     await policy.record({
@@ -718,15 +713,7 @@ export async function carryOutRun(
     };
   }
   const result = spawned.value;
-  if (watching) {
-    const total = result.stdoutBytes + result.stderrBytes;
-    const omitted = Math.max(0, total - PERSON_HEAD_BYTES);
-    // The tail of what was kept, when the head the person saw was not all of it.
-    const tail = omitted > 0
-      ? result.stdout.subarray(Math.max(0, result.stdout.length - PERSON_TAIL_BYTES))
-      : new Uint8Array();
-    watching({ kind: "end", omitted, tail });
-  }
+  watching?.end(result);
   const changes = compareSnapshots(before, await snapshotWorkspace(policy), startMs);
   await recordChanges(policy, changes, decision.outputLabel, command);
   const kept = await keepOutput(policy, settings, result, decision.outputLabel, command, "run");

@@ -18,6 +18,7 @@ import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts
 import type { RefRecord } from "./refs.ts";
 import { decodeOutput, headTail, keepOutput, statusLines } from "./outputs.ts";
 import { childEnv } from "./programs.ts";
+import { personWatch } from "./watch.ts";
 import { defaultTimeoutMs } from "./runs.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
@@ -43,6 +44,8 @@ export interface ShellOutcome {
   shell: string;
   /** For the person's screen: the output escaped (control and invisible characters shown). */
   display: string;
+  /** The person watched the output as it came (Person.runOutput): `display` need not be shown. */
+  watched: boolean;
   /** Exit status, duration, byte counts, cut or timed out. */
   status: string[];
   /** What the person's next message carries to the planner, and the label it has there. */
@@ -74,6 +77,8 @@ export async function runShellLine(
   }
   const shell = options.shell ?? personShell();
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs(settings);
+  // The person typed it: they watch it print, as they would in their own shell (§15).
+  const watching = personWatch(policy, true);
   const spawned = await policy.worker.call({
     op: "spawn",
     request: {
@@ -83,8 +88,9 @@ export async function runShellLine(
       env: { ...childEnv(policy.scratch), SHELL: shell },
       timeoutMs,
       maxOutputBytes: settings.limits.refOutputBytes,
+      ...(watching ? { streamBytes: watching.streamBytes } : {}),
     },
-  });
+  }, watching?.onProgress);
   const typed = `${line.mode === "words" ? "!!" : "!"}${line.command}`;
   if (!spawned.ok) {
     await policy.record({
@@ -98,6 +104,8 @@ export async function runShellLine(
     return err(`${shell} could not start: ${spawned.error.message}`);
   }
   const result = spawned.value;
+  watching?.end(result);
+  const watched = watching !== null;
   const outLabel = line.mode === "words" ? TRUSTED_PRIVATE : UNTRUSTED_PRIVATE;
   await policy.record({
     tool: "shell",
@@ -126,6 +134,7 @@ export async function runShellLine(
       line,
       shell,
       display: escapeForScreen(capped.text, true),
+      watched,
       status,
       forPlanner: {
         text: `I ran \`${line.command}\` in my shell (${status[0]}); its output:\n${body}`,
@@ -142,6 +151,7 @@ export async function runShellLine(
     line,
     shell,
     display: escapeForScreen(shownToPerson.text, true),
+    watched,
     status,
     forPlanner: {
       text:

@@ -31,6 +31,14 @@ Deno.test("shell mode: !cmd shows the person the output and hands the planner a 
     assert.deepEqual(o.ref!.label, UNTRUSTED_PRIVATE);
     assert.equal(o.ref!.kind, "command_output");
     assert.equal(fx.scripted!.asked.length, 0, "no approval: it is the person's own command");
+    // The person watched it print as it came, then its end; the screen need not print it again.
+    assert.equal(o.watched, true);
+    const events = fx.scripted!.runOutputs;
+    const streamed = new TextDecoder().decode(
+      new Uint8Array(events.flatMap((e) => e.kind === "chunk" ? [...e.bytes] : [])),
+    );
+    assert.ok(streamed.includes("CANARY-SHELL"), streamed);
+    assert.equal(events.at(-1)?.kind, "end");
     const entry = fx.policy.audit.entries.at(-1)!;
     assert.equal(entry.tool, "shell");
     assert.equal(entry.by, "person");
