@@ -4,12 +4,10 @@
  * terminal (driven through a real pseudo-terminal, test/support/pty_drive.py) and nowhere else.
  */
 import assert from "node:assert/strict";
+import { drivePty } from "./support/pty.ts";
 import { join } from "node:path";
 import { runMain } from "./support/run_main.ts";
-import { MAIN_TS, mainFlags } from "./support/flags.ts";
 import { startMockModel } from "../scripts/mock-model.ts";
-
-const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
 
 async function dirs() {
   const root = await Deno.makeTempDir({ prefix: "bb-words-" });
@@ -23,29 +21,6 @@ async function dirs() {
     args: ["-w", ws, "--state-dir", join(root, "state"), "--config", config],
     cleanup: () => Deno.remove(root, { recursive: true }),
   };
-}
-
-async function drive(
-  steps: { expect?: string; send?: string; timeout?: number }[],
-  args: string[],
-): Promise<{ screen: string; ok: boolean }> {
-  const dir = await Deno.makeTempDir({ prefix: "bb-words-pty-" });
-  try {
-    const stepsFile = join(dir, "steps.json");
-    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
-    const out = await new Deno.Command("python3", {
-      args: [PTY, stepsFile, "--", Deno.execPath(), "run", ...mainFlags(), MAIN_TS, ...args],
-      env: { TERM: "xterm-256color", NO_COLOR: "1" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    return {
-      screen: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
-      ok: out.code === 0,
-    };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 }
 
 Deno.test("words: `help` and `help COMMAND` are --help; a longer prompt is still a prompt", async () => {
@@ -97,7 +72,7 @@ Deno.test({
     const d = await dirs();
     const mock = await startMockModel({ script: { replies: [{ text: "Heard you." }] } });
     try {
-      const yes = await drive([
+      const yes = await drivePty([
         { expect: "Did you mean `bravebot trust`\\? \\[Y/n", send: "\r" },
         { expect: "first use: not answered yet" },
       ], ["trsut", ...d.args]);
@@ -105,7 +80,7 @@ Deno.test({
       assert.match(yes.screen, /EXIT: 0/);
       assert.equal(mock.requests.length, 0);
 
-      const no = await drive([
+      const no = await drivePty([
         { expect: "Did you mean `bravebot trust`\\?", send: "n\r" },
         { expect: "Trust:", send: "\r" },
         { expect: "Heard you\\.[\\s\\S]*›", send: "/exit\r" },

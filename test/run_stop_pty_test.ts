@@ -6,41 +6,12 @@
  * prompt. The command writes down the signals it got, so their order is what is asserted.
  */
 import assert from "node:assert/strict";
+import { drivePty, KEY, type PtyStep, sessionArgs } from "./support/pty.ts";
 import { join } from "node:path";
-import { MAIN_TS, mainFlags } from "./support/flags.ts";
 import { leftRunning, logLines, STAGE_SCRIPT } from "./support/signal_log.ts";
 import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
 import { sandboxStatus } from "../src/policy/sandbox.ts";
 import { settingsFrom } from "../src/state/settings.ts";
-
-const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
-const ENTER = "\r";
-const CTRL_C = "\u0003";
-
-interface Step {
-  expect?: string;
-  send?: string;
-  timeout?: number;
-}
-
-/** Runs the real main.ts in a pseudo-terminal through the steps; the screen without ANSI. */
-async function drive(steps: Step[], args: string[]): Promise<{ screen: string; ok: boolean }> {
-  const dir = await Deno.makeTempDir({ prefix: "bb-stop-pty-" });
-  try {
-    const stepsFile = join(dir, "steps.json");
-    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
-    const out = await new Deno.Command("python3", {
-      args: [PTY, stepsFile, "--", Deno.execPath(), "run", ...mainFlags(), MAIN_TS, ...args],
-      env: { TERM: "xterm-256color", NO_COLOR: "1", SHELL: "/bin/sh" },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = (b: Uint8Array) => new TextDecoder().decode(b);
-    return { screen: text(out.stdout) + text(out.stderr), ok: out.code === 0 };
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** The tool results the planner got, from the session's transcript. */
 async function toolResults(state: string): Promise<string[]> {
@@ -68,7 +39,7 @@ const confinement = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" }
 async function stopInSession(
   sandbox: "bwrap" | "none",
   mode: "term" | "none",
-  stopping: Step[],
+  stopping: PtyStep[],
 ): Promise<{ screen: string; log: string[]; ran: string }> {
   const marker = `bb-stop-pty-${crypto.randomUUID()}`;
   const replies: MockReply[] = [
@@ -89,29 +60,26 @@ async function stopInSession(
     await Deno.mkdir(ws);
     await Deno.writeTextFile(join(ws, "stage.sh"), STAGE_SCRIPT);
     await Deno.writeTextFile(config, JSON.stringify({ run: { sandbox } }));
-    const r = await drive([
-      { expect: "Trust:", send: "w" },
-      { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + ENTER },
-      // One key: run it once.
-      { expect: "Run it\\?", send: "y" },
-      // Its output, shown as it comes, says its traps are set: from here, the person stops it.
-      { expect: `traps set \\(${mode}\\)`, timeout: 60 },
-      ...stopping,
-      { expect: "stopped by the person", timeout: 60 },
-      // The session goes on: the next prompt.
-      { expect: "›", send: "/exit" + ENTER, timeout: 60 },
-    ], [
-      "-w",
-      ws,
-      "--state-dir",
-      state,
-      "--config",
-      config,
-      "--endpoint",
-      mock.url,
-      "--model",
-      "mock",
-    ]);
+    const r = await drivePty(
+      [
+        { expect: "Trust:", send: "w" },
+        { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + KEY.enter },
+        // One key: run it once.
+        { expect: "Run it\\?", send: "y" },
+        // Its output, shown as it comes, says its traps are set: from here, the person stops it.
+        { expect: `traps set \\(${mode}\\)`, timeout: 60 },
+        ...stopping,
+        { expect: "stopped by the person", timeout: 60 },
+        // The session goes on: the next prompt.
+        { expect: "›", send: "/exit" + KEY.enter, timeout: 60 },
+      ],
+      sessionArgs({ ws, state, config, endpoint: mock.url }),
+      {
+        TERM: "xterm-256color",
+        NO_COLOR: "1",
+        SHELL: "/bin/sh",
+      },
+    );
     assert.ok(r.ok, r.screen.slice(-3000));
     assert.match(r.screen, /session kept: bravebot --resume/);
     const ran = (await toolResults(state)).find((c) => c.startsWith("ran")) ?? "";
@@ -134,7 +102,7 @@ for (const sandbox of ["none", "bwrap"] as const) {
     ignore,
     sanitizeResources: false,
     async fn() {
-      const r = await stopInSession(sandbox, "term", [{ send: CTRL_C }]);
+      const r = await stopInSession(sandbox, "term", [{ send: KEY.ctrlC }]);
       // The command saw SIGINT, went on, and ended on SIGTERM: not killed at once.
       assert.deepEqual(r.log, ["INT", "TERM"]);
       const stopLine = "stopped by the person: ended on SIGTERM after it ignored SIGINT";
@@ -149,8 +117,8 @@ for (const sandbox of ["none", "bwrap"] as const) {
     sanitizeResources: false,
     async fn() {
       const r = await stopInSession(sandbox, "none", [
-        { send: CTRL_C },
-        { expect: "\\(stopping…\\)", send: CTRL_C },
+        { send: KEY.ctrlC },
+        { expect: "\\(stopping…\\)", send: KEY.ctrlC },
       ]);
       // SIGINT came first (its trap may not have run before the SIGKILL); SIGKILL at the end.
       assert.ok(r.log.length === 0 || r.log[0] === "INT", r.log.join(","));

@@ -5,11 +5,10 @@
  * styled with colour on, plain under NO_COLOR — and never reach the terminal as sequences.
  */
 import assert from "node:assert/strict";
+import { drivePty } from "./support/pty.ts";
 import { join } from "node:path";
-import { MAIN_TS, mainFlags } from "./support/flags.ts";
 import { startMockModel } from "../scripts/mock-model.ts";
 
-const PTY = new URL("./support/pty_drive.py", import.meta.url).pathname;
 const ESC = "\x1b";
 const CODE = "const re = /\\d+\\.\\d+/;";
 const ANSWER =
@@ -39,32 +38,24 @@ async function session(env: Record<string, string>): Promise<{ screen: string; r
       { expect: "Write re\\.ts\\?", send: "\r" },
       { expect: "end\\.[\\s\\S]*›", send: "/exit\r" },
     ];
-    const stepsFile = join(root, "steps.json");
-    const rawFile = join(root, "raw.bin");
-    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
-    const args = ["-w", ws, "--state-dir", join(root, "state"), "--config", config];
-    const out = await new Deno.Command("python3", {
-      args: [
-        PTY,
-        stepsFile,
-        "--",
-        Deno.execPath(),
-        "run",
-        ...mainFlags(),
-        MAIN_TS,
-        ...args,
+    const r = await drivePty(
+      steps,
+      [
+        "-w",
+        ws,
+        "--state-dir",
+        join(root, "state"),
+        "--config",
+        config,
         "--endpoint",
         mock.url,
         "--model",
         "mock",
       ],
-      env: { TERM: "xterm-256color", ...env, PTY_RAW: rawFile },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const screen = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, screen.slice(-3000));
-    return { screen, raw: await Deno.readTextFile(rawFile) };
+      { TERM: "xterm-256color", ...env },
+    );
+    assert.equal(r.ok, true, r.screen.slice(-3000));
+    return { screen: r.screen, raw: r.raw };
   } finally {
     await mock.stop();
     await Deno.remove(root, { recursive: true });

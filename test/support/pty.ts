@@ -1,0 +1,87 @@
+/**
+ * Drives the real program in a pseudo-terminal (test/support/pty_drive.py): main.ts with the
+ * binary's own flags, step by step — wait until the screen matches `expect`, then type `send`.
+ * One harness for every PTY test, so each test says only what the person does and sees.
+ */
+import { join } from "node:path";
+import { MAIN_TS, mainFlags } from "./flags.ts";
+
+const PTY = new URL("./pty_drive.py", import.meta.url).pathname;
+
+export interface PtyStep {
+  /** A regular expression the screen (ANSI removed) must come to match. */
+  expect?: string;
+  /** What is typed once it does. */
+  send?: string;
+  /** Seconds to wait for `expect` (the driver's default otherwise). */
+  timeout?: number;
+  /** Seconds to wait after the match before typing (the driver's default otherwise). */
+  pause?: number;
+}
+
+export interface PtyRun {
+  /** What the terminal showed, ANSI removed (stdout and stderr of the driver). */
+  screen: string;
+  /** The bytes the program wrote to the terminal, as they were. */
+  raw: string;
+  /** Every step matched and the program exited 0. */
+  ok: boolean;
+}
+
+/** Keys as a terminal sends them. */
+export const KEY = {
+  enter: "\r",
+  up: "\u001b[A",
+  down: "\u001b[B",
+  esc: "\u001b",
+  ctrlC: "\u0003",
+  ctrlD: "\u0004",
+  /** A bracketed paste of `text` (mode 2004). */
+  paste: (text: string) => `\u001b[200~${text}\u001b[201~`,
+};
+
+/** Runs `main.ts ARGS…` in a pseudo-terminal through `steps`; `env` is the program's whole env. */
+export async function drivePty(
+  steps: PtyStep[],
+  args: string[],
+  env: Record<string, string> = { TERM: "xterm-256color", NO_COLOR: "1" },
+): Promise<PtyRun> {
+  const dir = await Deno.makeTempDir({ prefix: "bb-pty-" });
+  try {
+    const stepsFile = join(dir, "steps.json");
+    const rawFile = join(dir, "raw.bin");
+    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
+    const out = await new Deno.Command("python3", {
+      args: [PTY, stepsFile, "--", Deno.execPath(), "run", ...mainFlags(), MAIN_TS, ...args],
+      env: { ...env, PTY_RAW: rawFile },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    return {
+      screen: text(out.stdout) + text(out.stderr),
+      raw: await Deno.readTextFile(rawFile).catch(() => ""),
+      ok: out.code === 0,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The arguments of a session in `ws` against the mock model at `endpoint`. */
+export function sessionArgs(
+  o: { ws: string; state: string; config: string; endpoint: string; model?: string },
+): string[] {
+  return [
+    "-w",
+    o.ws,
+    "--state-dir",
+    o.state,
+    "--config",
+    o.config,
+    "--endpoint",
+    o.endpoint,
+    "--model",
+    o.model ?? "mock",
+  ];
+}
