@@ -196,6 +196,10 @@ export async function interactiveSession(
       post(null);
     },
     onClearScreen: () => mounted?.clear(),
+    // A command's elapsed time counts from the person's answer, not from the planner's call.
+    onQuestionClosed: () => {
+      if (activity) activity = { ...activity, since: Date.now() };
+    },
   };
 
   const state: ScreenState = { streamed: "", streamedAny: false, lastTodos: "[]" };

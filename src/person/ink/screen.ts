@@ -59,6 +59,8 @@ export interface ScreenHooks {
   onSubmit(text: string): void;
   onExit(): void;
   onClearScreen(): void;
+  /** A question was answered: what the session waits on next starts now (a run's clock). */
+  onQuestionClosed?(): void;
 }
 
 let nextId = 0;
@@ -134,6 +136,7 @@ export class Screen {
   #close(): void {
     this.question = null;
     this.questionNote = "";
+    this.hooks?.onQuestionClosed?.();
     this.changed();
   }
 
