@@ -545,7 +545,9 @@ export async function interactiveSession(
             print(`unknown command /${escapeForScreen(command ?? "")}; /help lists them`);
         }
       } catch (e) {
-        print(pc.red(e instanceof UsageError ? e.message : `error: ${messageOf(e)}`));
+        print(
+          pc.red(escapeForScreen(e instanceof UsageError ? e.message : `error: ${messageOf(e)}`)),
+        );
       }
     };
 

@@ -8,6 +8,7 @@
  */
 import type { Command } from "commander";
 import { VERSION } from "../version.ts";
+import { escapeForScreen } from "../util/escape.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import type { GlobalOptions } from "./global_options.ts";
 import { commandHandlers } from "./handlers.ts";
@@ -28,7 +29,8 @@ const SESSION_ONLY = new Set([
   "--resume",
   "--version",
 ]);
-const errLine = (line: string) => console.error(line);
+/** A line on stderr; escaped, since an error may name a path or quote a server. */
+const errLine = (line: string) => console.error(escapeForScreen(line, true));
 
 function build(
   { Command, Option }: Commander,

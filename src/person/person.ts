@@ -63,6 +63,7 @@ export type RunAnswer =
 
 export interface ReadOutputRequest {
   ref: string;
+  /** The command as shown: already escaped (a run's argv by formatArgv, a shell line whole). */
   command: string;
   /** The output, escaped for the screen. */
   text: string;

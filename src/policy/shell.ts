@@ -144,7 +144,15 @@ export async function runShellLine(
     });
   }
 
-  const kept = await keepOutput(policy, settings, result, UNTRUSTED_PRIVATE, typed, "shell");
+  // Stored as shown (escaped), like a run's argv: a pasted line may hold an escape sequence.
+  const kept = await keepOutput(
+    policy,
+    settings,
+    result,
+    UNTRUSTED_PRIVATE,
+    escapeForScreen(typed),
+    "shell",
+  );
   const status = statusLines(result, timeoutMs, refCap, kept);
   const shownToPerson = headTail(decodeOutput(await policy.refs.bytes(kept.ref)).text, cap);
   return ok({

@@ -31,10 +31,11 @@ export const MARKER_CLOSE = "\u27E7";
 /**
  * Characters that render as nothing, reorder text or break a line unseen: zero-widths, bidi
  * controls, line and paragraph separators, BOM, variation selectors, tags, every other format
- * character (Cf), and lone surrogates.
+ * character (Cf), and lone surrogates; and the spaces that are not U+0020 (no-break, en, em,
+ * thin, ideographic, the braille blank), which pass for one in code, argv and diffs.
  */
 const INVISIBLE_CLASS =
-  "\\p{Cf}\\p{Cs}\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF9-\\uFFFB\\u{1BCA0}-\\u{1BCA3}\\u{1D173}-\\u{1D17A}\\u{E0000}-\\u{E007F}\\u{E0100}-\\u{E01EF}";
+  "\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000\\u2800\\p{Cf}\\p{Cs}\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF9-\\uFFFB\\u{1BCA0}-\\u{1BCA3}\\u{1D173}-\\u{1D17A}\\u{E0000}-\\u{E007F}\\u{E0100}-\\u{E01EF}";
 const INVISIBLE = new RegExp(`[${INVISIBLE_CLASS}]`, "u");
 /** Everything shown as a marker: controls (C0, DEL, C1), the invisible, and `⟦` itself. */
 const MARKED = new RegExp(`[\\x00-\\x1f\\x7f-\\x9f\\u27E6${INVISIBLE_CLASS}]`, "gu");
@@ -86,6 +87,21 @@ export function escapeForScreen(text: string, keepNewlines = false): string {
 export function styleMarkers(escaped: string): string {
   if (!pc.isColorSupported || !escaped.includes(MARKER_OPEN)) return escaped;
   return escaped.replace(MARKER_PATTERN, (m) => pc.inverse(m));
+}
+
+/** Our own colour codes (SGR), or any single character a marker stands for. */
+const RAW = new RegExp(
+  `\\x1b\\[[0-9;]*m|[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f${INVISIBLE_CLASS}]`,
+  "gu",
+);
+
+/**
+ * The last wall where text meets the terminal (the session screen hands Ink nothing else): the
+ * colour codes the screen itself adds pass, and any other control or invisible character that
+ * reached this point unescaped becomes a marker. Text escaped on its way here is unchanged.
+ */
+export function guardTerminal(text: string): string {
+  return text.replace(RAW, (m) => m.length > 1 && m.charCodeAt(0) === 0x1b ? m : marker(m));
 }
 
 /** {@link escapeForScreen}, then {@link styleMarkers}: text straight for the terminal. */

@@ -4,6 +4,7 @@ import {
   escapeForScreen,
   formatArgv,
   formatToolArguments,
+  guardTerminal,
   hasHiddenCharacters,
   isControl,
   isInvisible,
@@ -263,4 +264,17 @@ Deno.test("escape (property): a character is a marker exactly when it is a contr
     }),
     { numRuns: 2000 },
   );
+});
+
+Deno.test("guardTerminal: the screen's own colour codes pass; anything raw that slipped through is a marker", () => {
+  const ours = "\x1b[2mdim\x1b[22m \x1b[7m \x1b[27m";
+  assert.equal(guardTerminal(ours), ours);
+  assert.equal(
+    guardTerminal("a\x1b]52;c;eA==\x07b\u202Ec\x1b[2Jd\u{E0041}"),
+    "a⟦U+001B⟧]52;c;eA==⟦U+0007⟧b⟦U+202E⟧c⟦U+001B⟧[2Jd⟦U+E0041⟧",
+  );
+  // Escaped text is unchanged by it.
+  const escaped = escapeForScreen("x\x1b]8;;https://e/\x1b\\y\u00A0z");
+  assert.equal(guardTerminal(escaped), escaped);
+  assert.ok(escaped.includes("⟦U+00A0⟧"), "a no-break space passes for a space: marked");
 });

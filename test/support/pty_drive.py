@@ -60,7 +60,9 @@ def main():
                     break
             if status:
                 break
-        time.sleep(step.get("pause", 0.15))
+        # Longer than a question's quiet time (ARM_MS in src/person/ink/screen.ts): a key sent
+        # sooner is, rightly, taken for type-ahead and ignored.
+        time.sleep(step.get("pause", 0.5))
         if step.get("kill"):
             os.kill(pid, signal.SIGKILL)
             break

@@ -13,6 +13,7 @@ import {
   updateTrustMap,
 } from "../../policy/trust_map.ts";
 import { UsageError } from "../exit_codes.ts";
+import { escapeForScreen } from "../../util/escape.ts";
 
 /** Lines describing a trust map, for the terminal. */
 export function describeTrust(map: TrustMap): string[] {
@@ -24,7 +25,9 @@ export function describeTrust(map: TrustMap): string[] {
     const sorted = [...map.rules].sort((a, b) => a.dir.localeCompare(b.dir));
     for (const r of sorted) {
       lines.push(
-        `  ${r.trusted ? "trusted  " : "untrusted"}  ${r.dir === "." ? "./" : r.dir + "/"}`,
+        `  ${r.trusted ? "trusted  " : "untrusted"}  ${
+          r.dir === "." ? "./" : escapeForScreen(r.dir) + "/"
+        }`,
       );
     }
   }
@@ -33,7 +36,10 @@ export function describeTrust(map: TrustMap): string[] {
     for (const [rel, e] of [...map.files].sort(([a], [b]) => a.localeCompare(b))) {
       const bound = e.sha256 ? ` (while sha256 is ${e.sha256.slice(0, 12)}…)` : "";
       lines.push(
-        `  ${e.integrity === "T" ? "trusted  " : "untrusted"}  ${rel}  [${e.why}]${bound}`,
+        // A file name may come from a run that created it: an untrusted name, escaped.
+        `  ${e.integrity === "T" ? "trusted  " : "untrusted"}  ${
+          escapeForScreen(rel)
+        }  [${e.why}]${bound}`,
       );
     }
   }

@@ -98,3 +98,11 @@ Deno.test("trust command: `add` (and /trust add) refuses a directory that does n
     await Deno.remove(ws, { recursive: true });
   }
 });
+
+Deno.test("trust list: a file name a run created is shown escaped, never sent to the terminal", () => {
+  const map = new TrustMap("/w");
+  map.setFile("notes\x1b]52;c;ZWNobyBwd25lZA==\x07\u202Etxt.exe", { integrity: "U", why: "run" });
+  const shown = describeTrust(map).join("\n");
+  assert.ok(shown.includes("notes⟦U+001B⟧]52;c;ZWNobyBwd25lZA==⟦U+0007⟧⟦U+202E⟧txt.exe"), shown);
+  assert.ok(!shown.includes("\x1b") && !shown.includes("\u202E"), shown);
+});

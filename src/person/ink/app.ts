@@ -5,13 +5,16 @@
  *
  * Every string drawn here was escaped by whoever put it on the screen (escapeForScreen); the
  * input box escapes what the person typed as it draws it. The markers of escaped text are styled
- * here, at the one place text reaches the terminal (styleMarkers).
+ * here, at the one place text reaches the terminal, after a last wall (forTerminal).
  */
 import React from "react";
 import { Box, type Key, Static, Text, useInput, usePaste } from "ink";
 import pc from "picocolors";
 import type { Question, Screen } from "./screen.ts";
-import { escapeForScreen, styleMarkers } from "../../util/escape.ts";
+import { escapeForScreen, guardTerminal, styleMarkers } from "../../util/escape.ts";
+
+/** What every Text is handed: the last wall (guardTerminal), then the markers styled. */
+const forTerminal = (text: string): string => styleMarkers(guardTerminal(text));
 import { completions, searchMatch } from "./editor.ts";
 import type { KeyPress } from "./editor.ts";
 
@@ -66,7 +69,7 @@ function questionView(q: Question, note: string): React.ReactNode {
     });
   }
   if (note) lines.push(pc.yellow(note));
-  return h(Text, null, styleMarkers(lines.join("\n")));
+  return h(Text, null, forTerminal(lines.join("\n")));
 }
 
 export function App({ screen }: { screen: Screen }): React.ReactNode {
@@ -81,24 +84,24 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
       key: "static",
       items: screen.items,
       children: (item: { id: number; text: string }) =>
-        h(Text, { key: item.id }, styleMarkers(item.text)),
+        h(Text, { key: item.id }, forTerminal(item.text)),
     }),
   ];
   if (screen.streaming.length > 0) {
-    parts.push(h(Text, { key: "streaming" }, styleMarkers(screen.streaming.join("\n"))));
+    parts.push(h(Text, { key: "streaming" }, forTerminal(screen.streaming.join("\n"))));
   }
   if (screen.live.length > 0) {
-    parts.push(h(Text, { key: "live" }, styleMarkers(screen.live.join("\n"))));
+    parts.push(h(Text, { key: "live" }, forTerminal(screen.live.join("\n"))));
   }
   if (screen.activity && !screen.question) {
-    parts.push(h(Text, { key: "activity" }, pc.dim(screen.activity)));
+    parts.push(h(Text, { key: "activity" }, forTerminal(pc.dim(screen.activity))));
   }
   if (screen.question) {
     parts.push(h(Box, { key: "q" }, questionView(screen.question, screen.questionNote)));
   } else {
     for (const [i, q] of screen.queued.entries()) {
       parts.push(
-        h(Text, { key: `queued${i}` }, styleMarkers(pc.dim(`queued: ${escapeForScreen(q)}`))),
+        h(Text, { key: `queued${i}` }, forTerminal(pc.dim(`queued: ${escapeForScreen(q)}`))),
       );
     }
     if (e.search !== null) {
@@ -107,7 +110,7 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
         h(
           Text,
           { key: "input" },
-          styleMarkers(
+          forTerminal(
             `(history search) ${escapeForScreen(e.search)}: ${
               found === null ? pc.dim("no match") : escapeForScreen(found)
             }`,
@@ -119,15 +122,17 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
         h(
           Text,
           { key: "input" },
-          styleMarkers(`${screen.promptLabel} ${drawInput(e.text, e.cursor)}`),
+          forTerminal(`${screen.promptLabel} ${drawInput(e.text, e.cursor)}`),
         ),
       );
       const offered = completions(e, screen.commands);
       if (offered.length > 1) {
-        parts.push(h(Text, { key: "tab" }, pc.dim(offered.map((c) => `/${c}`).join("  "))));
+        parts.push(
+          h(Text, { key: "tab" }, forTerminal(pc.dim(offered.map((c) => `/${c}`).join("  ")))),
+        );
       }
     }
   }
-  if (screen.status) parts.push(h(Text, { key: "status" }, pc.dim(screen.status)));
+  if (screen.status) parts.push(h(Text, { key: "status" }, forTerminal(pc.dim(screen.status))));
   return h(Box, { flexDirection: "column" }, ...parts);
 }

@@ -119,7 +119,7 @@ export class InkPerson implements Person {
         kind: "pick",
         title,
         options,
-        at: o.at ?? 0,
+        at: o.at ?? -1,
         digitBase: o.digitBase,
         marked: o.multiple ? new Set() : null,
         resolve: (v, interrupted) => {
@@ -258,7 +258,7 @@ export class InkPerson implements Person {
     const n = await this.#pick(
       "Vouch for which prefix? Any arguments may follow it (digit or arrows, then Enter; Esc refuses)",
       Array.from({ length: Math.min(single.args.length, 10) }, (_, i) => display(i)),
-      { digitBase: 0, at: Math.min(1, single.args.length - 1) },
+      { digitBase: 0 },
     );
     if (n === null) return { answer: "refuse" };
     return { answer: "vouch", prefixArgs: n[0] };

@@ -258,3 +258,72 @@ Deno.test("ink person: first use — w, n, Enter (nothing), c with directories t
   await t.press({ input: "", escape: true });
   assert.deepEqual(await left, { choice: "unanswered" });
 });
+
+Deno.test("ink person: a person typing on never answers: each key restarts the quiet time", async () => {
+  let now = 1_000;
+  const screen = new Screen([], () => now);
+  const person = new InkPerson(screen, { width: () => 80 });
+  const answer = person.approveRun(run);
+  await new Promise((r) => setTimeout(r, 0));
+  screen.questionDrawn();
+  // "please save every file", one key every 90 ms: its v, e, y never answer.
+  for (const ch of "please save every file, and say yes") {
+    now += 90;
+    screen.key({ input: ch });
+  }
+  assert.ok(screen.question, "typing on answered the question");
+  assert.match(screen.questionNote, /without a pause, were ignored/);
+  // A key held down (repeat every 33 ms) does not either.
+  for (let i = 0; i < 20; i++) {
+    now += 33;
+    screen.key({ input: "y" });
+  }
+  assert.ok(screen.question, "a held key answered the question");
+  // After a pause as long as the quiet time, one key answers.
+  now += ARM_MS + 1;
+  screen.key({ input: "n" });
+  assert.deepEqual(await answer, { answer: "refuse" });
+});
+
+Deno.test("ink person: Esc and Ctrl-C take the safe answer at once, even before the quiet time", async () => {
+  const t = setup();
+  const write1 = t.person.approveWrite(write);
+  await new Promise((r) => setTimeout(r, 0));
+  t.screen.key({ input: "", escape: true });
+  assert.deepEqual(await write1, { approved: false });
+  const read = t.person.quarantinedRead({
+    path: "vendor/x.js",
+    preview: ["x"],
+    size: 1,
+    label: TRUSTED_PRIVATE,
+  });
+  await new Promise((r) => setTimeout(r, 0));
+  t.screen.key({ input: "c", ctrl: true });
+  assert.equal(await read, "keep");
+  assert.equal(t.stops(), 1, "Ctrl-C stops the turn");
+});
+
+Deno.test("ink person: the prefix pick has no preselection: Enter alone vouches for nothing", async () => {
+  const t = setup();
+  const answer = t.person.approveRun(run);
+  await t.press("v");
+  await t.press("p");
+  await t.press({ input: "\r", return: true });
+  assert.ok(t.screen.question, "Enter alone picked a prefix");
+  assert.match(t.screen.questionNote, /choose one first/);
+  await t.press({ input: "", downArrow: true });
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await answer, { answer: "vouch", prefixArgs: 0 });
+});
+
+Deno.test("ink person: a question asked while one is up waits for it", async () => {
+  const t = setup();
+  const first = t.person.approveWrite(write);
+  const second = t.person.approveWrite({ ...write, path: "b.txt" });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.match(t.shown(), /Write a\.txt\?|destination: a\.txt/);
+  await t.press("y");
+  assert.deepEqual(await first, { approved: true });
+  await t.press("n");
+  assert.deepEqual(await second, { approved: false });
+});

@@ -5,14 +5,18 @@
  * of messages typed ahead, a status line, and at most one question (an approval) at a time.
  *
  * Keys reach either the question or the input box, never both. A question takes no key until it
- * has been drawn (the component calls {@link Screen.questionDrawn}) and on screen for
- * {@link ARM_MS}: keys that arrive sooner were typed before it appeared, and are dropped with a
- * note. A paste never answers a question.
+ * has been drawn (the component calls {@link Screen.questionDrawn}) and then {@link ARM_MS} have
+ * passed with no key at all: a key sooner was typed with something else in mind (type-ahead, a
+ * held key), is dropped with a note, and starts the quiet time again, so a person typing on
+ * never answers one. Esc and Ctrl-C always answer, with the safe answer. A paste never answers.
  */
 import { applyKey, type EditorState, emptyEditor, type KeyPress, paste } from "./editor.ts";
 
-/** How long a question is shown before it takes keys (nobody reads and answers faster). */
-export const ARM_MS = 120;
+/**
+ * How long a question must be on screen with no key pressed before it takes one: longer than
+ * the gaps of ordinary typing and of key repeat, shorter than anyone reads a question.
+ */
+export const ARM_MS = 400;
 
 export interface Choice<T> {
   key: string;
@@ -120,8 +124,15 @@ export class Screen {
     this.changed();
   }
 
-  /** Puts a question up; resolves through the question's own `resolve`. */
+  /** Questions asked while one is up: each is put up when the one before is answered. */
+  #waiting: Question[] = [];
+
+  /** Puts a question up (or after the one that is up); resolves through its own `resolve`. */
   ask(q: Question): void {
+    if (this.question) {
+      this.#waiting.push(q);
+      return;
+    }
     this.question = q;
     this.questionNote = "";
     this.#armedAt = Infinity;
@@ -137,7 +148,9 @@ export class Screen {
     this.question = null;
     this.questionNote = "";
     this.hooks?.onQuestionClosed?.();
-    this.changed();
+    const next = this.#waiting.shift();
+    if (next) this.ask(next);
+    else this.changed();
   }
 
   /** A paste: into the input box, or ignored with a note while a question is up. */
@@ -158,13 +171,19 @@ export class Screen {
 
   key(k: KeyPress): void {
     if (this.question) {
-      if (this.#now() < this.#armedAt) {
+      const q = this.question;
+      // The safe answer needs no quiet time: Esc and Ctrl-C are never an approval.
+      const safe = k.escape || (k.ctrl && k.input === "c");
+      if (!safe && this.#now() < this.#armedAt) {
+        // Typed before the question appeared, or with no pause since: ignored, and the quiet
+        // time starts again (once the question is drawn).
+        if (this.#armedAt !== Infinity) this.#armedAt = this.#now() + ARM_MS;
         this.questionNote =
-          "(keys typed before this question appeared were ignored: answer it now)";
+          "(keys typed before this question appeared, or without a pause, were ignored: answer it now)";
         this.changed();
         return;
       }
-      this.#questionKey(this.question, k);
+      this.#questionKey(q, k);
       return;
     }
     const [editor, action] = applyKey(this.editor, k, {
@@ -231,13 +250,19 @@ export class Screen {
     if (ctrlC) return this.#answer(() => q.resolve(null, true), true);
     if (k.escape) return this.#answer(() => q.resolve(null, false));
     const n = q.options.length;
-    if (k.upArrow) q.at = (q.at + n - 1) % n;
-    else if (k.downArrow) q.at = (q.at + 1) % n;
+    // Nothing is chosen until a digit or an arrow chose it (`at` -1): Enter alone picks nothing.
+    if (k.upArrow) q.at = q.at < 0 ? n - 1 : (q.at + n - 1) % n;
+    else if (k.downArrow) q.at = q.at < 0 ? 0 : (q.at + 1) % n;
     else if (/^[0-9]$/.test(k.input) && Number(k.input) - q.digitBase in q.options) {
       q.at = Number(k.input) - q.digitBase;
       if (q.marked) toggle(q.marked, q.at);
-    } else if (k.input === " " && q.marked) toggle(q.marked, q.at);
+    } else if (k.input === " " && q.marked && q.at >= 0) toggle(q.marked, q.at);
     else if (k.return) {
+      if (!q.marked && q.at < 0) {
+        this.questionNote = "(choose one first: a digit or the arrows, then Enter; Esc refuses)";
+        this.changed();
+        return;
+      }
       const chosen = q.marked ? [...q.marked].sort((a, b) => a - b) : [q.at];
       return this.#answer(() => q.resolve(chosen, false));
     }
