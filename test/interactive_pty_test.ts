@@ -468,3 +468,31 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "interactive (pty): a long answer streamed in small pieces is drawn at a bounded rate",
+  sanitizeResources: false,
+  async fn() {
+    // 200 KB of code in 40-character pieces: redrawing the whole unfinished block at every
+    // piece would take hours (quadratic); the screen redraws a frame at a time, its last part.
+    const code = Array.from({ length: 5_000 }, (_, i) => `let v${i} = ${i}; // line ${i}`);
+    const text = "Here it is:\n\n```ts\n" + code.join("\n") + "\n```\n\nEND-OF-ANSWER";
+    const mock = await startMockModel({ script: { replies: [{ text, chunk: 40 }] } });
+    const { root, ws, state, config } = await sessionRoot("bb-pty-stream-");
+    try {
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w" },
+          { expect: "myrepo \\(T,pub\\) ›", send: "show me" + KEY.enter },
+          { expect: "END-OF-ANSWER[\\s\\S]*›", send: "/exit" + KEY.enter, timeout: 240 },
+        ],
+        sessionArgs({ ws, state, config, endpoint: mock.url }),
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      assert.ok(r.screen.includes("let v4999 = 4999; // line 4999"), "the last line was drawn");
+    } finally {
+      await mock.stop();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});

@@ -86,6 +86,11 @@ function clip(text: string, max = 200): string {
   return one.length > max ? `${one.slice(0, max)}…` : one;
 }
 
+/** At most this often the streaming answer is redrawn. */
+const STREAM_FRAME_MS = 80;
+/** How much of an unfinished block the live area renders (its last part). */
+const STREAM_TAIL_CHARS = 8_192;
+
 interface ScreenState {
   /** Streamed answer text not yet printed for good (its last, unfinished part). */
   streamed: string;
@@ -227,14 +232,24 @@ export async function interactiveSession(
   const setWaiting = (on: boolean) => setActivity(on ? "waiting for the model…" : null);
   const width = () => screenWidth();
   /** Prints streamed text that will not change any more; keeps the rest live. */
+  /** A redraw of the streaming answer that is due, at most one per {@link STREAM_FRAME_MS}. */
+  let streamTimer: ReturnType<typeof setTimeout> | undefined;
   const flushStream = (all: boolean) => {
+    clearTimeout(streamTimer);
+    streamTimer = undefined;
     const { stable, rest } = all
       ? { stable: state.streamed, rest: "" }
       : splitStable(state.streamed);
     if (stable.trim() !== "") print(renderMarkdown(stable, width()).join("\n"));
     state.streamed = rest;
-    screen.streaming = rest ? renderMarkdown(rest, width()) : [];
+    // The live area shows the unfinished part's end: rendering all of a long one at every
+    // frame would cost the square of its length (it is rendered whole once it is finished).
+    screen.streaming = rest ? renderMarkdown(rest.slice(-STREAM_TAIL_CHARS), width()) : [];
     screen.changed();
+  };
+  /** Text arrived: the screen is redrawn soon, not at every piece (a reply may come in 16 MiB). */
+  const streamSoon = () => {
+    streamTimer ??= setTimeout(() => flushStream(false), STREAM_FRAME_MS);
   };
   const refreshPrompt = () => {
     if (!runtime) return;
@@ -262,7 +277,7 @@ export async function interactiveSession(
       case "text_delta":
         state.streamedAny = true;
         state.streamed += e.text;
-        flushStream(false);
+        streamSoon();
         return;
       case "assistant_text":
         if (!state.streamedAny) state.streamed = e.text;
@@ -375,6 +390,7 @@ export async function interactiveSession(
   } finally {
     process.off("SIGINT", onSigint);
     clearInterval(ticker);
+    clearTimeout(streamTimer);
     runtime?.close();
     await (await mounting.catch(() => null))?.stop();
   }

@@ -33,8 +33,10 @@ export function personWatch(policy: Policy, byPerson: boolean): Watch | null {
     end(result) {
       const total = result.stdoutBytes + result.stderrBytes;
       const omitted = Math.max(0, total - PERSON_HEAD_BYTES);
+      // The tail of stdout, or of stderr for a command that printed only there.
+      const kept = result.stdout.length > 0 ? result.stdout : result.stderr;
       const tail = omitted > 0
-        ? result.stdout.subarray(Math.max(0, result.stdout.length - PERSON_TAIL_BYTES))
+        ? kept.subarray(Math.max(0, kept.length - PERSON_TAIL_BYTES))
         : new Uint8Array();
       show({ kind: "end", omitted, tail });
     },

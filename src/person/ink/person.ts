@@ -264,15 +264,18 @@ export class InkPerson implements Person {
     return { answer: "vouch", prefixArgs: n[0] };
   }
 
-  #decoder: TextDecoder | null = null;
+  #decoders = new Map<"stdout" | "stderr", TextDecoder>();
   #pending = "";
   #shown: string[] = [];
 
   /** An approved command's output as it prints: a live tail, then all of it printed for good. */
   runOutput(event: RunOutputEvent): void {
     if (event.kind === "chunk") {
-      this.#decoder ??= new TextDecoder("utf-8", { fatal: false });
-      this.#pending += this.#decoder.decode(event.bytes, { stream: true });
+      // One decoder a stream: a character split across chunks of stdout is not joined with
+      // bytes of stderr.
+      let decoder = this.#decoders.get(event.stream);
+      if (!decoder) this.#decoders.set(event.stream, decoder = new TextDecoder());
+      this.#pending += decoder.decode(event.bytes, { stream: true });
       const lines = this.#pending.split("\n");
       this.#pending = lines.pop() ?? "";
       this.#shown.push(...lines.map((l) => pc.dim(`│ ${escapeForScreen(l)}`)));
@@ -283,6 +286,8 @@ export class InkPerson implements Person {
       ]);
       return;
     }
+    // A character cut at the end shows as U+FFFD rather than vanishing.
+    for (const d of this.#decoders.values()) this.#pending += d.decode();
     if (this.#pending) this.#shown.push(pc.dim(`│ ${escapeForScreen(this.#pending)}`));
     if (event.omitted > 0) {
       this.#shown.push(
@@ -297,7 +302,7 @@ export class InkPerson implements Person {
     }
     this.#s.setLive([]);
     if (this.#shown.length > 0) this.#line(this.#shown.join("\n"));
-    this.#decoder = null;
+    this.#decoders.clear();
     this.#pending = "";
     this.#shown = [];
   }

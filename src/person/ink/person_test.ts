@@ -327,3 +327,16 @@ Deno.test("ink person: a question asked while one is up waits for it", async () 
   await t.press("n");
   assert.deepEqual(await second, { approved: false });
 });
+
+Deno.test("ink person: run output decodes each stream apart, and a cut character at the end shows", () => {
+  const t = setup();
+  const e = new TextEncoder().encode("é\n"); // c3 a9 0a
+  t.person.runOutput({ kind: "chunk", stream: "stdout", bytes: e.subarray(0, 1) });
+  t.person.runOutput({ kind: "chunk", stream: "stderr", bytes: new TextEncoder().encode("err ") });
+  t.person.runOutput({ kind: "chunk", stream: "stdout", bytes: e.subarray(1) });
+  t.person.runOutput({ kind: "chunk", stream: "stdout", bytes: new Uint8Array([0x61, 0xe2]) });
+  t.person.runOutput({ kind: "end", omitted: 0, tail: new Uint8Array() });
+  const shown = t.shown();
+  assert.ok(shown.includes("err é"), shown);
+  assert.ok(shown.includes("a\uFFFD"), shown);
+});
