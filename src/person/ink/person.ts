@@ -158,6 +158,20 @@ export class InkPerson implements Person {
         held = this.#showLines(lines, this.#previewLines, true);
         continue;
       }
+      if (answer === "yes" && held) {
+        // Approving what was not shown takes a second, deliberate key.
+        const unseen = lines.length - this.#previewLines;
+        const sure = await this.#keys(`${plural(unseen, "line")} not shown: approve unseen?`, [
+          { key: "y", label: `${approveName}, unseen`, value: "yes" },
+          { key: "a", label: "show them first", value: "all" },
+          { key: "n", label: "refuse", value: "no" },
+        ], { enter: "no", escape: "no" });
+        if (sure === "all") {
+          held = this.#showLines(lines, this.#previewLines, true);
+          continue;
+        }
+        return sure === "yes" ? { approved: true } : { approved: false };
+      }
       if (answer === "yes") return { approved: true };
       if (answer === "why") return { approved: false, reason: await this.#reason() };
       return { approved: false };

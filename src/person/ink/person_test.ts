@@ -55,9 +55,12 @@ const run: RunApprovalRequest = {
   confinement: { confined: true },
 };
 
+/** A preview short enough to be shown whole (the setup shows 3 lines before holding back). */
+const shortWrite: WriteApprovalRequest = { ...write, preview: "1\n2\n" };
+
 Deno.test("ink person: one key approves a write; keys typed before it appeared are dropped", async () => {
   const t = setup();
-  const answer = t.person.approveWrite(write);
+  const answer = t.person.approveWrite(shortWrite);
   t.screen.key({ input: "y" });
   assert.ok(t.screen.question, "a key typed before the question was drawn answered it");
   t.screen.questionDrawn();
@@ -318,8 +321,8 @@ Deno.test("ink person: the prefix pick has no preselection: Enter alone vouches 
 
 Deno.test("ink person: a question asked while one is up waits for it", async () => {
   const t = setup();
-  const first = t.person.approveWrite(write);
-  const second = t.person.approveWrite({ ...write, path: "b.txt" });
+  const first = t.person.approveWrite(shortWrite);
+  const second = t.person.approveWrite({ ...shortWrite, path: "b.txt" });
   await new Promise((r) => setTimeout(r, 0));
   assert.match(t.shown(), /Write a\.txt\?|destination: a\.txt/);
   await t.press("y");
@@ -339,4 +342,21 @@ Deno.test("ink person: run output decodes each stream apart, and a cut character
   const shown = t.shown();
   assert.ok(shown.includes("err é"), shown);
   assert.ok(shown.includes("a\uFFFD"), shown);
+});
+
+Deno.test("ink person: approving a preview with lines held back takes a second key", async () => {
+  const t = setup();
+  const unseen = t.person.approveWrite(write);
+  await t.press("y");
+  assert.ok(t.screen.question, "one key approved lines the person was never shown");
+  assert.match(t.screen.question!.title, /2 lines not shown: approve unseen\?/);
+  await t.press("y");
+  assert.deepEqual(await unseen, { approved: true });
+  // `a` there shows them, and the first question comes back; Enter there refuses.
+  const shown = t.person.approveWrite(write);
+  await t.press("y");
+  await t.press("a");
+  assert.match(t.shown(), /5/);
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await shown, { approved: false });
 });
