@@ -368,3 +368,15 @@ Deno.test({
     }
   },
 });
+
+Deno.test("served window: /model forgets the old model's window until the new one is asked", async () => {
+  const r = await session(4_096, [{ text: "done" }]);
+  assert.equal(r.driver.contextWindow.tokens, 4_096);
+  assert.equal(r.driver.contextWindow.by, "server");
+  const other = new JsonClient("http://127.0.0.1:9/v1", "other");
+  r.driver.usePlanner(other);
+  assert.deepEqual(
+    { tokens: r.driver.contextWindow.tokens, by: r.driver.contextWindow.by },
+    { tokens: 32_768, by: "config" },
+  );
+});

@@ -188,6 +188,14 @@ export class Driver {
   /** `/model NAME`: the planner client for the next requests; the conversation stays. */
   usePlanner(planner: ModelClient): void {
     this.#o = { ...this.#o, planner };
+    // What the old model's server served and counted says nothing of the new one's: the
+    // window goes back to the config's until the next request asks again.
+    this.#served = null;
+    this.#asking = null;
+    this.#askedAgain = false;
+    this.#lastSent = null;
+    this.#countRatio = 1;
+    this.#window = effectiveWindow(this.#o.settings.contextWindow, null);
   }
 
   /** The model the planner requests name now. */
