@@ -70,11 +70,12 @@ interface Hostile {
 
 /**
  * A fixture with a repository at the workspace root and a marker script outside; `setup`
- * plants the hostile setting. Every run is approved once (so only the guard stands between the
- * repository and the script).
+ * plants the hostile setting. Every run is approved once, and runs unconfined: only the guard
+ * stands between the repository and the script (confined, bwrap's private /tmp would hide the
+ * script and the marker, and the check could not fail). `ran` says the script is meant to run.
  */
 function withHostileRepo(
-  options: RunFixtureOptions & { runs?: number },
+  options: RunFixtureOptions & { runs?: number; ran?: boolean },
   setup: (h: Hostile) => Promise<void>,
   check: (h: Hostile) => Promise<void>,
 ): Promise<void> {
@@ -82,6 +83,7 @@ function withHostileRepo(
     trust: UNTRUSTED_GIT,
     answers: Array.from({ length: options.runs ?? 1 }, () => ({ run: { answer: "once" } })),
     ...options,
+    config: { ...options.config, run: { ...options.config?.run, sandbox: "none" } },
   }, async (fx) => {
     const marker = join(fx.outside, "marker");
     const evil = join(fx.outside, "evil.sh");
@@ -97,7 +99,11 @@ function withHostileRepo(
     };
     await setup(h);
     await check(h);
-    assert.equal(await exists(marker), false, "the repository's command ran");
+    assert.equal(
+      await exists(marker),
+      options.ran ?? false,
+      options.ran ? "the repository's command did not run" : "the repository's command ran",
+    );
   });
 }
 
@@ -502,8 +508,9 @@ Deno.test("git guard: a configuration that cannot be parsed refuses (fail closed
 // ---- the person's trust ----
 
 Deno.test("git guard: with .git/ trusted, git runs as the repository configures it", async () => {
-  await withHostileRepo({ trust: { ".": true } }, async (h) => {
-    await config(h, "diff.external", "cat");
+  await withHostileRepo({ trust: { ".": true }, ran: true }, async (h) => {
+    // The positive control: the same script the other tests plant does run here.
+    await config(h, "diff.external", h.evil);
   }, async (h) => {
     const out = await h.call(["diff"]);
     assertRan(out);
