@@ -262,3 +262,39 @@ Deno.test({
     });
   },
 });
+
+Deno.test({
+  name:
+    "bwrap: a configured wall that cannot stand refuses in our words; bwrap's own go to the person",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    // A bwrap first on PATH that fails as a broken one does, naming a path.
+    const bin = await Deno.makeTempDir({ prefix: "bb-fake-bwrap-" });
+    const canary = "CANARY-bwrap-said-/home/someone/secret";
+    await Deno.writeTextFile(
+      join(bin, "bwrap"),
+      `#!/bin/sh\necho 'bwrap: ${canary}' >&2\nexit 1\n`,
+    );
+    await Deno.chmod(join(bin, "bwrap"), 0o755);
+    const path = Deno.env.get("PATH") ?? "";
+    Deno.env.set("PATH", `${bin}:${path}`);
+    try {
+      await withRunPolicy({ config }, async (fx) => {
+        const out = await fx.call(run, { pipeline: [{ program: "true", args: [] }] });
+        assert.equal(out.isError, true, out.content);
+        assert.match(out.content, /bwrap cannot confine commands here; nothing was run/);
+        assert.ok(
+          !out.content.includes("CANARY"),
+          `the planner was given bwrap's words: ${out.content}`,
+        );
+        assert.ok(
+          fx.scripted!.notices.some((n) => n.includes(canary)),
+          "the person was not told why",
+        );
+      });
+    } finally {
+      Deno.env.set("PATH", path);
+      await Deno.remove(bin, { recursive: true });
+    }
+  },
+});

@@ -650,6 +650,10 @@ export function sessionConfinement(
  * reads the stdin, has the effect worker spawn the pipeline and keeps the output as a
  * reference. Every audit entry of the run is written here or in what it calls.
  */
+/** The planner's reason when `run.sandbox: "bwrap"` is configured and bwrap cannot confine. */
+const BWRAP_REFUSED = 'run.sandbox is "bwrap" but bwrap cannot confine commands here; nothing ' +
+  "was run (the person was told why)";
+
 export async function carryOutRun(
   policy: Policy,
   settings: Settings,
@@ -661,7 +665,12 @@ export async function carryOutRun(
 
   // A configured wall that cannot stand refuses the run before the person is bothered.
   const plan = await sessionConfinement(policy, settings);
-  if (!plan.ok) return { outcome: "invalid", reason: plan.error };
+  if (!plan.ok) {
+    // Why bwrap fails can quote bwrap itself and real paths: the person's to read, not the
+    // planner's (design.md §3); the planner gets the fact in our words.
+    policy.person.notice(plan.error);
+    return { outcome: "invalid", reason: BWRAP_REFUSED };
+  }
 
   const decision = await decideRun(policy, run, plan.value);
   if (!decision.run) return { outcome: "refused", reason: decision.reason };
