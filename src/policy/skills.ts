@@ -15,7 +15,7 @@ import {
   parseSkillFile,
   type SkillEntry,
 } from "../util/skill_file.ts";
-import { err, messageOf, ok, type Result } from "../util/result.ts";
+import { err, ok, type Result } from "../util/result.ts";
 
 /** A workspace folder's names, given only when a person trusted the folder. */
 export type FolderListing =
@@ -91,7 +91,8 @@ export async function readSkill(
     try {
       loaded = ok({ text: await Deno.readTextFile(entry.file), label: TRUSTED_PUBLIC });
     } catch (e) {
-      loaded = err(`cannot be read (${messageOf(e)})`);
+      // The error's name only: Deno's message names the file's real path.
+      loaded = err(`cannot be read (${(e as Error).name ?? "error"})`);
     }
   } else {
     const rel = relative(policy.workspace.root, entry.file).split("\\").join("/");

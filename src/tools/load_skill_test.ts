@@ -88,3 +88,14 @@ Deno.test("load_skill: a workspace skill that stopped being trusted is refused",
     assert.match(out.content, /not trusted/);
   });
 });
+
+Deno.test("load_skill: a user skill that cannot be read is refused without its real path", async () => {
+  await withSkills(async (f, user) => {
+    // Listed at the start of the turn, gone by the time it is loaded.
+    await Deno.remove(join(user, "commit-style"), { recursive: true });
+    const out = await loadSkill.handler({ name: "commit-style" }, f.ctx);
+    assert.equal(out.isError, true);
+    assert.match(out.content, /cannot be read \(NotFound\)/);
+    assert.ok(!out.content.includes(user), out.content);
+  });
+});
