@@ -12,7 +12,7 @@ import { startMockModel } from "../scripts/mock-model.ts";
 const ESC = "\x1b";
 const CODE = "const re = /\\d+\\.\\d+/;";
 const ANSWER =
-  `Done \u202Etxt.exe ${ESC}]52;c;cm0gLXJmIH4=\x07 see ${ESC}]8;;https://evil.example/${ESC}` +
+  `**Done** \u202Etxt.exe ${ESC}]52;c;cm0gLXJmIH4=\x07 see ${ESC}]8;;https://evil.example/${ESC}` +
   `\\docs${ESC}]8;;${ESC}\\ end.`;
 
 async function session(env: Record<string, string>): Promise<{ screen: string; raw: string }> {
@@ -83,6 +83,8 @@ Deno.test({
     const { screen, raw } = await session({ NO_COLOR: "" });
     assertShownNeverSent(screen, raw);
     assert.ok(raw.includes(`${ESC}[7m⟦U+202E⟧${ESC}[27m`), "the marker was not styled");
+    // The answer's markdown is rendered with colour: its strong text is bold.
+    assert.ok(raw.includes(`${ESC}[1mDone${ESC}[22m`), "the answer's markdown was not coloured");
   },
 });
 

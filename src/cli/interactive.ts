@@ -231,6 +231,8 @@ export async function interactiveSession(
   };
   const setWaiting = (on: boolean) => setActivity(on ? "waiting for the model…" : null);
   const width = () => screenWidth();
+  /** The planner's markdown at the terminal's width, coloured where the terminal has colour. */
+  const markdown = (text: string) => renderMarkdown(text, width(), { color: pc.isColorSupported });
   /** Prints streamed text that will not change any more; keeps the rest live. */
   /** A redraw of the streaming answer that is due, at most one per {@link STREAM_FRAME_MS}. */
   let streamTimer: ReturnType<typeof setTimeout> | undefined;
@@ -240,11 +242,11 @@ export async function interactiveSession(
     const { stable, rest } = all
       ? { stable: state.streamed, rest: "" }
       : splitStable(state.streamed);
-    if (stable.trim() !== "") print(renderMarkdown(stable, width()).join("\n"));
+    if (stable.trim() !== "") print(markdown(stable).join("\n"));
     state.streamed = rest;
     // The live area shows the unfinished part's end: rendering all of a long one at every
     // frame would cost the square of its length (it is rendered whole once it is finished).
-    screen.streaming = rest ? renderMarkdown(rest.slice(-STREAM_TAIL_CHARS), width()) : [];
+    screen.streaming = rest ? markdown(rest.slice(-STREAM_TAIL_CHARS)) : [];
     screen.changed();
   };
   /** Text arrived: the screen is redrawn soon, not at every piece (a reply may come in 16 MiB). */
@@ -433,7 +435,7 @@ export async function interactiveSession(
         m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== ""
       );
       if (last && last.role === "assistant" && last.content) {
-        print(pc.dim("last reply:") + "\n" + renderMarkdown(last.content, width()).join("\n"));
+        print(pc.dim("last reply:") + "\n" + markdown(last.content).join("\n"));
       }
     }
     refreshPrompt();
