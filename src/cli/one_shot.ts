@@ -4,6 +4,7 @@
  * allows it in advance. Usage and configuration problems are exit 2 before any request reaches
  * the endpoint; a failure is exit 1 with a message; `--max-turns` reached is exit 3.
  */
+import { messageOf } from "../util/result.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { type ApprovalsFile, loadApprovals } from "../policy/approvals_file.ts";
@@ -62,7 +63,7 @@ export async function oneShot(
       prompt = read ? new TextDecoder().decode(read.bytes) : "";
     } else piped = await readPipedInput(stdin);
   } catch (e) {
-    io.stderr(`bravebot: the piped input could not be read: ${e instanceof Error ? e.message : e}`);
+    io.stderr(`bravebot: the piped input could not be read: ${messageOf(e)}`);
     return EXIT.usage;
   }
   if (prompt.trim() === "") {

@@ -207,9 +207,6 @@ export function fitToWindow(
   };
 }
 
-// The rule itself lives in util/window.ts: the policy layer sizes a processor's documents by it.
-export { effectiveWindow, MAX_COUNT_RATIO, type Window } from "../util/window.ts";
-
 /**
  * Whether `next` only adds messages to `previous` (both as sent, the system prompt first): then
  * a server's prompt count can only grow, and a smaller one means it dropped something. Anything

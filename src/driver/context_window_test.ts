@@ -2,14 +2,13 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   COMPACTED_RESULT,
-  effectiveWindow,
   estimateTokens,
   fitToWindow,
-  MAX_COUNT_RATIO,
   onlyAdded,
   replyReserve,
   resultShareChars,
 } from "./context_window.ts";
+import { effectiveWindow, MAX_COUNT_RATIO } from "../util/window.ts";
 import type { ChatMessage } from "../model/types.ts";
 
 const system: ChatMessage = { role: "system", content: "rules" };

@@ -36,14 +36,13 @@ import {
 import type { DriverEvent, TurnStatus } from "./events.ts";
 import {
   cutToShare,
-  effectiveWindow,
   estimateTokens,
   fitToWindow,
   loadTokenizer,
   onlyAdded,
   resultShareChars,
-  type Window,
 } from "./context_window.ts";
+import { effectiveWindow, type Window } from "../util/window.ts";
 import {
   askAgainAfterReply,
   contextFix,
@@ -57,6 +56,7 @@ import { findTextCalls } from "./text_calls.ts";
 import { ReasoningFilter, stripReasoning } from "../util/reasoning.ts";
 import { buildSystemPrompt } from "./system_prompt.ts";
 import { plural } from "../util/plural.ts";
+import { untilAborted } from "../util/abort.ts";
 
 /** How many lines of a `{{ref:N}}` the screen shows; `/show ref:N` shows the rest. */
 export const SHOWN_MAX_LINES = 200;
@@ -713,7 +713,6 @@ export class Driver {
       const kept = this.#messages.slice(j);
       this.#messages = [message, ...kept];
       this.#placed.set(message, label);
-      this.#cleared.add(message);
       await o.transcript.compact(message, kept.length, label);
       replaced += chunk.length;
       o.emit({
@@ -898,20 +897,6 @@ function turnFailure(e: unknown): { status: TurnStatus; error: string } {
     return { status: e.kind === "aborted" ? "aborted" : "error", error: e.forPerson("planner") };
   }
   throw e;
-}
-
-/** The promise's value, or undefined as soon as the signal is aborted. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then((v) => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(v);
-    });
-  });
 }
 
 /**

@@ -14,7 +14,7 @@
  * expression that retries from every opener.
  */
 
-import { stripReasoning } from "../util/reasoning.ts";
+import { isSpace, stripReasoning } from "../util/reasoning.ts";
 
 export interface TextCall {
   name: string;
@@ -189,7 +189,6 @@ const fenced: Format = {
   },
 };
 
-const isSpace = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r";
 const isNameChar = (c: string) => /[A-Za-z0-9_.-]/.test(c);
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { ChatMessage, ModelClient } from "./types.ts";
 import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
+import { untilAborted } from "../util/abort.ts";
 
 /** How long the processor's server is given to say what context it serves. */
 const SERVED_ASK_MS = 10_000;
@@ -55,11 +56,7 @@ export class ModelProcessor {
         clearTimeout(timer);
       }
     })();
-    if (!signal) return this.#served;
-    return Promise.race([
-      this.#served,
-      new Promise<null>((r) => signal.addEventListener("abort", () => r(null), { once: true })),
-    ]);
+    return untilAborted(this.#served, signal).then((v) => v ?? null);
   }
 
   async complete(

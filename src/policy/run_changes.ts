@@ -14,6 +14,7 @@
  * time in or after that second means the run (or something running beside it) changed the file,
  * and no rewrite that restores size and modification time can hide in the same second.
  */
+import { plural } from "../util/plural.ts";
 import type { SnapshotResult } from "../worker/protocol.ts";
 import type { Policy } from "./core.ts";
 import type { FileEntry } from "./trust_map.ts";
@@ -148,7 +149,7 @@ function priorIntegrity(policy: Policy, rel: string): Integrity {
 export function changesLine(changes: RunChanges): string | null {
   const { created, changed, removed, complete } = changes;
   if (complete && created.length + changed.length + removed.length === 0) return null;
-  const files = (n: number) => `${n} file${n === 1 ? "" : "s"}`;
+  const files = (n: number) => plural(n, "file");
   if (!complete) {
     return `files: ${files(changed.length)} created or changed (the workspace is larger than ` +
       "the snapshot's bound, so removals are not counted); they are marked untrusted unless " +

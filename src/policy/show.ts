@@ -6,6 +6,7 @@
  * to the screen with where it came from. Nothing of it is placed in the planner context, and the
  * context label does not change.
  */
+import { plural } from "../util/plural.ts";
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
@@ -103,6 +104,6 @@ export async function showToPerson(
 
 /** The frame's first line, as every screen shows it. */
 export function shownHeading(s: Shown): string {
-  return `${s.ref}: ${s.source}, ${s.lines} line${s.lines === 1 ? "" : "s"}, untrusted ` +
+  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ` +
     `${formatLabel(s.label)} — shown to you, not to the planner`;
 }

@@ -28,7 +28,8 @@ export interface Reasoned {
   reasoning: string[];
 }
 
-const isSpace = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\r";
+/** JSON's and the templates' whitespace. */
+export const isSpace = (c: string): boolean => c === " " || c === "\t" || c === "\n" || c === "\r";
 
 /**
  * Takes leading reasoning out of `text`. `count`, when given, is told how many characters were

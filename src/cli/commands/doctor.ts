@@ -4,7 +4,7 @@
  * run stages. Exit 0 only when every essential check passed. It is the one command that talks
  * to the endpoint without being asked a question, so it says exactly what it sent.
  */
-import { dirname, isAbsolute, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import pc from "picocolors";
 import type { GlobalOptions } from "../global_options.ts";
 import { resolveGlobals } from "../global_options.ts";
@@ -15,6 +15,7 @@ import { ModelError } from "../../model/failure.ts";
 import { EffectWorker, kernelWallStatus } from "../../worker/client.ts";
 import { sandboxStatus } from "../../policy/sandbox.ts";
 import { messageOf } from "../../util/result.ts";
+import { isWithin } from "../../policy/workspace.ts";
 import { escapeForScreen } from "../../util/escape.ts";
 import { plural } from "../../util/plural.ts";
 import {
@@ -194,7 +195,7 @@ async function endpointChecks(
     ok: present,
     essential: true,
     detail: as !== null
-      ? `${model} is served${as !== model ? ` (as ${as})` : ""}`
+      ? `${escapeForScreen(model)} is served${as !== model ? ` (as ${escapeForScreen(as)})` : ""}`
       : served.anyName
       ? `llama-server serves one model (${available}) and answers to any name it is sent, ` +
         `${model} included; start it with --alias ${model} to list it by that name`
@@ -301,11 +302,6 @@ function wallLine(worker: EffectWorker): string {
 }
 
 /** Whether `path` is `dir` or lies under it (both real paths). */
-function within(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  return rel === "" || !(rel === ".." || rel.startsWith("../") || isAbsolute(rel));
-}
-
 /**
  * A fresh, empty directory for the write probe that is really outside the worker's writable
  * places: `$TMPDIR` may be the workspace or lie inside it (then a temporary directory would be
@@ -325,7 +321,7 @@ export async function outsideProbeDir(
     } catch {
       continue;
     }
-    if (!within(workspace, made) && !within(scratch, made)) return made;
+    if (!isWithin(workspace, made) && !isWithin(scratch, made)) return made;
     await Deno.remove(made, { recursive: true }).catch(() => {});
   }
   return null;
