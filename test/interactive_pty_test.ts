@@ -390,54 +390,6 @@ Deno.test({
 });
 
 Deno.test({
-  name: "interactive (pty): a diff shows backslashes as they are; bidi and OSC show as markers",
-  sanitizeResources: false,
-  async fn() {
-    const code = "const re = /\\d+\\.\\d+/;\n";
-    const hostile = "left\u202Eright \u001b]52;c;SGVsbG8=\u0007 end\n";
-    const mock = await startMockModel({
-      script: {
-        replies: [
-          { tool_calls: [call("write_file", { path: "re.ts", contents: code })] },
-          { tool_calls: [call("write_file", { path: "x.txt", contents: hostile })] },
-          { text: "done" },
-        ],
-      },
-    });
-    const { root, ws, state, config } = await sessionRoot("bb-pty-bytes-");
-    try {
-      const r = await drivePty(
-        [
-          { expect: "Trust:", send: "w" },
-          { expect: "›", send: "go" + KEY.enter },
-          { expect: "Write re\\.ts\\?", send: "n" },
-          { expect: "Write x\\.txt\\?", send: "n" },
-          { expect: "done[\\s\\S]*›", send: "/exit" + KEY.enter },
-        ],
-        sessionArgs({ ws, state, config, endpoint: mock.url }),
-        {
-          TERM: "xterm-256color",
-          NO_COLOR: "1",
-        },
-      );
-      assert.ok(r.ok, r.screen.slice(-3000));
-      // The raw bytes sent to the terminal: the code exactly, the hostile bytes never.
-      assert.ok(
-        r.raw.includes("const re = /\\d+\\.\\d+/;"),
-        `the diff line was not shown exactly: ${r.raw.match(/\+const re[^\n]*/)?.[0]}`,
-      );
-      assert.ok(!r.raw.includes("\u202E"), "a bidi override reached the terminal");
-      assert.ok(!r.raw.includes("\u001b]52;"), "an OSC 52 sequence reached the terminal");
-      assert.ok(r.raw.includes("⟦U+202E⟧"), "the bidi override is not shown as a marker");
-      assert.ok(r.raw.includes("⟦U+001B⟧]52;"), "the OSC sequence is not shown as a marker");
-    } finally {
-      await mock.stop();
-      await Deno.remove(root, { recursive: true });
-    }
-  },
-});
-
-Deno.test({
   name: "interactive (pty): a message typed at the plain first prompt, before the screen, is sent",
   sanitizeResources: false,
   async fn() {
