@@ -7,7 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type RunFixture, type RunFixtureOptions, withRunPolicy } from "./support/run_fixture.ts";
+import {
+  exists,
+  type RunFixture,
+  type RunFixtureOptions,
+  runRequests,
+  withRunPolicy,
+} from "./support/run_fixture.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
 import type { RunApprovalRequest } from "../src/person/person.ts";
@@ -49,15 +55,6 @@ async function makeRepo(dir: string): Promise<void> {
   await Deno.writeTextFile(join(dir, "f"), "one\ntwo\n");
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 interface Hostile {
   fx: RunFixture;
   /** A script outside the workspace that creates {@link marker} when run. */
@@ -95,7 +92,7 @@ function withHostileRepo(
       evil,
       marker,
       call: (args, program = "git") => fx.call(run, { pipeline: [{ program, args }] }),
-      asked: () => fx.scripted!.asked.flatMap((a) => a.kind === "run" ? [a.request] : []),
+      asked: () => runRequests(fx),
     };
     await setup(h);
     await check(h);

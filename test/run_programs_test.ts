@@ -8,22 +8,17 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
+import { type RunFixture, runRequests, withRunPolicy } from "./support/run_fixture.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
 import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../src/util/label.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
-import type { RunApprovalRequest } from "../src/person/person.ts";
 import { lookupOnPath } from "../src/policy/programs.ts";
 import { commandsRunUnasked } from "../src/policy/runs.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const CANARY = "CANARY-ws-program";
 const HOSTILE = `#!/bin/sh\necho ${CANARY}\ncat /etc/hostname 2>/dev/null\n`;
-
-function runRequests(fx: RunFixture): RunApprovalRequest[] {
-  return fx.scripted!.asked.flatMap((a) => a.kind === "run" ? [a.request] : []);
-}
 
 function refLabel(fx: RunFixture, out: ToolOutput) {
   const m = /(?:output: |kept as )ref:(\d+)/.exec(out.content);

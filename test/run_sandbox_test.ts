@@ -7,7 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
+import {
+  exists,
+  refOf,
+  type RunFixture,
+  runRequests,
+  withRunPolicy,
+} from "./support/run_fixture.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
@@ -28,21 +34,6 @@ Deno.test({
     assert.ok(!skip, `CI installs bubblewrap, but confinement does not work: ${status.detail}`);
   },
 });
-
-function refOf(out: ToolOutput): number {
-  const m = /(?:output: |kept as )ref:(\d+)/.exec(out.content);
-  assert.ok(m, out.content);
-  return Number(m[1]);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const config = { run: { sandbox: "bwrap" as const } };
 
@@ -149,7 +140,7 @@ Deno.test({
       });
       assert.match(out.content, /\[confined\]/);
       assert.equal(await exists(escaped), false);
-      const [asked] = fx.scripted!.asked.flatMap((a) => a.kind === "run" ? [a.request] : []);
+      const [asked] = runRequests(fx);
       assert.deepEqual(asked.confinement, { confined: true });
     });
   },

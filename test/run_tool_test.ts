@@ -6,7 +6,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { leftRunning } from "./support/signal_log.ts";
-import { ARGV_SCRIPT, type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
+import {
+  ARGV_SCRIPT,
+  exists,
+  refOf,
+  type RunFixture,
+  runRequests,
+  withRunPolicy,
+} from "./support/run_fixture.ts";
 import { runTool } from "../src/tools/run.ts";
 import { readOutputTool } from "../src/tools/read_output.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
@@ -19,36 +26,16 @@ import {
 } from "../src/util/label.ts";
 import type { Label } from "../src/util/label.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
-import type { RunApprovalRequest } from "../src/person/person.ts";
 import { sha256 } from "../src/util/hash.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const readOutput = readOutputTool as unknown as ToolDef<never>;
 const decoder = new TextDecoder();
 
-function refOf(out: ToolOutput): number {
-  const m = /(?:output: |kept as )ref:(\d+)/.exec(out.content);
-  assert.ok(m, `no output reference in: ${out.content}`);
-  return Number(m[1]);
-}
-
 async function refText(fx: RunFixture, id: number): Promise<string> {
   const found = fx.policy.refs.lookup(`ref:${id}`);
   assert.ok(found.ok);
   return decoder.decode(await fx.policy.refs.bytes(found.value));
-}
-
-function runRequests(fx: RunFixture): RunApprovalRequest[] {
-  return fx.scripted!.asked.flatMap((a) => a.kind === "run" ? [a.request] : []);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function fileRef(fx: RunFixture, path: string, l: Label) {

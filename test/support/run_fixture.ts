@@ -6,11 +6,12 @@
  */
 import type { Policy } from "../../src/policy/core.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
-import type { Person } from "../../src/person/person.ts";
+import type { Person, RunApprovalRequest } from "../../src/person/person.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "./scripted_person.ts";
 import type { Config } from "../../src/state/config.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
+import assert from "node:assert/strict";
 import { withPolicy } from "./policy_fixture.ts";
 
 export interface RunFixtureOptions {
@@ -80,3 +81,25 @@ export async function withRunPolicy(
 
 /** A script that prints its arguments as JSON: how a test sees the exact argv a program got. */
 export const ARGV_SCRIPT = "process.stdout.write(JSON.stringify(process.argv.slice(2)));\n";
+
+/** The reference number a run's result names for its output. */
+export function refOf(out: ToolOutput): number {
+  const m = /(?:output: |kept as )ref:(\d+)/.exec(out.content);
+  assert.ok(m, `no output reference in: ${out.content}`);
+  return Number(m[1]);
+}
+
+/** The run approvals the scripted person was asked, in order. */
+export function runRequests(fx: RunFixture): RunApprovalRequest[] {
+  return fx.scripted!.asked.flatMap((a) => a.kind === "run" ? [a.request] : []);
+}
+
+/** Whether anything is at `path` (a link counts, whatever it points at). */
+export async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

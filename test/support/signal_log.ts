@@ -3,6 +3,8 @@
  * (src/worker/ops/stop_ladder_test.ts, test/run_stop_test.ts, test/run_stop_pty_test.ts): they
  * assert the order of what the command saw, never how long anything took.
  */
+import { exists } from "./run_fixture.ts";
+
 /**
  * A command for `sh`: `int` exits on SIGINT, `term` goes on after SIGINT and exits on SIGTERM,
  * `none` goes on after both; each signal is appended to the log. With `child`, the command runs
@@ -19,15 +21,6 @@ echo ready > "$log.ready"
 echo "traps set ($2)"
 while :; do sleep 1; done
 `;
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Waits (bounded in tries) until `path` exists: the command has set its traps. */
 export async function waitFor(path: string, tries = 1_200): Promise<void> {
