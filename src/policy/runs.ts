@@ -629,31 +629,43 @@ async function recordChanges(
 }
 
 /**
- * How this session's run stages are confined (design.md §13): asked of the machine once (the
- * probe is remembered), by each run and by the session at its start, which tells the person
- * when runs will not be confined.
+ * How this session's run stages are confined (design.md §13): planned once a session (PATH
+ * looked up, bwrap probed), then asked by each run and by the session at its start, which tells
+ * the person when runs will not be confined.
  */
 export function sessionConfinement(
   policy: Policy,
   settings: Settings,
 ): Promise<Result<ConfinementPlan>> {
-  const hide = policy.workspace.protectedDirs;
-  return planConfinement(
-    settings,
-    { workspace: policy.workspace.root, scratch: policy.scratch, hide },
-    workerSpawner(policy),
-  );
+  // Planned once a session for each configuration: finding bwrap and cat on PATH and probing
+  // bwrap need not be done again at every run.
+  const key = JSON.stringify([settings.sandbox, settings.runWritable, settings.runNetwork]);
+  let known = plans.get(policy);
+  if (!known) plans.set(policy, known = new Map());
+  let plan = known.get(key);
+  if (!plan) {
+    const hide = policy.workspace.protectedDirs;
+    plan = planConfinement(
+      settings,
+      { workspace: policy.workspace.root, scratch: policy.scratch, hide },
+      workerSpawner(policy),
+    );
+    known.set(key, plan);
+  }
+  return plan;
 }
+
+const plans = new WeakMap<Policy, Map<string, Promise<Result<ConfinementPlan>>>>();
+
+/** The planner's reason when `run.sandbox: "bwrap"` is configured and bwrap cannot confine. */
+const BWRAP_REFUSED = 'run.sandbox is "bwrap" but bwrap cannot confine commands here; nothing ' +
+  "was run (the person was told why)";
 
 /**
  * A whole `run`: prepares it, plans the sandbox, decides (asking the person when §8 says so),
  * reads the stdin, has the effect worker spawn the pipeline and keeps the output as a
  * reference. Every audit entry of the run is written here or in what it calls.
  */
-/** The planner's reason when `run.sandbox: "bwrap"` is configured and bwrap cannot confine. */
-const BWRAP_REFUSED = 'run.sandbox is "bwrap" but bwrap cannot confine commands here; nothing ' +
-  "was run (the person was told why)";
-
 export async function carryOutRun(
   policy: Policy,
   settings: Settings,
