@@ -6,6 +6,7 @@
  * `complete` is called; exactly the headers in `requestHeaders` are sent (docs/decisions.md:
  * why `fetch` and not the `openai` SDK).
  */
+import { readHead } from "../util/body.ts";
 import { readEventStream, ReplyBuilder, ReplyFormatError, StreamCutError } from "./reply.ts";
 import {
   backoffDelay,
@@ -196,7 +197,7 @@ export class OpenAIModelClient implements ModelClient {
         throw new ConnectError(e);
       }
       if (!response.ok) {
-        const said = errorMessage(await readBounded(response.body, ERROR_BODY_BYTES));
+        const said = errorMessage((await readHead(response.body, ERROR_BODY_BYTES)).text);
         if (
           !this.#noStreamOptions && (response.status === 400 || response.status === 422) &&
           /stream_options|include_usage/i.test(said)
@@ -320,37 +321,6 @@ function causeText(e: unknown): string {
 
 /** The server refused `stream_options`: asked again at once without it. */
 class StreamOptionsRefused extends Error {}
-
-/** Up to `limit` bytes of a body, decoded; the rest is not read. */
-async function readBounded(
-  body: ReadableStream<Uint8Array> | null,
-  limit: number,
-): Promise<string> {
-  if (!body) return "";
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < limit) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      size += value.length;
-    }
-  } catch {
-    // What arrived is what the server said.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const all = new Uint8Array(Math.min(size, limit));
-  let at = 0;
-  for (const p of parts) {
-    const take = p.subarray(0, all.length - at);
-    all.set(take, at);
-    at += take.length;
-  }
-  return new TextDecoder().decode(all);
-}
 
 /**
  * The message in an error body, as the four servers shape it: `{"error":{"message":…}}`

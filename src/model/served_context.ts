@@ -15,6 +15,7 @@
  * nothing a server sends here can crash or stall the session. test/fixtures/served/ holds each
  * shape, with the upstream file it comes from.
  */
+import { readHead } from "../util/body.ts";
 
 export type ServerKind = "ollama" | "llama.cpp" | "vllm" | "lmstudio";
 
@@ -88,8 +89,10 @@ export function boundedHttp(options: {
         signal: controller.signal,
         redirect: "error",
       });
-      const text = await readCapped(response, maxBytes);
-      if (text === null) return { status: 0, body: undefined, failed: "the answer was too large" };
+      const read = await readHead(response.body, maxBytes);
+      if (read.failed) throw new Error("the answer broke off");
+      if (read.over) return { status: 0, body: undefined, failed: "the answer was too large" };
+      const text = read.text;
       let body: unknown = undefined;
       try {
         body = JSON.parse(text);
@@ -114,32 +117,6 @@ export function boundedHttp(options: {
         body: JSON.stringify(body),
       }),
   };
-}
-
-/** The body as text, or null past `maxBytes` (the rest is not read). */
-async function readCapped(response: Response, maxBytes: number): Promise<string | null> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > maxBytes) return null;
-      parts.push(value);
-    }
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return new TextDecoder().decode(all);
 }
 
 /**
