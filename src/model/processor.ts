@@ -41,7 +41,9 @@ export class ModelProcessor {
 
   /**
    * What the processor's server serves, asked once per session and bounded: a server that does
-   * not answer costs one wait of {@link SERVED_ASK_MS}, then the config's window is used.
+   * not answer costs one wait of {@link SERVED_ASK_MS}, then the config's window is used. An
+   * answer that may change once the model is loaded (`provisional`: Ollama's default before a
+   * load) is asked again at the next call.
    */
   servedTokens(signal?: AbortSignal): Promise<number | null> {
     const client = this.client;
@@ -51,6 +53,7 @@ export class ModelProcessor {
       const bound = new Promise<null>((r) => timer = setTimeout(() => r(null), SERVED_ASK_MS));
       try {
         const served = await Promise.race([client.servedContext!().catch(() => null), bound]);
+        if (served?.provisional) this.#served = null;
         return served?.tokens ?? null;
       } finally {
         clearTimeout(timer);

@@ -49,3 +49,11 @@ Deno.test("processor: a stopped call does not wait for the server's answer", asy
   stop.abort();
   assert.equal(await asked, null);
 });
+
+Deno.test("processor: a provisional answer (before the model is loaded) is asked again", async () => {
+  const c = client(() => Promise.resolve({ ...OLLAMA, tokens: 4_096, provisional: true }));
+  const p = new ModelProcessor(c);
+  assert.equal(await p.servedTokens(), 4_096);
+  assert.equal(await p.servedTokens(), 4_096);
+  assert.equal(c.asked, 2);
+});

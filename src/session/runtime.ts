@@ -137,6 +137,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         },
       }, options.retry);
       if (!next.ok) return next.error;
+      // The model before this one is not used again (a /model runs between turns): its worker ends.
+      for (const previous of extra.splice(0)) previous.close();
       extra.push(next.value);
       driver.usePlanner(next.value.planner);
       return null;
