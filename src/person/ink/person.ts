@@ -78,11 +78,11 @@ export class InkPerson implements Person {
         choices,
         enter: safe.enter,
         escape: safe.escape,
-        interrupt: `\u0000${interrupt}`,
-        resolve: (v) => {
-          if (v.startsWith("\u0000")) {
+        interrupt,
+        resolve: (v, interrupted) => {
+          if (interrupted) {
             this.#interrupted();
-            resolve(v.slice(1));
+            resolve(v);
             return;
           }
           // What was answered stays on the screen, under the question.
@@ -366,10 +366,10 @@ export class InkPerson implements Person {
       const answer = await this.#keys(
         "Choose one:",
         [
-          ...options.map((_, i) => ({ key: String(i + 1), label: "", value: String(i) })),
+          ...options.map((_, i) => ({ key: `${i + 1}`, label: `option ${i + 1}`, value: `${i}` })),
           { key: "o", label: "own words", value: "own" },
           { key: "s", label: "skip", value: "skip" },
-        ].map((c) => c.label === "" ? { ...c, label: `option ${c.key}` } : c),
+        ],
         {
           enter: "skip",
           escape: "skip",

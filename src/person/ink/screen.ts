@@ -33,7 +33,7 @@ export type Question =
     enter?: string;
     escape: string;
     interrupt: string;
-    resolve: (value: string) => void;
+    resolve: (value: string, interrupted: boolean) => void;
   }
   | {
     kind: "text";
@@ -218,10 +218,10 @@ export class Screen {
   #questionKey(q: Question, k: KeyPress): void {
     const ctrlC = k.ctrl && k.input === "c";
     if (q.kind === "keys") {
-      if (ctrlC) return this.#answer(() => q.resolve(q.interrupt), true);
-      if (k.escape) return this.#answer(() => q.resolve(q.escape));
+      if (ctrlC) return this.#answer(() => q.resolve(q.interrupt, true), true);
+      if (k.escape) return this.#answer(() => q.resolve(q.escape, false));
       if (k.return) {
-        if (q.enter !== undefined) this.#answer(() => q.resolve(q.enter!));
+        if (q.enter !== undefined) this.#answer(() => q.resolve(q.enter!, false));
         return;
       }
       if (k.input.length !== 1 || k.ctrl || k.meta) {
@@ -232,7 +232,7 @@ export class Screen {
         return;
       }
       const choice = q.choices.find((c) => c.key === k.input.toLowerCase());
-      if (choice) this.#answer(() => q.resolve(choice.value));
+      if (choice) this.#answer(() => q.resolve(choice.value, false));
       return;
     }
     if (q.kind === "text") {
