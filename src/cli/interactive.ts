@@ -6,7 +6,7 @@
  * every one is asked, with one key. Esc or Ctrl-C stops the current model call or command and
  * the session goes on; /exit, Ctrl-D or Ctrl-C twice leaves it.
  */
-import { showToPerson } from "../policy/show.ts";
+import { shownHeading, showToPerson } from "../policy/show.ts";
 import process from "node:process";
 import { basename } from "node:path";
 import { type EarlyPrompt, paintEarlyPrompt } from "./early_prompt.ts";
@@ -355,10 +355,7 @@ export async function interactiveSession(
     print(
       [
         pc.yellow(
-          `┌ ${escapeForScreen(e.ref)}: ${escapeForScreen(e.source)}, ${
-            plural(e.lines, "line")
-          }, ` +
-            `untrusted ${e.label} — shown to you, not to the planner`,
+          `┌ ${escapeForScreen(shownHeading(e))}`,
         ),
         ...escapeForScreen(e.text, true).split("\n").map((l) => `${pc.yellow("│")} ${l}`),
         pc.yellow(e.omitted > 0 ? `└ ${plural(e.omitted, "more line")}: /show ${e.ref}` : "└"),

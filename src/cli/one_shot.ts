@@ -17,6 +17,7 @@ import { type PipedInput, processStdin, readPipedInput, type Stdin } from "./pip
 import { keepPipedInput } from "../policy/outputs.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import { plural } from "../util/plural.ts";
+import { shownHeading } from "../policy/show.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -191,10 +192,7 @@ class Output {
       for (const s of this.shown) {
         this.io.stdout("");
         this.io.stdout(
-          `── ${escapeForScreen(s.ref)}: ${escapeForScreen(s.source)}, ${
-            plural(s.lines, "line")
-          }, ` +
-            `untrusted ${s.label} — shown to you, not to the planner ──`,
+          `── ${escapeForScreen(shownHeading(s))} ──`,
         );
         this.io.stdout(escapeForScreen(s.text, true));
         if (s.omitted > 0) {

@@ -11,7 +11,7 @@ import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
 import type { RefRecord } from "./refs.ts";
-import { formatLabel, type Label } from "../util/label.ts";
+import type { Label } from "../util/label.ts";
 import { decodeOutput } from "./outputs.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -102,8 +102,13 @@ export async function showToPerson(
   });
 }
 
-/** The frame's first line, as every screen shows it. */
-export function shownHeading(s: Shown): string {
+/**
+ * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`); the
+ * screen escapes it, since the source may name a file or a command.
+ */
+export function shownHeading(
+  s: { ref: string; source: string; lines: number; label: string },
+): string {
   return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ` +
-    `${formatLabel(s.label)} — shown to you, not to the planner`;
+    `${s.label} — shown to you, not to the planner`;
 }
