@@ -355,7 +355,7 @@ export async function interactiveSession(
     print(
       [
         pc.yellow(
-          `┌ ${escapeForScreen(shownHeading(e))}`,
+          `┌ ${shownHeading(e)}`,
         ),
         ...escapeForScreen(e.text, true).split("\n").map((l) => `${pc.yellow("│")} ${l}`),
         pc.yellow(e.omitted > 0 ? `└ ${plural(e.omitted, "more line")}: /show ${e.ref}` : "└"),

@@ -192,7 +192,7 @@ class Output {
       for (const s of this.shown) {
         this.io.stdout("");
         this.io.stdout(
-          `── ${escapeForScreen(shownHeading(s))} ──`,
+          `── ${shownHeading(s)} ──`,
         );
         this.io.stdout(escapeForScreen(s.text, true));
         if (s.omitted > 0) {

@@ -12,6 +12,7 @@ import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
 import type { RefRecord } from "./refs.ts";
 import type { Label } from "../util/label.ts";
+import { escapeForScreen } from "../util/escape.ts";
 import { decodeOutput } from "./outputs.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -25,7 +26,7 @@ export interface Shown {
   ref: string;
   kind: RefRecord["kind"];
   label: Label;
-  /** Where it came from, in words: "processor answer about vendor/x/README.md". */
+  /** Where it came from, in words, escaped for a screen: "processor answer about vendor/x/README.md". */
   source: string;
   /** The content (raw: the screen escapes it), at most `maxLines` lines. */
   text: string;
@@ -39,16 +40,23 @@ export function shownMarkers(text: string): string[] {
   return [...new Set([...text.matchAll(MARKER)].map((m) => m[1]))];
 }
 
+/**
+ * Where a reference came from, ready for a screen: names escaped here, and a command as it was
+ * shown when it ran (already escaped: a run's argv by formatArgv, a shell line whole), so that
+ * nothing is escaped twice.
+ */
 function sourceOf(ref: RefRecord): string {
   switch (ref.kind) {
     case "processor_answer":
-      return ref.about ? `processor answer about ${ref.about}` : "processor answer (about no file)";
+      return ref.about
+        ? `processor answer about ${escapeForScreen(ref.about)}`
+        : "processor answer (about no file)";
     case "command_output":
       return `output of ${ref.command ?? "a command"}`;
     case "file_content":
       return `lines found by ${ref.tool}`;
     case "file":
-      return `content of ${ref.path}`;
+      return `content of ${escapeForScreen(ref.path ?? "")}`;
     case "file_name":
       return `${ref.entryType === "directory" ? "a directory" : "a file"} from a listing`;
   }
@@ -103,8 +111,8 @@ export async function showToPerson(
 }
 
 /**
- * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`); the
- * screen escapes it, since the source may name a file or a command.
+ * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
+ * for the screen, since its source is ({@link sourceOf}).
  */
 export function shownHeading(
   s: { ref: string; source: string; lines: number; label: string },
