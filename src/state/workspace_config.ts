@@ -8,6 +8,7 @@ import { SANDBOX_LEVELS } from "./config.ts";
 import { join } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../util/zod_error.ts";
+import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import type { Limits, Settings } from "./settings.ts";
 
@@ -78,7 +79,8 @@ export function parseWorkspaceConfig(text: string, source: string): Result<Works
   try {
     data = JSON.parse(text);
   } catch (e) {
-    return err(`${source} is not valid JSON: ${(e as Error).message}`);
+    // The parser's message quotes the text around the error: the repository's bytes, escaped.
+    return err(`${source} is not valid JSON: ${escapeForScreen((e as Error).message)}`);
   }
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
     for (const key of Object.keys(data)) {
@@ -176,7 +178,9 @@ export function narrowSettings(
       const extra = ws.run.programs.find((p) => !runPrograms!.includes(p));
       if (extra !== undefined) {
         return fail(
-          `run.programs: '${extra}' is not allowed by the user config; a workspace config may ` +
+          `run.programs: '${
+            escapeForScreen(extra)
+          }' is not allowed by the user config; a workspace config may ` +
             "only leave programs out",
         );
       }

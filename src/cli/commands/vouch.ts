@@ -8,6 +8,7 @@ import { statePaths } from "../../state/session_paths.ts";
 import { describeVouch, type Vouch, vouchedCommands, VouchStore } from "../../policy/vouches.ts";
 import { isWithin } from "../../policy/workspace.ts";
 import { sha256 } from "../../util/hash.ts";
+import { printOut } from "../../util/output.ts";
 import { EXIT, UsageError } from "../exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "../global_options.ts";
 
@@ -65,7 +66,7 @@ export async function vouchCommand(
   options: GlobalOptions,
   action: string,
   id: string | undefined,
-  print: (line: string) => void = (l) => console.log(l),
+  print: (line: string) => void = printOut,
 ): Promise<number> {
   const g = await resolveGlobals(options);
   const workspace = await openWorkspace(g.workspaceDir, g.stateDir);
