@@ -58,3 +58,23 @@ Deno.test("cli vouch: list shows each vouch escaped, remove takes one back", asy
     assert.match(badAction.stderr, /unknown action 'add'/);
   });
 });
+
+Deno.test("cli vouch (adversarial): a vouched program replaced by a FIFO is void, and list does not hang", async () => {
+  await withDirs(async (ws, state, config) => {
+    const store = VouchStore.at(statePaths(state, ws).vouchesFile, ws);
+    const program = join(ws, "t.sh");
+    await Deno.writeTextFile(program, "#!/bin/sh\n");
+    await store.add({ program, match: "exact", args: [], sha256: sha256("#!/bin/sh\n") });
+    const common = ["-w", ws, "--state-dir", state, "--config", config];
+    const before = await runMain(["vouch", "list", ...common], { timeoutMs: 30_000 });
+    assert.equal(before.code, 0, before.stderr);
+    assert.ok(!before.stdout.includes("[void"), before.stdout);
+    // The repository swaps the program for a FIFO nobody writes: reading it would wait forever.
+    await Deno.remove(program);
+    assert.equal((await new Deno.Command("mkfifo", { args: [program] }).output()).code, 0);
+    // Bounded: a hang is killed at the bound and fails here.
+    const after = await runMain(["vouch", "list", ...common], { timeoutMs: 30_000 });
+    assert.equal(after.code, 0, `exit ${after.code}: ${after.stderr}`);
+    assert.match(after.stdout, /v1 .*\[void: the program changed or is gone\]/);
+  });
+});

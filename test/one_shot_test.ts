@@ -264,3 +264,71 @@ Deno.test("a server still loading its model past timeouts.loadMs: exit 1, saying
     assert.match(run.stderr, /timeouts\.loadMs/);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// Every byte bound for a terminal is escaped (issue 21): the answer, a shown reference, an error
+// about the workspace's config, and the JSON formats.
+
+const OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07";
+/** Characters a terminal would act on or draw as nothing, one of each kind. */
+const HIDDEN = ["\x1b", "\x07", "\x7f", "\u0085", "\u00a0", "\u200b", "\u202e", "\u2028", "\u2066"];
+const TAG = "\u{E0041}";
+const hostileFiles = { ...files, "vendor/evil.txt": `evil ${OSC52} \u202etxt.exe\u2066${TAG}\n` };
+/** Reads the hostile file (a quarantined reference), then answers with OSC 52 and shows it. */
+const hostileReplies = (): MockReply[] => [
+  { tool_calls: [{ name: "read_file", arguments: { path: "vendor/evil.txt" } }] },
+  { text: `Done ${OSC52} a\u202eb\u200bc\u0085d${TAG} — see {{ref:0}}` },
+];
+
+function assertNothingRaw(stream: string, what: string): void {
+  for (const ch of [...HIDDEN, TAG]) {
+    assert.ok(
+      !stream.includes(ch),
+      `U+${ch.codePointAt(0)!.toString(16)} reached ${what} raw: ${JSON.stringify(stream)}`,
+    );
+  }
+}
+
+Deno.test("text (adversarial): an OSC 52 in the answer and in a shown reference is escaped on stdout", async () => {
+  await oneShotRun({ files: hostileFiles, replies: hostileReplies() }, (run) => {
+    assert.equal(run.code, 0, run.stderr);
+    assertNothingRaw(run.stdout, "stdout");
+    assertNothingRaw(run.stderr, "stderr");
+    // The answer's own line, as the person reads it: markers where the controls were.
+    assert.match(run.stdout, /^Done ⟦U\+001B⟧\]52;c;cm0gLXJmIH4=⟦U\+0007⟧ a⟦U\+202E⟧b/);
+    // The shown reference, escaped in its frame.
+    assert.match(run.stdout, /evil ⟦U\+001B⟧\]52;c;cm0gLXJmIH4=⟦U\+0007⟧ ⟦U\+202E⟧txt\.exe/);
+  });
+});
+
+for (const format of ["json", "stream-json"] as const) {
+  Deno.test(`${format} (adversarial): controls, bidi and invisible characters are \\u escapes; the values are unchanged`, async () => {
+    await oneShotRun(
+      { files: hostileFiles, replies: hostileReplies(), args: ["--output-format", format] },
+      (run) => {
+        assert.equal(run.code, 0, run.stderr);
+        assertNothingRaw(run.stdout, "stdout");
+        assertNothingRaw(run.stderr, "stderr");
+        const objects = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+        const last = objects.at(-1);
+        assert.equal(last.result, `Done ${OSC52} a\u202eb\u200bc\u0085d${TAG} — see {{ref:0}}`);
+        const shown = format === "json"
+          ? last.shown
+          : objects.filter((o: { type: string }) => o.type === "shown");
+        assert.equal(shown.length, 1);
+        assert.equal(shown[0].text, hostileFiles["vendor/evil.txt"].trimEnd());
+        assert.ok(run.stdout.includes("\\u202e") && run.stdout.includes("\\udb40\\udc41"));
+      },
+    );
+  });
+}
+
+Deno.test("a workspace config's untrusted key reaches stderr escaped (adversarial)", async () => {
+  const config = JSON.stringify({ [`x${OSC52}\u202e`]: 1 });
+  await oneShotRun({ files: { ...files, ".bravebot/config.json": config }, replies: [] }, (run) => {
+    assert.equal(run.code, 2, run.stderr);
+    assert.equal(run.mock.requests.length, 0);
+    assertNothingRaw(run.stderr, "stderr");
+    assert.match(run.stderr, /unknown field 'x⟦U\+001B⟧\]52;c;cm0gLXJmIH4=⟦U\+0007⟧⟦U\+202E⟧'/);
+  });
+});

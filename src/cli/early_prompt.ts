@@ -6,6 +6,7 @@
  */
 import { basename, resolve } from "node:path";
 import { escapeForScreen } from "../util/escape.ts";
+import { eraseLine, writeOut } from "../util/output.ts";
 
 export interface EarlyPrompt {
   /** The prompt as painted (without the trailing space), for the screen to keep showing. */
@@ -15,13 +16,12 @@ export interface EarlyPrompt {
 
 export function paintEarlyPrompt(workspace: string | undefined): EarlyPrompt {
   const text = `bravebot ${escapeForScreen(basename(resolve(workspace ?? ".")))} ›`;
-  const encoder = new TextEncoder();
-  Deno.stdout.writeSync(encoder.encode(`${text} `));
+  writeOut(`${text} `);
   let erased = false;
   return {
     text,
     erase() {
-      if (!erased) Deno.stdout.writeSync(encoder.encode("\r\x1b[2K"));
+      if (!erased) eraseLine();
       erased = true;
     },
   };

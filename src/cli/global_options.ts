@@ -75,7 +75,7 @@ export async function resolveGlobals(options: GlobalOptions): Promise<Resolved> 
     maxTurns,
   });
   // The workspace's own config may only narrow the user's (design.md §5).
-  const wsConfig = await loadWorkspaceConfig(workspaceDir);
+  const wsConfig = loadWorkspaceConfig(workspaceDir);
   if (!wsConfig.ok) throw new UsageError(wsConfig.error);
   const settings = narrowSettings(
     userSettings,

@@ -23,6 +23,7 @@ import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/la
 import { renderTodos } from "../tools/todo_write.ts";
 import { escapeForScreen, formatToolArguments } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
+import { printErr } from "../util/output.ts";
 import { messageOf } from "../util/result.ts";
 import { AnswerStore } from "../state/answers.ts";
 import type { Settings } from "../state/settings.ts";
@@ -121,7 +122,7 @@ export async function interactiveSession(
 ): Promise<number> {
   if (!Deno.stdin.isTerminal() || !Deno.stdout.isTerminal()) {
     const which = !Deno.stdin.isTerminal() ? "standard input" : "standard output";
-    console.error(
+    printErr(
       `bravebot: an interactive session needs a terminal, and ${which} is not one. ` +
         `For scripts and pipes use one-shot mode: bravebot -p "your task"`,
     );

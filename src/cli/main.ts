@@ -8,7 +8,7 @@
  */
 import type { Command } from "commander";
 import { VERSION } from "../version.ts";
-import { escapeForScreen } from "../util/escape.ts";
+import { printErr, printOut, writeErr, writeOut } from "../util/output.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import type { GlobalOptions } from "./global_options.ts";
 import { commandHandlers } from "./handlers.ts";
@@ -16,7 +16,7 @@ import { askYesNo, nearestCommand, readStdinLine } from "./did_you_mean.ts";
 
 type Commander = typeof import("commander");
 
-const out = (line: string) => console.log(line);
+const out = (line: string) => printOut(line);
 
 /** Options only a session reads: a subcommand's help leaves them out of the options it lists. */
 const SESSION_ONLY = new Set([
@@ -29,8 +29,12 @@ const SESSION_ONLY = new Set([
   "--resume",
   "--version",
 ]);
-/** A line on stderr; escaped, since an error may name a path or quote a server. */
-const errLine = (line: string) => console.error(escapeForScreen(line, true));
+/**
+ * A line on stderr. An error may name a path or quote a server or a repository's file: its
+ * untrusted parts were escaped where it was worded, and the writer's wall marks anything that
+ * was not (escaping the whole line again would mark the markers).
+ */
+const errLine = (line: string) => printErr(line);
 
 function build(
   { Command, Option }: Commander,
@@ -73,8 +77,8 @@ function build(
         (cmd.parent?.options ?? []).filter((o) => !o.hidden && !SESSION_ONLY.has(o.long ?? "")),
     })
     .configureOutput({
-      writeOut: (s) => Deno.stdout.writeSync(new TextEncoder().encode(s)),
-      writeErr: (s) => Deno.stderr.writeSync(new TextEncoder().encode(s)),
+      writeOut: (s) => writeOut(s),
+      writeErr: (s) => writeErr(s),
     })
     .action(async (promptWords: string[], options: GlobalOptions) => {
       if (options.print === undefined && await bareWord(program, promptWords, setExit)) return;
@@ -148,7 +152,7 @@ async function bareWord(
   const yes = await askYesNo(
     `bravebot: "${words[0]}" is not a command. Did you mean \`bravebot ${near}\`? ` +
       `[Y/n; n sends "${words[0]}" to the planner] `,
-    { write: (t) => Deno.stdout.writeSync(new TextEncoder().encode(t)), read: readStdinLine },
+    { write: (t) => writeOut(t), read: readStdinLine },
   );
   if (yes === null) {
     setExit(EXIT.usage);

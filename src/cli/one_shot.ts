@@ -12,7 +12,8 @@ import { PolicyFilePerson } from "../person/policy_file.ts";
 import { chooseSession } from "./sessions.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
-import { escapeForScreen, formatToolArguments } from "../util/escape.ts";
+import { escapeForScreen, formatToolArguments, safeJson } from "../util/escape.ts";
+import { printErr, printOut } from "../util/output.ts";
 import { type PipedInput, processStdin, readPipedInput, type Stdin } from "./piped_input.ts";
 import { keepPipedInput } from "../policy/outputs.ts";
 import type { RetryPolicy } from "../model/retry.ts";
@@ -21,22 +22,13 @@ import { shownHeading } from "../policy/show.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
+/** Where a run's lines go: stdout and stderr, through the one writer (util/output.ts). */
 export interface OneShotIO {
   stdout(line: string): void;
   stderr(line: string): void;
 }
 
-const encoder = new TextEncoder();
-
-export const consoleIO: OneShotIO = {
-  stdout: (line) => writeAll(Deno.stdout, line + "\n"),
-  stderr: (line) => writeAll(Deno.stderr, line + "\n"),
-};
-
-function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): void {
-  let bytes = encoder.encode(text);
-  while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
-}
+export const consoleIO: OneShotIO = { stdout: (l) => printOut(l), stderr: (l) => printErr(l) };
 
 const EXIT_FOR: Record<TurnStatus, number> = {
   finished: EXIT.ok,
@@ -177,7 +169,7 @@ class Output {
     if (e.type === "shown") this.shown.push(e);
     if (this.format === "stream-json") {
       if (STREAM_JSON_TYPES.has(e.type)) {
-        this.io.stdout(JSON.stringify(e.type === "final" ? { ...e, session: this.session } : e));
+        this.io.stdout(safeJson(e.type === "final" ? { ...e, session: this.session } : e));
       } else if (e.type === "notice") this.io.stderr(`bravebot: ${escapeForScreen(e.text)}`);
       return;
     }
@@ -187,8 +179,9 @@ class Output {
 
   finish(runtime: Runtime, status: TurnStatus, text: string): void {
     if (this.format === "text") {
-      if (status === "finished") this.io.stdout(text);
-      // Set apart and escaped: bytes nobody vouched for never reach the terminal as they are.
+      // The planner's words are escaped as every text for the person is (an OSC 52 in the answer
+      // is shown, not sent); a reference shown is set apart too: bytes nobody vouched for.
+      if (status === "finished") this.io.stdout(escapeForScreen(text, true));
       for (const s of this.shown) {
         this.io.stdout("");
         this.io.stdout(
@@ -202,7 +195,7 @@ class Output {
         }
       }
     } else if (this.format === "json") {
-      this.io.stdout(JSON.stringify({
+      this.io.stdout(safeJson({
         result: text,
         session: this.session,
         turns: runtime.driver.replies,

@@ -12,6 +12,7 @@ import { escapeForScreen } from "../util/escape.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { plural } from "../util/plural.ts";
+import { printOut } from "../util/output.ts";
 
 export interface SessionSummary {
   id: string;
@@ -85,7 +86,7 @@ function oneLine(text: string, max = 70): string {
 
 export async function sessionsCommand(
   options: GlobalOptions,
-  print: (line: string) => void = (l) => console.log(l),
+  print: (line: string) => void = printOut,
 ): Promise<number> {
   const g = await resolveGlobals(options);
   const sessions = await listSessions(g.workspaceDir, g.stateDir);

@@ -8,10 +8,17 @@ import { SANDBOX_LEVELS } from "./config.ts";
 import { join } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../util/zod_error.ts";
+import { escapeForScreen } from "../util/escape.ts";
+import { readRegularFile } from "../util/regular_file.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import type { Limits, Settings } from "./settings.ts";
 
 export const WORKSPACE_CONFIG = ".bravebot/config.json";
+/**
+ * The most a workspace config may hold (docs/decisions.md): a real one is a few hundred bytes;
+ * the bound is what keeps a hostile one from filling memory before anything else runs.
+ */
+export const MAX_WORKSPACE_CONFIG_BYTES = 256 * 1024;
 
 const positive = z.number().int().min(1);
 
@@ -78,7 +85,8 @@ export function parseWorkspaceConfig(text: string, source: string): Result<Works
   try {
     data = JSON.parse(text);
   } catch (e) {
-    return err(`${source} is not valid JSON: ${(e as Error).message}`);
+    // The parser's message quotes the text around the error: the repository's bytes, escaped.
+    return err(`${source} is not valid JSON: ${escapeForScreen((e as Error).message)}`);
   }
   if (data !== null && typeof data === "object" && !Array.isArray(data)) {
     for (const key of Object.keys(data)) {
@@ -107,19 +115,18 @@ export function parseWorkspaceConfig(text: string, source: string): Result<Works
   return ok(parsed.data);
 }
 
-/** Reads the workspace's config; a missing file is no narrowing at all. */
-export async function loadWorkspaceConfig(
-  workspaceDir: string,
-): Promise<Result<WorkspaceConfig | null>> {
+/**
+ * Reads the workspace's config; a missing file is no narrowing at all. It is repository text
+ * read on the main thread before any worker exists, so it is read as util/regular_file.ts
+ * reads: a link (even to a regular file), a FIFO, a device or a file past
+ * {@link MAX_WORKSPACE_CONFIG_BYTES} is refused, and the start goes no further.
+ */
+export function loadWorkspaceConfig(workspaceDir: string): Result<WorkspaceConfig | null> {
   const path = join(workspaceDir, WORKSPACE_CONFIG);
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return ok(null);
-    return err(`cannot read ${path}: ${(e as Error).message}`);
-  }
-  return parseWorkspaceConfig(text, path);
+  const read = readRegularFile(workspaceDir, WORKSPACE_CONFIG, MAX_WORKSPACE_CONFIG_BYTES);
+  if (read.kind === "missing") return ok(null);
+  if (read.kind === "refused") return err(`${path} ${read.why}`);
+  return parseWorkspaceConfig(new TextDecoder().decode(read.bytes), path);
 }
 
 function lower(field: string, value: number | undefined, current: number): Result<number> {
@@ -176,7 +183,9 @@ export function narrowSettings(
       const extra = ws.run.programs.find((p) => !runPrograms!.includes(p));
       if (extra !== undefined) {
         return fail(
-          `run.programs: '${extra}' is not allowed by the user config; a workspace config may ` +
+          `run.programs: '${
+            escapeForScreen(extra)
+          }' is not allowed by the user config; a workspace config may ` +
             "only leave programs out",
         );
       }

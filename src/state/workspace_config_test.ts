@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { settingsFrom } from "./settings.ts";
 import { narrowSettings, parseWorkspaceConfig } from "./workspace_config.ts";
+import { isControl, isInvisible } from "../util/escape.ts";
 
 const user = settingsFrom({ run: { programs: ["/usr/bin/git", "/usr/bin/deno"] } });
 
@@ -106,4 +107,33 @@ Deno.test("workspace config: whatever it says, nothing ends up wider than the us
       assert.equal(r.value.planner.url, user.planner.url);
     },
   ));
+});
+
+Deno.test("workspace config (adversarial): what the error quotes of the file is escaped and bounded", () => {
+  const error = (text: string) => {
+    const r = narrowed(text);
+    assert.ok(!r.ok, text);
+    for (const ch of r.error) {
+      assert.ok(!isControl(ch) && !isInvisible(ch), JSON.stringify(r.error));
+    }
+    return r.error;
+  };
+  const osc = "\x1b]52;c;cm0=\x07";
+  assert.match(
+    error(JSON.stringify({ [`k${osc}`]: 1 })),
+    /unknown field 'k⟦U\+001B⟧\]52;c;cm0=⟦U\+0007⟧'/,
+  );
+  // Thousands of keys, each long: five named, each cut, the rest counted.
+  const many = Object.fromEntries(
+    Array.from({ length: 2000 }, (_, i) => [`${i}${"x".repeat(5000)}`, 1]),
+  );
+  const named = error(JSON.stringify(many));
+  assert.match(named, /'0x{79}…', '1x{79}…', .* and 1995 more/);
+  assert.ok(named.length < 1000, `${named.length} characters`);
+  // The parser's message quotes the text around the error.
+  assert.match(error(`{"a": ${osc}\u202e}`), /not valid JSON: .*⟦U\+001B⟧/);
+  assert.match(
+    error(JSON.stringify({ run: { programs: [`/bin/x${osc}`] } })),
+    /run\.programs: '\/bin\/x⟦U\+001B⟧\]52;c;cm0=⟦U\+0007⟧' is not allowed/,
+  );
 });

@@ -37,8 +37,14 @@ export const MARKER_CLOSE = "\u27E7";
 const INVISIBLE_CLASS =
   "\\u00A0\\u1680\\u2000-\\u200A\\u202F\\u205F\\u3000\\u2800\\p{Cf}\\p{Cs}\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u206F\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF9-\\uFFFB\\u{1BCA0}-\\u{1BCA3}\\u{1D173}-\\u{1D17A}\\u{E0000}-\\u{E007F}\\u{E0100}-\\u{E01EF}";
 const INVISIBLE = new RegExp(`[${INVISIBLE_CLASS}]`, "u");
-/** Everything shown as a marker: controls (C0, DEL, C1), the invisible, and `⟦` itself. */
-const MARKED = new RegExp(`[\\x00-\\x1f\\x7f-\\x9f\\u27E6${INVISIBLE_CLASS}]`, "gu");
+/**
+ * Every control (C0, DEL, C1), bidi and invisible character: what a marker stands for on the
+ * screen and a `\u` escape in JSON ({@link isControl} or {@link isInvisible}).
+ */
+const HIDDEN_CLASS = `\\x00-\\x1f\\x7f-\\x9f${INVISIBLE_CLASS}`;
+const HIDDEN = new RegExp(`[${HIDDEN_CLASS}]`, "gu");
+/** Everything shown as a marker: the hidden characters and `⟦` itself. */
+const MARKED = new RegExp(`[${HIDDEN_CLASS}\\u27E6]`, "gu");
 /** Text with nothing to mark, decided at once: printable ASCII (and newlines, when kept). */
 const PLAIN = /^[\x20-\x7e]*$/;
 const PLAIN_LINES = /^[\x20-\x7e\n]*$/;
@@ -89,19 +95,43 @@ export function styleMarkers(escaped: string): string {
   return escaped.replace(MARKER_PATTERN, (m) => pc.inverse(m));
 }
 
-/** Our own colour codes (SGR), or any single character a marker stands for. */
-const RAW = new RegExp(
-  `\\x1b\\[[0-9;]*m|[\\x00-\\x09\\x0b-\\x1f\\x7f-\\x9f${INVISIBLE_CLASS}]`,
-  "gu",
-);
+/** Our own colour codes (SGR), or any one hidden character. */
+const HIDDEN_OR_COLOUR = new RegExp(`\\x1b\\[[0-9;]*m|[${HIDDEN_CLASS}]`, "gu");
 
 /**
- * The last wall where text meets the terminal (the session screen hands Ink nothing else): the
- * colour codes the screen itself adds pass, and any other control or invisible character that
- * reached this point unescaped becomes a marker. Text escaped on its way here is unchanged.
+ * The last wall where text meets the terminal, for every stream a person reads: the session
+ * screen hands Ink nothing else, and stdout and stderr are written only through
+ * `util/output.ts`, which calls it. Any control or invisible character that reached this point
+ * unescaped becomes a marker (a line break stays one); text escaped on its way here is
+ * unchanged (a `⟦` is left as it is, since escaped text is full of them). `ownColour`: the
+ * colour codes (SGR) the screen itself adds pass; the plain streams add none, so there none do.
  */
-export function guardTerminal(text: string): string {
-  return text.replace(RAW, (m) => m.length > 1 && m.charCodeAt(0) === 0x1b ? m : marker(m));
+export function guardTerminal(text: string, ownColour = true): string {
+  if (PLAIN_LINES.test(text)) return text;
+  return text.replace(
+    ownColour ? HIDDEN_OR_COLOUR : HIDDEN,
+    (m) => m === "\n" || (m.length > 1 && m.charCodeAt(0) === 0x1b) ? m : marker(m),
+  );
+}
+
+/**
+ * `JSON.stringify` (on one line), with every control, bidi and invisible character — the ones
+ * {@link escapeForScreen} marks — written as a `\uXXXX` escape (a pair for one past U+FFFF):
+ * the parsed value is the same, and printing the text is safe (cli.md, `json` and
+ * `stream-json`). `JSON.stringify` itself escapes only C0 controls and lone surrogates. The pass
+ * over the serialized text is sound because outside its strings JSON holds only ASCII
+ * punctuation, digits and `true`/`false`/`null`: every character it changes is inside a string.
+ */
+export function safeJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  if (json === undefined || PLAIN.test(json)) return json;
+  return json.replace(HIDDEN, (ch) => {
+    let out = "";
+    for (let i = 0; i < ch.length; i++) {
+      out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, "0")}`;
+    }
+    return out;
+  });
 }
 
 /** {@link escapeForScreen}, then {@link styleMarkers}: text straight for the terminal. */

@@ -12,6 +12,7 @@ import {
   MARKER_CLOSE,
   MARKER_OPEN,
   MARKER_PATTERN,
+  safeJson,
 } from "./escape.ts";
 
 /** What a person reading the screen does: every `⟦U+…⟧` back to its character. */
@@ -277,4 +278,54 @@ Deno.test("guardTerminal: the screen's own colour codes pass; anything raw that 
   const escaped = escapeForScreen("x\x1b]8;;https://e/\x1b\\y\u00A0z");
   assert.equal(guardTerminal(escaped), escaped);
   assert.ok(escaped.includes("⟦U+00A0⟧"), "a no-break space passes for a space: marked");
+});
+
+Deno.test("guardTerminal without own colour: no escape sequence at all passes; a line break does", () => {
+  assert.equal(
+    guardTerminal("\x1b[31mred\x1b[0m\n\x1b[8mhidden\u{E0041}\t", false),
+    "⟦U+001B⟧[31mred⟦U+001B⟧[0m\n⟦U+001B⟧[8mhidden⟦U+E0041⟧⟦U+0009⟧",
+  );
+  const escaped = escapeForScreen("a\u202Eb⟦c\n", true);
+  assert.equal(guardTerminal(escaped, false), escaped);
+  fc.assert(
+    fc.property(fc.string({ unit: "binary" }), fc.boolean(), (text, colour) => {
+      const guarded = guardTerminal(text, colour);
+      for (const ch of guarded) {
+        if (ch === "\n" || (colour && ch === ESC)) continue;
+        assert.ok(!isControl(ch) && !isInvisible(ch), JSON.stringify(guarded));
+      }
+      // With colour, ESC survives only as the start of an SGR code.
+      if (colour) {
+        const bare = guarded.replace(new RegExp(`${ESC}\\[[0-9;]*m`, "g"), "");
+        assert.ok(!bare.includes(ESC), JSON.stringify(guarded));
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("safeJson (adversarial): controls, bidi and invisible characters are \\u escapes; the value is the same", () => {
+  assert.equal(safeJson({ a: "x\u202Ey" }), '{"a":"x\\u202ey"}');
+  assert.equal(safeJson(["\u0085\u00A0\u2028\x7f"]), '["\\u0085\\u00a0\\u2028\\u007f"]');
+  // Past U+FFFF: the surrogate pair JSON spells it with.
+  assert.equal(safeJson("tag\u{E0041}"), '"tag\\udb40\\udc41"');
+  // Keys are strings too; ordinary text is left as JSON.stringify writes it.
+  assert.equal(safeJson({ "k\u200B": "caf\u00e9 ⟦ \u65e5" }), '{"k\\u200b":"caf\u00e9 ⟦ \u65e5"}');
+  assert.equal(safeJson({ n: 1, b: true, z: null }), JSON.stringify({ n: 1, b: true, z: null }));
+  fc.assert(
+    fc.property(
+      fc.jsonValue({ depthSize: "small" }),
+      fc.string({ unit: "binary" }),
+      (value, text) => {
+        for (const v of [value, { [text]: text, list: [text, value] }]) {
+          const json = safeJson(v);
+          for (const ch of json) {
+            assert.ok(!isControl(ch) && !isInvisible(ch), JSON.stringify(json));
+          }
+          assert.deepEqual(JSON.parse(json), JSON.parse(JSON.stringify(v)));
+        }
+      },
+    ),
+    { numRuns: 1000 },
+  );
 });

@@ -23,6 +23,8 @@ export interface OneShotCase {
   timeoutMs?: number;
   /** Bytes piped to the program's stdin (default: none, stdin is /dev/null). */
   stdin?: string;
+  /** Runs on the workspace after `files` are written: links, FIFOs, what writeTree cannot make. */
+  setup?: (root: string) => Promise<void>;
 }
 
 export interface OneShotRun extends MainResult {
@@ -46,6 +48,7 @@ export async function oneShotRun(
   const mock = await startMockModel({ script: { replies: c.replies } });
   try {
     await writeTree(root, c.files ?? {});
+    await c.setup?.(root);
     const configPath = join(stateDir, "config.json");
     await Deno.writeTextFile(configPath, JSON.stringify(c.config ?? {}));
     const args = [

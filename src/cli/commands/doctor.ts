@@ -17,6 +17,7 @@ import { sandboxStatus } from "../../policy/sandbox.ts";
 import { messageOf } from "../../util/result.ts";
 import { isWithin } from "../../policy/workspace.ts";
 import { escapeForScreen } from "../../util/escape.ts";
+import { printOut } from "../../util/output.ts";
 import { plural } from "../../util/plural.ts";
 import {
   boundedHttp,
@@ -440,7 +441,8 @@ export function formatCheck(c: Check): string {
 
 export async function doctorCommand(options: GlobalOptions): Promise<number> {
   const g = await resolveGlobals(options);
-  const print = (line: string) => console.log(line);
+  // The ok/warn/FAIL marks are doctor's own colours: the writer lets those (and nothing else) pass.
+  const print = (line: string) => printOut(line, { colour: true });
   print(
     `config: ${g.configPath}${
       Object.keys(g.config).length ? "" : " (not found or empty: defaults)"

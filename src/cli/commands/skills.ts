@@ -19,6 +19,7 @@ import type { Settings } from "../../state/settings.ts";
 import { discoverSkills, skillLocation, userSkillsDir } from "../../skills/discover.ts";
 import { skillsPort } from "../../policy/ports/skills.ts";
 import { escapeForScreen } from "../../util/escape.ts";
+import { printOut } from "../../util/output.ts";
 
 /**
  * A policy layer over the stored trust map with nobody to ask and nothing kept: for commands
@@ -60,7 +61,7 @@ export async function withLookingPolicy<T>(
 
 export async function skillsCommand(options: GlobalOptions): Promise<number> {
   const g = await resolveGlobals(options);
-  const print = (line: string) => console.log(line);
+  const print = printOut;
   return await withLookingPolicy(g.workspaceDir, g.stateDir, g.settings, async (policy, notes) => {
     const userDir = userSkillsDir(g.configPath);
     const skills = skillsPort(policy);

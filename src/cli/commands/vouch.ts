@@ -7,21 +7,30 @@ import { openWorkspace } from "../../policy/workspace.ts";
 import { statePaths } from "../../state/session_paths.ts";
 import { describeVouch, type Vouch, vouchedCommands, VouchStore } from "../../policy/vouches.ts";
 import { isWithin } from "../../policy/workspace.ts";
-import { sha256 } from "../../util/hash.ts";
+import { hashRegularFile } from "../../util/regular_file.ts";
+import { printOut } from "../../util/output.ts";
+import { relative } from "node:path";
 import { EXIT, UsageError } from "../exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "../global_options.ts";
 
-/** Whether every workspace program of the vouch still has the bytes it is bound to. */
+/**
+ * Whether every workspace program of the vouch still has the bytes it is bound to. The program
+ * is the repository's file, read here on the main thread without a worker: only a regular file
+ * is read, without blocking and a chunk at a time (util/regular_file.ts), so a FIFO or a device
+ * swapped in for it makes the vouch void instead of stalling the list.
+ */
 async function stillHolds(vouch: Vouch, workspace: string): Promise<boolean> {
   for (const command of vouchedCommands(vouch)) {
     if (!command.sha256) continue;
+    let real: string;
     try {
-      const real = await Deno.realPath(command.program);
-      if (!isWithin(workspace, real)) return false;
-      if (sha256(await Deno.readFile(real)) !== command.sha256) return false;
+      real = await Deno.realPath(command.program);
     } catch {
       return false;
     }
+    if (!isWithin(workspace, real)) return false;
+    const hashed = hashRegularFile(workspace, relative(workspace, real));
+    if (hashed.kind !== "hash" || hashed.hex !== command.sha256) return false;
   }
   return true;
 }
@@ -65,7 +74,7 @@ export async function vouchCommand(
   options: GlobalOptions,
   action: string,
   id: string | undefined,
-  print: (line: string) => void = (l) => console.log(l),
+  print: (line: string) => void = printOut,
 ): Promise<number> {
   const g = await resolveGlobals(options);
   const workspace = await openWorkspace(g.workspaceDir, g.stateDir);

@@ -1,0 +1,53 @@
+/**
+ * The one writer of stdout and stderr (issue 21): every byte Brave Bot prints outside the
+ * session screen goes through here, and here it passes {@link guardTerminal}, the same last wall
+ * the screen's text passes. Text is escaped where it is composed (`escapeForScreen`,
+ * `formatArgv`: untrusted parts marked, quoted, cut), and whatever reached this point unescaped
+ * — a message that quoted a repository's key, an answer printed as it came — still cannot send
+ * a control or invisible character to the terminal: it becomes a marker. A line break is the only
+ * control that passes; colour codes pass only where a caller says it adds its own
+ * (`bravebot doctor`'s ok/warn/FAIL).
+ *
+ * test/streams_test.ts fails when any other file of `src/` writes to stdout or stderr itself.
+ */
+import { guardTerminal } from "./escape.ts";
+
+export interface WriteOptions {
+  /** Let through the colour codes (SGR) the caller added itself; nothing else. */
+  colour?: boolean;
+}
+
+const encoder = new TextEncoder();
+
+function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): void {
+  let bytes = encoder.encode(text);
+  while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
+}
+
+/** Text to stdout as it is given (no line break added), through the wall. */
+export function writeOut(text: string, options: WriteOptions = {}): void {
+  writeAll(Deno.stdout, guardTerminal(text, options.colour ?? false));
+}
+
+/** Text to stderr as it is given (no line break added), through the wall. */
+export function writeErr(text: string, options: WriteOptions = {}): void {
+  writeAll(Deno.stderr, guardTerminal(text, options.colour ?? false));
+}
+
+/** One line to stdout. */
+export function printOut(line: string, options?: WriteOptions): void {
+  writeOut(`${line}\n`, options);
+}
+
+/** One line to stderr. */
+export function printErr(line: string, options?: WriteOptions): void {
+  writeErr(`${line}\n`, options);
+}
+
+/**
+ * Erases the line the cursor is on (carriage return, then CSI 2K): the early prompt's, before
+ * the screen or a message takes its place. The one control sequence written here, a constant.
+ */
+export function eraseLine(): void {
+  writeAll(Deno.stdout, "\r\x1b[2K");
+}
