@@ -201,11 +201,13 @@ Deno.test("git guard: credential.helper is overridden; a URL's own helper is ref
 });
 
 /** Adds a commit carrying a (bogus) signature of the given kind, and a branch `signed` to it. */
-async function signedCommit(root: string, armor: string): Promise<void> {
+async function signedCommit(h: Hostile, armor: string): Promise<void> {
+  const root = h.fx.root;
   const tree = await git(root, "write-tree");
   const body = `tree ${tree}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n` +
     `gpgsig -----BEGIN ${armor}-----\n abc\n -----END ${armor}-----\n\nsigned\n`;
-  const file = join(root, "..", "commit.txt");
+  // Outside the workspace, in the fixture's own folder: not the shared temporary folder.
+  const file = join(h.fx.outside, "commit.txt");
   await Deno.writeTextFile(file, body);
   const id = await git(root, "hash-object", "-t", "commit", "-w", file);
   await git(root, "update-ref", "refs/heads/signed", id);
@@ -213,7 +215,7 @@ async function signedCommit(root: string, armor: string): Promise<void> {
 
 Deno.test("git guard: gpg.program is overridden when git log checks a signature", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "PGP SIGNATURE");
+    await signedCommit(h, "PGP SIGNATURE");
     await config(h, "gpg.program", h.evil);
   }, async (h) => {
     // Asked on the line: a repository's log.showSignature is not on the allow-list.
@@ -223,7 +225,7 @@ Deno.test("git guard: gpg.program is overridden when git log checks a signature"
 
 Deno.test("git guard: gpg.openpgp.program is overridden", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "PGP SIGNATURE");
+    await signedCommit(h, "PGP SIGNATURE");
     await config(h, "gpg.openpgp.program", h.evil);
   }, async (h) => {
     // Asked on the line: a repository's log.showSignature is not on the allow-list.
@@ -233,7 +235,7 @@ Deno.test("git guard: gpg.openpgp.program is overridden", async () => {
 
 Deno.test("git guard: gpg.ssh.program is overridden", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "SSH SIGNATURE");
+    await signedCommit(h, "SSH SIGNATURE");
     await Deno.writeTextFile(join(h.fx.outside, "allowed"), "");
     await config(h, "gpg.ssh.program", h.evil);
   }, async (h) => {
@@ -245,7 +247,7 @@ Deno.test("git guard: gpg.ssh.program is overridden", async () => {
 
 Deno.test("git guard: gpg.x509.program is overridden", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "SIGNED MESSAGE");
+    await signedCommit(h, "SIGNED MESSAGE");
     await config(h, "gpg.x509.program", h.evil);
   }, async (h) => {
     // Asked on the line: a repository's log.showSignature is not on the allow-list.
