@@ -187,54 +187,27 @@ async function withAuthServer(fn: (url: string) => Promise<void>): Promise<void>
   }
 }
 
-Deno.test("git guard: core.askPass is overridden", async () => {
+Deno.test("git guard: credential.helper is overridden; a URL's own helper is refused", async () => {
   await withAuthServer(async (url) => {
-    await withHostileRepo({}, async (h) => {
-      await config(h, "core.askPass", h.evil);
-    }, async (h) => {
-      assertRan(await h.call(["ls-remote", url]));
-    });
-  });
-});
-
-Deno.test("git guard: credential.helper (and a URL's own helper) is overridden", async () => {
-  await withAuthServer(async (url) => {
-    await withHostileRepo({ runs: 2 }, async (h) => {
+    await withHostileRepo({ runs: 1 }, async (h) => {
       await config(h, "credential.helper", `!${h.evil}`);
     }, async (h) => {
       assertRan(await h.call(["ls-remote", url]));
       await config(h, "--unset", "credential.helper");
       await config(h, `credential.${url}.helper`, `!${h.evil}`);
-      assertRan(await h.call(["ls-remote", url]));
+      assertRefused(await h.call(["ls-remote", url]), "credential.<url>.helper");
     });
   });
 });
 
-Deno.test("git guard: core.editor and sequence.editor are overridden", async () => {
-  await withHostileRepo({ runs: 2 }, async (h) => {
-    await config(h, "core.editor", h.evil);
-    await config(h, "sequence.editor", h.evil);
-    await git(h.fx.root, "commit", "-qam", "second");
-  }, async (h) => {
-    await Deno.writeTextFile(join(h.fx.root, "f"), "edited\n");
-    // Without a message git asks the editor, which is `false`: the commit fails.
-    const commit = await h.call(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-a"]);
-    assertRan(commit);
-    assert.match(commit.content, /exit status 1\b/);
-    await git(h.fx.root, "checkout", "-q", "f");
-    assertRan(
-      await h.call(["-c", "user.name=t", "-c", "user.email=t@t", "rebase", "-i", "HEAD~1"]),
-    );
-    await git(h.fx.root, "rebase", "--abort").catch(() => {});
-  });
-});
-
 /** Adds a commit carrying a (bogus) signature of the given kind, and a branch `signed` to it. */
-async function signedCommit(root: string, armor: string): Promise<void> {
+async function signedCommit(h: Hostile, armor: string): Promise<void> {
+  const root = h.fx.root;
   const tree = await git(root, "write-tree");
   const body = `tree ${tree}\nauthor t <t@t> 1 +0000\ncommitter t <t@t> 1 +0000\n` +
     `gpgsig -----BEGIN ${armor}-----\n abc\n -----END ${armor}-----\n\nsigned\n`;
-  const file = join(root, "..", "commit.txt");
+  // Outside the workspace, in the fixture's own folder: not the shared temporary folder.
+  const file = join(h.fx.outside, "commit.txt");
   await Deno.writeTextFile(file, body);
   const id = await git(root, "hash-object", "-t", "commit", "-w", file);
   await git(root, "update-ref", "refs/heads/signed", id);
@@ -242,51 +215,54 @@ async function signedCommit(root: string, armor: string): Promise<void> {
 
 Deno.test("git guard: gpg.program is overridden when git log checks a signature", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "PGP SIGNATURE");
-    await config(h, "log.showSignature", "true");
+    await signedCommit(h, "PGP SIGNATURE");
     await config(h, "gpg.program", h.evil);
   }, async (h) => {
-    assertRan(await h.call(["log", "-1", "signed"]));
+    // Asked on the line: a repository's log.showSignature is not on the allow-list.
+    assertRan(await h.call(["log", "--show-signature", "-1", "signed"]));
   });
 });
 
 Deno.test("git guard: gpg.openpgp.program is overridden", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "PGP SIGNATURE");
-    await config(h, "log.showSignature", "true");
+    await signedCommit(h, "PGP SIGNATURE");
     await config(h, "gpg.openpgp.program", h.evil);
   }, async (h) => {
-    assertRan(await h.call(["log", "-1", "signed"]));
+    // Asked on the line: a repository's log.showSignature is not on the allow-list.
+    assertRan(await h.call(["log", "--show-signature", "-1", "signed"]));
   });
 });
 
 Deno.test("git guard: gpg.ssh.program is overridden", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "SSH SIGNATURE");
+    await signedCommit(h, "SSH SIGNATURE");
     await Deno.writeTextFile(join(h.fx.outside, "allowed"), "");
-    await config(h, "gpg.ssh.allowedSignersFile", join(h.fx.outside, "allowed"));
-    await config(h, "log.showSignature", "true");
     await config(h, "gpg.ssh.program", h.evil);
   }, async (h) => {
-    assertRan(await h.call(["log", "-1", "signed"]));
+    // Without a signers file git runs no program; the planner's own -c names one.
+    const signers = `gpg.ssh.allowedSignersFile=${join(h.fx.outside, "allowed")}`;
+    assertRan(await h.call(["-c", signers, "log", "--show-signature", "-1", "signed"]));
   });
 });
 
 Deno.test("git guard: gpg.x509.program is overridden", async () => {
   await withHostileRepo({}, async (h) => {
-    await signedCommit(h.fx.root, "SIGNED MESSAGE");
-    await config(h, "log.showSignature", "true");
+    await signedCommit(h, "SIGNED MESSAGE");
     await config(h, "gpg.x509.program", h.evil);
   }, async (h) => {
-    assertRan(await h.call(["log", "-1", "signed"]));
+    // Asked on the line: a repository's log.showSignature is not on the allow-list.
+    assertRan(await h.call(["log", "--show-signature", "-1", "signed"]));
   });
 });
 
 Deno.test("git guard: an ext:: URL is not allowed, whatever protocol.allow says", async () => {
-  await withHostileRepo({}, async (h) => {
+  await withHostileRepo({ runs: 1 }, async (h) => {
     await config(h, "protocol.allow", "always");
   }, async (h) => {
-    const out = await h.call(["ls-remote", `ext::${h.evil}`]);
+    // The repository may not say it; where it is said (here on the line), the override wins.
+    assertRefused(await h.call(["ls-remote", `ext::${h.evil}`]), "protocol.allow");
+    await config(h, "--unset", "protocol.allow");
+    const out = await h.call(["-c", "protocol.allow=always", "ls-remote", `ext::${h.evil}`]);
     assertRan(out);
     assert.match(out.content, /exit status 128/);
   });
@@ -363,7 +339,7 @@ Deno.test("git guard: pager.<command> with a command refuses; a boolean is allow
 for (const key of ["uploadpack", "receivepack"]) {
   Deno.test(`git guard: remote.<name>.${key} refuses the stage`, async () => {
     await withHostileRepo({}, async (h) => {
-      await config(h, "remote.o.url", h.fx.outside);
+      await config(h, "remote.o.url", "https://127.0.0.1:1/x");
       await config(h, `remote.o.${key}`, h.evil);
     }, async (h) => {
       assertRefused(await h.call(["fetch", "o"]), `remote.<name>.${key}`);
@@ -387,23 +363,12 @@ Deno.test("git guard: a hostile .gitattributes selecting a configured filter ref
     await config(h, "filter.x.clean", h.evil);
     await Deno.writeTextFile(join(h.fx.root, ".gitattributes"), "* filter=x\n");
   }, async (h) => {
-    const out = await h.call(["status"]);
-    assertRefused(out, "filter.<driver>.clean");
-    assert.match(out.content, /\.gitattributes selects a filter driver/);
+    // The key alone refuses, whatever the attributes select.
+    assertRefused(await h.call(["status"]), "filter.<driver>.clean");
     // An attribute naming a built-in driver, with nothing configured, is fine.
     await config(h, "--unset", "filter.x.clean");
     await Deno.writeTextFile(join(h.fx.root, ".gitattributes"), "*.py diff=python\n");
     assertRan(await h.call(["status"]));
-  });
-});
-
-Deno.test("git guard: .git/info/attributes is read too", async () => {
-  await withHostileRepo({}, async (h) => {
-    await config(h, "diff.x.textconv", h.evil);
-    await Deno.mkdir(join(h.fx.root, ".git/info"), { recursive: true });
-    await Deno.writeTextFile(join(h.fx.root, ".git/info/attributes"), "f diff=x\n");
-  }, async (h) => {
-    assertRefused(await h.call(["diff"]), "diff.<driver>.textconv");
   });
 });
 
@@ -446,6 +411,7 @@ Deno.test("git guard: -C into a nested repository checks that repository", async
     await git(join(h.fx.root, "sub"), "config", "diff.external", h.evil);
   }, async (h) => {
     assertRefused(await h.call(["-C", "sub", "diff"]), "diff.external");
+    await Deno.mkdir(join(h.fx.root, "x"));
     assertRefused(await h.call(["-C", "x", "-C", "../sub", "diff"]), "diff.external");
     assertRefused(await h.call(["--git-dir=sub/.git", "--work-tree=sub", "diff"]), "diff.external");
     assertRefused(await h.call(["--git-dir", "sub/.git", "diff"]), "diff.external");
@@ -464,6 +430,9 @@ Deno.test("git guard: a submodule's .git/modules/x/config is checked, and -c rea
     await git(h.fx.root, "submodule", "add", "-q", origin, "lib");
     await git(h.fx.root, "commit", "-qm", "submodule");
     const module = join(h.fx.root, ".git/modules/lib");
+    // Cloned from a path on this machine, which an untrusted remote URL may not name.
+    await config(h, "submodule.lib.url", "https://example.com/lib.git");
+    await git(module, "config", "remote.origin.url", "https://example.com/lib.git");
     assert.ok(await exists(join(module, "config")));
     // Neutralised key: git status recurses into the submodule with the overrides.
     await git(module, "config", "core.fsmonitor", h.evil);
@@ -514,5 +483,334 @@ Deno.test("git guard: with .git/ trusted, git runs as the repository configures 
     const [shown] = h.asked()[0].display;
     assert.ok(!shown.includes(" -c "), shown);
     assert.ok(!gitOverrideArgs().some((a) => a !== "-c" && shown.includes(a)), shown);
+  });
+});
+
+// ---- the allow-list (issue 21): any key not known to run nothing is refused ----
+
+/** What the person was told (the screen's notices), in order. */
+const notices = (h: Hostile) => h.fx.scripted!.notices;
+
+/** Refused for a key the planner may not be told: our words only, the key to the person. */
+function assertRefusedUnnamed(out: ToolOutput, h: Hostile, key: string) {
+  assert.equal(out.isError, true, out.content);
+  assert.match(out.content, /not on the list of keys known to run nothing/);
+  assert.match(out.content, /nothing was run/);
+  assert.ok(!out.content.toLowerCase().includes(key.toLowerCase()), out.content);
+  assert.ok(notices(h).some((n) => n.includes(key)), JSON.stringify(notices(h)));
+}
+
+Deno.test("git guard: tar.<format>.command refuses git -C pkg archive (the reproduced attack)", async () => {
+  await withHostileRepo({}, async (h) => {
+    const pkg = join(h.fx.root, "pkg");
+    await makeRepo(pkg);
+    await git(pkg, "config", "tar.Secret9.command", h.evil);
+  }, async (h) => {
+    const out = await h.call(["-C", "pkg", "archive", "--format=Secret9", "HEAD"]);
+    assertRefused(out, "tar.<format>.command");
+    assert.ok(!out.content.includes("Secret9"), "the planner is not told the format's name");
+    assert.equal(h.asked().length, 0);
+    // The person is told the key as written, and the file that sets it.
+    const told = notices(h).join("\n");
+    assert.ok(told.includes("tar.Secret9.command"), told);
+    assert.ok(told.includes("pkg/.git/config"), told);
+  });
+});
+
+Deno.test("git guard: imap.tunnel refuses git imap-send", async () => {
+  await withHostileRepo({}, async (h) => {
+    await config(h, "imap.tunnel", h.evil);
+    await config(h, "imap.folder", "x");
+    const mbox = await git(h.fx.root, "format-patch", "-1", "--stdout", "HEAD");
+    await Deno.writeTextFile(join(h.fx.root, "p.mbox"), mbox + "\n");
+  }, async (h) => {
+    const out = await h.fx.call(run, {
+      pipeline: [{ program: "cat", args: ["p.mbox"] }, { program: "git", args: ["imap-send"] }],
+    });
+    assertRefused(out, "imap.tunnel");
+  });
+});
+
+/** Keys that run a program, read a file the repository names, or change where git connects. */
+const REFUSED_KEYS: [key: string, value: (h: Hostile) => string, category: string][] = [
+  ["sendemail.tocmd", (h) => h.evil, "sendemail.toCmd"],
+  ["sendemail.ccCmd", (h) => h.evil, "sendemail.ccCmd"],
+  ["sendemail.headerCmd", (h) => h.evil, "sendemail.headerCmd"],
+  ["sendemail.sendmailCmd", (h) => h.evil, "sendemail.sendmailCmd"],
+  ["sendemail.smtpServer", () => "mail.example.com", "sendemail.smtpServer"],
+  ["sendemail.work.toCmd", (h) => h.evil, "sendemail.<identity>.toCmd"],
+  ["instaweb.httpd", (h) => h.evil, "instaweb.httpd"],
+  ["instaweb.browser", (h) => h.evil, "instaweb.browser"],
+  ["svn.authorsProg", (h) => h.evil, "svn.authorsProg"],
+  ["remote.o.vcs", () => "evil", "remote.<name>.vcs"],
+  ["protocol.allow", () => "always", "protocol.allow"],
+  ["protocol.ext.allow", () => "always", "protocol.<name>.allow"],
+  ["credential.https://example.com.helper", (h) => `!${h.evil}`, "credential.<url>.helper"],
+  ["credential.username", () => "x", "credential.username"],
+  ["core.editor", (h) => h.evil, "core.editor"],
+  ["sequence.editor", (h) => h.evil, "sequence.editor"],
+  ["core.askPass", (h) => h.evil, "core.askPass"],
+  ["http.proxy", () => "http://127.0.0.1:1", "http.proxy"],
+  ["http.https://example.com.proxy", () => "http://127.0.0.1:1", "http.<url>.proxy"],
+  ["remote.o.proxy", () => "http://127.0.0.1:1", "remote.<name>.proxy"],
+  ["url.ext::sh.insteadOf", () => "https://", "url.<base>.insteadOf"],
+  ["core.excludesFile", (h) => join(h.fx.outside, "x"), "core.excludesFile"],
+  ["core.attributesFile", (h) => join(h.fx.outside, "x"), "core.attributesFile"],
+  ["merge.tool", () => "vimdiff", "merge.tool"],
+];
+
+for (const [key, value, category] of REFUSED_KEYS) {
+  Deno.test(`git guard: ${key} in an untrusted configuration refuses the stage`, async () => {
+    await withHostileRepo({}, async (h) => {
+      await config(h, key, value(h));
+    }, async (h) => {
+      const out = await h.call(["status"]);
+      assertRefused(out, category);
+      assert.ok(notices(h).some((n) => n.includes(key.toLowerCase().split(".").pop()!)));
+    });
+  });
+}
+
+Deno.test("git guard: a key Brave Bot knows nothing about is refused; only the person sees it", async () => {
+  await withHostileRepo({}, async (h) => {
+    await Deno.writeTextFile(
+      join(h.fx.root, ".git/config"),
+      (await Deno.readTextFile(join(h.fx.root, ".git/config"))) +
+        '[x-Leak "Sub Secret"]\n\tkeyLeak = value\n',
+    );
+  }, async (h) => {
+    const out = await h.call(["status"]);
+    assertRefusedUnnamed(out, h, "x-leak.Sub Secret.keyleak");
+    assert.ok(!out.content.includes("Secret"), out.content);
+  });
+});
+
+Deno.test("git guard: keys are matched without case, subsections with it", async () => {
+  await withHostileRepo({}, async (h) => {
+    const file = join(h.fx.root, ".git/config");
+    await Deno.writeTextFile(
+      file,
+      (await Deno.readTextFile(file)) + `[TAR "tgz"]\n\tCommand = ${h.evil}\n`,
+    );
+  }, async (h) => {
+    assertRefused(await h.call(["archive", "--format=tgz", "HEAD"]), "tar.<format>.command");
+    // `gpg.ssh.program` is overridden; `gpg.SSH.program` is another key, not on the list.
+    const file = join(h.fx.root, ".git/config");
+    await Deno.writeTextFile(file, (await Deno.readTextFile(file)).replace(/\[TAR[^]*$/, ""));
+    await Deno.writeTextFile(
+      file,
+      (await Deno.readTextFile(file)) + '[gpg "SSH"]\n\tprogram = x\n',
+    );
+    assertRefusedUnnamed(await h.call(["status"]), h, "gpg.SSH.program");
+  });
+});
+
+Deno.test("git guard: what git init, clone and submodule write is allowed", async () => {
+  await withHostileRepo({ runs: 1 }, async (h) => {
+    // A clone's remote and branch, a sparse checkout, a partial clone, an LFS marker.
+    for (
+      const [k, v] of [
+        ["remote.origin.url", "https://example.com/x.git"],
+        ["remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"],
+        ["remote.origin.promisor", "true"],
+        ["remote.origin.partialclonefilter", "blob:none"],
+        ["remote.up.url", "git@example.com:x/y.git"],
+        ["remote.up.pushurl", "ssh://git@example.com/x/y.git"],
+        ["branch.main.remote", "origin"],
+        ["branch.main.merge", "refs/heads/main"],
+        ["branch.local.remote", "."],
+        ["branch.main.rebase", "true"],
+        ["submodule.lib.url", "https://example.com/lib.git"],
+        ["submodule.lib.active", "true"],
+        ["submodule.lib.update", "rebase"],
+        ["core.sparseCheckout", "true"],
+        ["core.autocrlf", "input"],
+        ["extensions.worktreeConfig", "true"],
+        ["user.name", "Someone"],
+        ["user.email", "s@example.com"],
+        ["maintenance.auto", "false"],
+        ["lfs.repositoryformatversion", "0"],
+        ["pager.log", "false"],
+        ["core.hooksPath", ".husky"],
+      ]
+    ) await config(h, k, v);
+  }, async (h) => {
+    assertRan(await h.call(["status"]));
+    assert.deepEqual(notices(h), []);
+  });
+});
+
+// ---- values that make an allowed key run something ----
+
+/** A bare repository inside the workspace whose pre-receive hook creates the marker. */
+async function hookedBareRepo(h: Hostile): Promise<string> {
+  const dest = join(h.fx.root, "dest.git");
+  await git(h.fx.root, "init", "-q", "--bare", dest);
+  await Deno.writeTextFile(join(dest, "hooks/pre-receive"), `#!/bin/sh\ntouch '${h.marker}'\n`);
+  await Deno.chmod(join(dest, "hooks/pre-receive"), 0o755);
+  return dest;
+}
+
+Deno.test("git guard: a remote URL naming a repository on this machine refuses (its hooks run)", async () => {
+  await withHostileRepo({}, async (h) => {
+    // git clears -c for the other side of a local push: its hooks run with nothing overridden.
+    await config(h, "remote.o.url", await hookedBareRepo(h));
+  }, async (h) => {
+    const out = await h.call(["push", "o", "main"]);
+    assertRefused(out, "remote.<name>.url");
+    assert.ok(!out.content.includes("dest.git"), out.content);
+  });
+});
+
+Deno.test("git guard: a remote URL naming a helper program refuses", async () => {
+  await withHostileRepo({ runs: 1 }, async (h) => {
+    await config(h, "remote.o.url", "evil::x");
+  }, async (h) => {
+    assertRefused(await h.call(["fetch", "o"]), "remote.<name>.url");
+    for (const url of ["file:///tmp/x", "./x", "x", "evil+x://y", "-oProxyCommand=x:y", "h::y"]) {
+      await config(h, "remote.o.url", url);
+      assertRefused(await h.call(["status"]), "remote.<name>.url");
+    }
+    await config(h, "remote.o.url", "https://127.0.0.1:1/x");
+    assertRan(await h.call(["status"]));
+  });
+});
+
+Deno.test("git guard: branch.<name>.remote naming a place rather than a remote refuses", async () => {
+  await withHostileRepo({}, async (h) => {
+    await config(h, "branch.main.remote", await hookedBareRepo(h));
+    await config(h, "branch.main.merge", "refs/heads/main");
+  }, async (h) => {
+    assertRefused(await h.call(["push"]), "branch.<name>.remote");
+  });
+});
+
+Deno.test("git guard: submodule.<name>.update other than a built-in mode refuses", async () => {
+  await withHostileRepo({}, async (h) => {
+    await config(h, "submodule.lib.update", `!${h.evil}`);
+  }, async (h) => {
+    assertRefused(await h.call(["status"]), "submodule.<name>.update");
+  });
+});
+
+// ---- where git lands (issue 21): the work tree, resolved as the kernel resolves it ----
+
+/** A folder outside the workspace holding a file whose name must never reach the planner. */
+async function outsideTree(h: Hostile): Promise<string> {
+  const dir = join(h.fx.outside, "tree");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(join(dir, "OUTSIDE_NAME"), "x\n");
+  return dir;
+}
+
+function assertNotShown(out: ToolOutput) {
+  assert.equal(out.isError, true, out.content);
+  assert.match(out.content, /work tree .*outside the workspace/);
+  assert.ok(!out.content.includes("OUTSIDE_NAME"), out.content);
+}
+
+Deno.test("git guard: core.worktree outside the workspace refuses the vouched git status", async () => {
+  await withHostileRepo({ answers: [{ run: { answer: "vouch" } }] }, async (h) => {
+    await config(h, "core.worktree", await outsideTree(h));
+  }, async (h) => {
+    assertNotShown(await h.call(["status", "--short"]));
+    assert.equal(h.asked().length, 0);
+  });
+});
+
+Deno.test("git guard: core.worktree in config.worktree or an include is read the same way", async () => {
+  await withHostileRepo({ runs: 0 }, async (h) => {
+    const tree = await outsideTree(h);
+    await config(h, "extensions.worktreeConfig", "true");
+    await Deno.writeTextFile(
+      join(h.fx.root, ".git/config.worktree"),
+      `[core]\nworktree = ${tree}\n`,
+    );
+  }, async (h) => {
+    assertNotShown(await h.call(["status", "--short"]));
+    await Deno.remove(join(h.fx.root, ".git/config.worktree"));
+    await Deno.writeTextFile(
+      join(h.fx.root, "inc"),
+      `[core]\n\tworktree = ${join(h.fx.outside, "tree")}\n`,
+    );
+    await config(h, "include.path", "../inc");
+    assertNotShown(await h.call(["status", "--short"]));
+  });
+});
+
+Deno.test("git guard: a work tree through a link out of the workspace refuses (config and --work-tree)", async () => {
+  await withHostileRepo({ runs: 0 }, async (h) => {
+    await Deno.symlink(await outsideTree(h), join(h.fx.root, "lnk"));
+    await config(h, "core.worktree", "../lnk");
+  }, async (h) => {
+    assertNotShown(await h.call(["status", "--short"]));
+    await config(h, "--unset", "core.worktree");
+    assertNotShown(await h.call(["--work-tree=lnk", "status", "--short"]));
+    // `lnk/..` is where the link leads, then up: outside, though it reads as the workspace root.
+    await Deno.mkdir(join(h.fx.outside, "tree/deeper"));
+    await Deno.remove(join(h.fx.root, "lnk"));
+    await Deno.symlink(join(h.fx.outside, "tree/deeper"), join(h.fx.root, "lnk"));
+    assertNotShown(await h.call(["--work-tree=lnk/..", "status", "--short"]));
+    await config(h, "core.worktree", "../lnk/..");
+    assertNotShown(await h.call(["status", "--short"]));
+  });
+});
+
+Deno.test("git guard: -C through a link and back up lands where the kernel says", async () => {
+  await withHostileRepo({}, async (h) => {
+    const elsewhere = join(h.fx.outside, "elsewhere");
+    await makeRepo(elsewhere);
+    await git(elsewhere, "config", "diff.external", h.evil);
+    await Deno.mkdir(join(elsewhere, "deeper"));
+    await Deno.symlink(join(elsewhere, "deeper"), join(h.fx.root, "lnk"));
+  }, async (h) => {
+    // git changes into lnk, then up: into the repository outside, not the workspace root.
+    const out = await h.call(["-C", "lnk/..", "diff"]);
+    assert.equal(out.isError, true, out.content);
+    assert.match(out.content, /outside the workspace/);
+  });
+});
+
+Deno.test("git guard: an include through a link is followed from where the link leads", async () => {
+  await withHostileRepo({}, async (h) => {
+    // .git/lnk/a is vendor/d/a; its `../b` is vendor/b to git (the link first, then up).
+    await Deno.mkdir(join(h.fx.root, "vendor/d"), { recursive: true });
+    await Deno.writeTextFile(join(h.fx.root, "vendor/d/a"), "[include]\n\tpath = ../b\n");
+    await Deno.writeTextFile(join(h.fx.root, "vendor/b"), `[diff]\n\texternal = ${h.evil}\n`);
+    await Deno.symlink("../vendor/d", join(h.fx.root, ".git/lnk"));
+    await config(h, "include.path", "lnk/a");
+  }, async (h) => {
+    assertRefused(await h.call(["diff"]), "diff.external");
+  });
+});
+
+Deno.test("git guard: an include git expands (%(prefix)/) refuses", async () => {
+  await withHostileRepo({}, async (h) => {
+    await config(h, "include.path", "%(prefix)/etc/gitconfig");
+  }, async (h) => {
+    const out = await h.call(["status"]);
+    assert.equal(out.isError, true, out.content);
+    assert.match(out.content, /includes a file outside the workspace/);
+  });
+});
+
+Deno.test("git guard: GIT_DIR and GIT_WORK_TREE in Brave Bot's environment do not reach a stage", async () => {
+  await withHostileRepo({}, async (h) => {
+    await outsideTree(h);
+  }, async (h) => {
+    Deno.env.set("GIT_WORK_TREE", join(h.fx.outside, "tree"));
+    Deno.env.set("GIT_DIR", join(h.fx.root, ".git"));
+    try {
+      const out = await h.call(["status", "--short"]);
+      assertRan(out);
+      const shown = h.fx.scripted!.runOutputs.map((e) =>
+        decoder.decode(e.kind === "chunk" ? e.bytes : e.tail)
+      ).join("");
+      assert.ok(!shown.includes("OUTSIDE_NAME"), shown);
+      assert.match(shown, /^ M f$/m);
+    } finally {
+      Deno.env.delete("GIT_WORK_TREE");
+      Deno.env.delete("GIT_DIR");
+    }
   });
 });

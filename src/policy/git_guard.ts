@@ -3,20 +3,28 @@
  * can make it run commands (`core.fsmonitor`, hooks, `diff.external`, filter drivers, …). When a
  * git directory a stage can reach is not trusted by the trust map (the default for `.git/`),
  * the stage runs with {@link GIT_OVERRIDES} inserted after the program, and is refused before
- * anything runs when a configuration it reads (with its includes) or a `.gitattributes` file
- * names a command the overrides cannot neutralise.
+ * anything runs when a configuration it reads (with its includes) sets a key outside the
+ * allow-list of git_config.ts, or its work tree lies outside the workspace.
  *
  * Everything is read as data through the effect worker, with the strict parser of
  * git_config.ts; a file that cannot be read with certainty refuses the stage (fail closed).
- * Reasons name a key by its category (`filter.<driver>.clean`), never a value, a subsection or
- * a path from the repository: those are untrusted text.
+ * Every path git takes from its arguments or the repository is resolved as the kernel resolves
+ * it ({@link land}). The planner's reasons name a key by Brave Bot's category
+ * (`filter.<driver>.clean`) or not at all, never a value, a subsection or a path from the
+ * repository: those are untrusted text, told to the person only.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Policy } from "./core.ts";
 import { resolvePath } from "./paths.ts";
 import { readAtMost } from "./reads.ts";
 import { isWithin } from "./workspace.ts";
-import { type ConfigEntry, parseGitConfig } from "./git_config.ts";
+import {
+  type ConfigEntry,
+  definedRemotes,
+  entryName,
+  parseGitConfig,
+  untrustedKeyRefusal,
+} from "./git_config.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 /**
@@ -60,85 +68,10 @@ const MAX_SMALL_BYTES = 64 * 1024;
 const MAX_INCLUDE_DEPTH = 10;
 const MAX_GIT_DIRS = 256;
 const MAX_MODULE_DEPTH = 8;
+/** How many refused keys the person is told by name. */
+const MAX_KEYS_TOLD = 10;
 
 const NOTHING_RAN = "; nothing was run";
-
-/** Keys a value of which git may take as a boolean or a harmless pager. */
-const HARMLESS_PAGER = new Set([
-  "true",
-  "false",
-  "yes",
-  "no",
-  "on",
-  "off",
-  "1",
-  "0",
-  "cat",
-  "less",
-]);
-
-/**
- * The command-running key an entry sets that the overrides do not neutralise, as a category
- * name (our own text, never the file's), or null. The allow-list is what is not here: the keys
- * of {@link GIT_OVERRIDES} whatever their value, `pager.<command>` set to a boolean, `cat` or
- * `less`, and `submodule.<name>.update` other than a `!command`.
- */
-export function commandKey(e: ConfigEntry): string | null {
-  const { section: s, subsection: sub, key: k, value } = e;
-  if (s === "alias") return "alias.<name>";
-  if (s === "diff" && sub === null && k === "external") return "diff.external";
-  if (sub !== null) {
-    if (s === "filter" && (k === "clean" || k === "smudge" || k === "process")) {
-      return `filter.<driver>.${k}`;
-    }
-    if (s === "diff" && (k === "command" || k === "textconv")) return `diff.<driver>.${k}`;
-    if (s === "merge" && k === "driver") return "merge.<driver>.driver";
-    if (s === "remote" && (k === "uploadpack" || k === "receivepack" || k === "vcs")) {
-      return `remote.<name>.${k}`;
-    }
-    if (
-      ["difftool", "mergetool", "man", "browser", "guitool"].includes(s) &&
-      (k === "cmd" || k === "path")
-    ) return `${s}.<tool>.${k}`;
-    if (s === "trailer" && (k === "command" || k === "cmd")) return `trailer.<token>.${k}`;
-    if (s === "submodule" && k === "update" && (value ?? "").trimStart().startsWith("!")) {
-      return "submodule.<name>.update";
-    }
-    if (s === "gpg" && sub.toLowerCase() === "ssh" && k === "defaultkeycommand") {
-      return "gpg.ssh.defaultKeyCommand";
-    }
-  }
-  if (s === "pager" && sub === null) {
-    return value === null || HARMLESS_PAGER.has(value.trim().toLowerCase())
-      ? null
-      : "pager.<command>";
-  }
-  if (s === "uploadpack" && k === "packobjectshook") return "uploadpack.packObjectsHook";
-  if (s === "core" && sub === null && k === "alternaterefscommand") {
-    return "core.alternateRefsCommand";
-  }
-  if (s === "core" && sub === null && k === "gitproxy") return "core.gitProxy";
-  if (s === "interactive" && k === "difffilter") return "interactive.diffFilter";
-  if (s === "sendemail" && ["tocmd", "cccmd", "headercmd"].includes(k)) return `sendemail.${k}`;
-  if (s === "sendemail" && k === "smtpserver" && (value ?? "").includes("/")) {
-    return "sendemail.smtpServer";
-  }
-  return null;
-}
-
-/** Whether an entry names a file to include (`include.path`, `includeIf.<condition>.path`). */
-function isInclude(e: ConfigEntry): boolean {
-  return e.key === "path" &&
-    ((e.section === "include" && e.subsection === null) ||
-      (e.section === "includeif" && e.subsection !== null));
-}
-
-/** The driver commands a configuration sets, keyed `kind\0name`, with the key's category. */
-const DRIVER_KEYS: Record<string, string[]> = {
-  filter: ["clean", "smudge", "process"],
-  diff: ["command", "textconv"],
-  merge: ["driver"],
-};
 
 interface Reader {
   policy: Policy;
@@ -163,14 +96,59 @@ async function locate(r: Reader, abs: string): Promise<Result<Found> | null> {
   return err("a path it names is neither a file nor a folder");
 }
 
-/** A file's text through the effect worker (null: no such file). */
-async function readText(r: Reader, abs: string, max: number): Promise<Result<string | null>> {
-  const where = await locate(r, abs);
-  if (where === null) return err("outside");
-  if (!where.ok) return where;
-  if (where.value.kind === "missing") return ok(null);
-  if (where.value.kind !== "file") return err("a file it reads is not a regular file");
-  const read = await readAtMost(r.policy, where.value.abs, max);
+/** Where a path git takes leads: what is there, and the real folder its last name sits in. */
+interface Landing {
+  found: Found;
+  /** Real; git resolves a relative path the file names (a gitfile, an include) from here. */
+  parent: string;
+}
+
+/**
+ * Where git lands for the path `p` taken from the real folder `base` — the one rule for every
+ * path git is given (`-C`, `--git-dir`, `--work-tree`, a gitfile, `commondir`, `core.worktree`,
+ * an include, a submodule's path). It is resolved as the kernel resolves it, name by name: a
+ * link is followed before a `..` after it (`lnk/..` is the parent of where `lnk` leads, not
+ * `.`), so no lexical shortening can make an outside place look inside. An absolute path counts
+ * only when spelled under the workspace root. Null when it lies outside, passes outside on the
+ * way, or cannot be resolved inside.
+ */
+async function land(r: Reader, base: string, p: string): Promise<Landing | null> {
+  let dir = base;
+  let rest = p;
+  if (isAbsolute(p)) {
+    if (p !== r.root && !p.startsWith(r.root + sep)) return null;
+    dir = r.root;
+    rest = p.slice(r.root.length);
+  }
+  if (!isWithin(r.root, dir)) return null;
+  const names = rest.split("/").filter((n) => n !== "" && n !== ".");
+  let last: string | null = null;
+  for (const [i, name] of names.entries()) {
+    if (name === "..") {
+      if (dir === r.root) return null;
+      dir = dirname(dir);
+      continue;
+    }
+    if (i === names.length - 1) {
+      last = name;
+      break;
+    }
+    const step = await locate(r, join(dir, name));
+    if (step === null || !step.ok) return null;
+    // Through a file or nothing, the kernel finds nothing.
+    if (step.value.kind !== "directory") return { found: { kind: "missing" }, parent: dir };
+    dir = step.value.abs;
+  }
+  const found = await locate(r, last === null ? dir : join(dir, last));
+  if (found === null || !found.ok) return null;
+  return { found: found.value, parent: last === null ? dirname(dir) : dir };
+}
+
+/** A found file's text through the effect worker (null: no such file). */
+async function readFound(r: Reader, f: Found, max: number): Promise<Result<string | null>> {
+  if (f.kind === "missing") return ok(null);
+  if (f.kind !== "file") return err("a file it reads is not a regular file");
+  const read = await readAtMost(r.policy, f.abs, max);
   if (!read.ok) {
     return err(
       read.tooBig ? "a file it reads is too big to check" : "a file it reads cannot be read",
@@ -179,24 +157,31 @@ async function readText(r: Reader, abs: string, max: number): Promise<Result<str
   return ok(new TextDecoder().decode(read.bytes));
 }
 
+/** A file's text through the effect worker (null: no such file). */
+async function readText(r: Reader, abs: string, max: number): Promise<Result<string | null>> {
+  const where = await locate(r, abs);
+  if (where === null) return err("outside");
+  if (!where.ok) return where;
+  return readFound(r, where.value, max);
+}
+
 /** One git directory the stage can reach. */
 interface GitDir {
   /** Absolute, real. */
   dir: string;
   /** Where config, hooks and modules live (`commondir` of a linked worktree). */
   common: string;
-  /** The working tree whose `.gitattributes` git reads, when known and inside the workspace. */
+  /** The working tree whose `.gitmodules` git reads, when known and inside the workspace. */
   worktree: string | null;
   /** The `.git` file that named it, if any (its own label counts for trust). */
   via: string | null;
 }
 
-/** The stage's working directory and explicit git places, from git's global options. */
+/** git's global options that say where it works, as given (resolved by {@link primaryGitDir}). */
 export function gitPlaces(
-  cwd: string,
   args: readonly string[],
-): { cwd: string; gitDir: string | null; workTree: string | null } {
-  let dir = cwd;
+): { chdirs: string[]; gitDir: string | null; workTree: string | null } {
+  const chdirs: string[] = [];
   let gitDir: string | null = null;
   let workTree: string | null = null;
   const valued = (a: string, name: string, i: number): [string | null, number] => {
@@ -209,7 +194,7 @@ export function gitPlaces(
     if (!a.startsWith("-")) break; // the subcommand: global options end here
     if (a === "-C") {
       const to = args[++i];
-      if (to !== undefined && to !== "") dir = resolve(dir, to);
+      if (to !== undefined && to !== "") chdirs.push(to); // git ignores an empty -C
       continue;
     }
     if (a === "-c") {
@@ -230,25 +215,37 @@ export function gitPlaces(
     }
     if (a === "--namespace" || a === "--config-env") i++;
   }
-  // GIT_DIR and GIT_WORK_TREE are read after every -C has been applied.
-  return {
-    cwd: dir,
-    gitDir: gitDir === null ? null : resolve(dir, gitDir),
-    workTree: workTree === null ? null : resolve(dir, workTree),
-  };
+  return { chdirs, gitDir, workTree };
 }
 
 class Refusal {
-  constructor(readonly reason: string) {}
+  constructor(readonly reason: string, readonly forPerson: string | null = null) {}
 }
 
-function refuse(reason: string): never {
-  throw new Refusal(reason + NOTHING_RAN);
+function refuse(reason: string, forPerson: string | null = null): never {
+  throw new Refusal(reason + NOTHING_RAN, forPerson);
 }
 
 const OUTSIDE =
   "its git directory lies outside the workspace, where its configuration cannot be checked " +
   "(trust .git in the trust map if that repository is yours)";
+
+/**
+ * The one rule for a work tree, however git is told it (`--work-tree`, `core.worktree` in any
+ * configuration it reads): it must land inside the workspace. Elsewhere, the names a vouched
+ * `git status` prints would be another tree's, reaching the planner as the workspace's. Its real
+ * path, or null when nothing is there (git then fails before it reads anything).
+ */
+async function workTreeAt(r: Reader, base: string, p: string, what: string) {
+  const at = await land(r, base, p);
+  if (at === null) {
+    refuse(
+      `its work tree (${what}) lies outside the workspace, and the names git would show from ` +
+        "there are not the workspace's",
+    );
+  }
+  return at.found.kind === "directory" ? at.found.abs : null;
+}
 
 /** Whether a folder is itself a git directory (a bare repository, or `--git-dir`'s target). */
 async function looksLikeGitDir(r: Reader, abs: string): Promise<boolean> {
@@ -259,35 +256,43 @@ async function looksLikeGitDir(r: Reader, abs: string): Promise<boolean> {
     objects.value.kind === "directory" && refs?.ok === true && refs.value.kind === "directory";
 }
 
+/** The entry `name` in the real folder `dir`, as git meets it there. */
+async function entryIn(r: Reader, dir: string, name: string): Promise<Landing> {
+  const found = await locate(r, join(dir, name));
+  if (found === null || !found.ok) refuse(OUTSIDE);
+  return { found: found.value, parent: dir };
+}
+
 /**
  * The git directory a `.git` entry (or `--git-dir`'s target) names: the folder itself, or the
- * one its `gitdir:` line names. Null when there is none there.
+ * one its `gitdir:` line names, taken from the folder the entry sits in. Null when there is none.
  */
-async function gitDirAt(r: Reader, abs: string, worktree: string | null): Promise<GitDir | null> {
-  const found = await locate(r, abs);
-  if (found === null) refuse(OUTSIDE);
-  if (!found.ok) refuse(`its git directory ${found.error}`);
-  const f = found.value;
+async function gitDirAt(
+  r: Reader,
+  entry: Landing,
+  worktree: string | null,
+): Promise<GitDir | null> {
+  const f = entry.found;
   if (f.kind === "missing") return null;
   let dir: string;
   let via: string | null = null;
   if (f.kind === "file") {
-    const text = await readText(r, f.abs, MAX_SMALL_BYTES);
+    const text = await readFound(r, f, MAX_SMALL_BYTES);
     if (!text.ok || text.value === null) refuse("its .git file cannot be read");
     const m = /^gitdir: ?(.+?)\r?\n?$/.exec(text.value.split("\n")[0] + "\n");
     if (!m) refuse("its .git file is not of the form git reads (gitdir: …)");
     via = f.rel;
-    const target = resolve(dirname(f.abs), m[1]);
-    if (!isWithin(r.root, target)) {
+    const target = await land(r, entry.parent, m[1]);
+    if (target === null) {
       // A .git file the person trusts may point where the person keeps the repository.
-      if (await trustedPlace(r, f.rel)) return { dir: target, common: target, worktree, via };
+      const outside = resolve(entry.parent, m[1]);
+      if (await trustedPlace(r, f.rel)) return { dir: outside, common: outside, worktree, via };
       refuse(OUTSIDE);
     }
-    const t = await locate(r, target);
-    if (t === null || !t.ok || t.value.kind !== "directory") {
+    if (target.found.kind !== "directory") {
       refuse("its .git file names no git directory inside the workspace");
     }
-    dir = t.value.abs;
+    dir = target.found.abs;
   } else {
     dir = f.abs;
   }
@@ -295,11 +300,10 @@ async function gitDirAt(r: Reader, abs: string, worktree: string | null): Promis
   const commondir = await readText(r, join(dir, "commondir"), MAX_SMALL_BYTES);
   if (!commondir.ok) refuse(OUTSIDE);
   if (commondir.value !== null) {
-    const target = resolve(dir, commondir.value.trim());
-    const t = await locate(r, target);
+    const t = await land(r, dir, commondir.value.trim());
     if (t === null) refuse(OUTSIDE);
-    if (!t.ok || t.value.kind !== "directory") refuse("its git directory's commondir is unusable");
-    common = t.value.abs;
+    if (t.found.kind !== "directory") refuse("its git directory's commondir is unusable");
+    common = t.found.abs;
   }
   return { dir, common, worktree, via };
 }
@@ -338,23 +342,32 @@ async function primaryGitDir(
   r: Reader,
   places: ReturnType<typeof gitPlaces>,
 ): Promise<GitDir | null> {
-  const worktree = places.workTree;
-  if (worktree !== null && !isWithin(r.root, worktree)) {
-    refuse("its --work-tree lies outside the workspace, where its attributes cannot be checked");
+  // Each -C is taken from where the one before it led, as git's chdir does.
+  let cwd = r.root;
+  for (const to of places.chdirs) {
+    const at = await land(r, cwd, to);
+    if (at === null) {
+      refuse(
+        "it works in a folder outside the workspace (-C), whose git configuration cannot be " +
+          "checked",
+      );
+    }
+    if (at.found.kind !== "directory") refuse("its -C names no folder inside the workspace");
+    cwd = at.found.abs;
   }
+  // GIT_DIR and GIT_WORK_TREE are taken from where every -C has led.
+  const worktree = places.workTree === null
+    ? null
+    : await workTreeAt(r, cwd, places.workTree, "--work-tree");
   if (places.gitDir !== null) {
-    if (!isWithin(r.root, places.gitDir)) refuse(OUTSIDE);
-    const g = await gitDirAt(r, places.gitDir, worktree);
+    const at = await land(r, cwd, places.gitDir);
+    if (at === null) refuse(OUTSIDE);
+    const g = await gitDirAt(r, at, worktree);
     if (g === null) refuse("its --git-dir names nothing inside the workspace");
     return g;
   }
-  if (!isWithin(r.root, places.cwd)) {
-    refuse(
-      "it works in a folder outside the workspace (-C), whose git configuration cannot be checked",
-    );
-  }
-  for (let dir = places.cwd;; dir = dirname(dir)) {
-    const g = await gitDirAt(r, join(dir, ".git"), worktree ?? dir);
+  for (let dir = cwd;; dir = dirname(dir)) {
+    const g = await gitDirAt(r, await entryIn(r, dir, ".git"), worktree ?? dir);
     if (g !== null) return g;
     if (await looksLikeGitDir(r, dir)) return { dir, common: dir, worktree, via: null };
     if (dir === r.root || !isWithin(r.root, dirname(dir))) return null;
@@ -387,17 +400,19 @@ async function moduleGitDirs(r: Reader, common: string): Promise<string[]> {
   return found;
 }
 
-/** The entries of one configuration file with its includes, all inside the workspace. */
-async function readConfig(r: Reader, abs: string, depth = 0): Promise<ConfigEntry[]> {
+/** An entry, with the workspace file that sets it (told to the person, never the planner). */
+interface Sourced extends ConfigEntry {
+  file: string;
+}
+
+/**
+ * The entries of one configuration file with its includes, all inside the workspace. `file` is
+ * where git finds it: its real folder (`parent`), from which its relative includes are taken.
+ */
+async function readConfig(r: Reader, file: Landing, depth = 0): Promise<Sourced[]> {
   if (depth > MAX_INCLUDE_DEPTH) refuse("its git configuration includes files nested too deeply");
-  const text = await readText(r, abs, MAX_CONFIG_BYTES);
-  if (!text.ok) {
-    refuse(
-      text.error === "outside"
-        ? "its configuration includes a file outside the workspace, which cannot be checked"
-        : `a git configuration file it reads cannot be checked (${text.error})`,
-    );
-  }
+  const text = await readFound(r, file.found, MAX_CONFIG_BYTES);
+  if (!text.ok) refuse(`a git configuration file it reads cannot be checked (${text.error})`);
   if (text.value === null) return []; // git ignores a missing include
   const parsed = parseGitConfig(text.value);
   if (!parsed.ok) {
@@ -406,47 +421,76 @@ async function readConfig(r: Reader, abs: string, depth = 0): Promise<ConfigEntr
         "run cannot be checked",
     );
   }
-  const entries: ConfigEntry[] = [];
+  const rel = file.found.kind === "file" ? file.found.rel : "";
+  const entries: Sourced[] = [];
+  const outside =
+    "its configuration includes a file outside the workspace, which cannot be checked";
   for (const e of parsed.value) {
-    entries.push(e);
+    entries.push({ ...e, file: rel });
     if (!isInclude(e) || e.value === null || e.value === "") continue;
-    const path = e.value;
-    if (path.startsWith("~") || (isAbsolute(path) && !isWithin(r.root, path))) {
-      refuse("its configuration includes a file outside the workspace, which cannot be checked");
-    }
-    entries.push(...await readConfig(r, resolve(dirname(abs), path), depth + 1));
+    // git expands `~/`, `~user/` and `%(prefix)/` in an include's path: places outside.
+    if (e.value.startsWith("~") || e.value.startsWith("%(prefix)/")) refuse(outside);
+    const at = await land(r, file.parent, e.value);
+    if (at === null) refuse(outside);
+    entries.push(...await readConfig(r, at, depth + 1));
   }
   return entries;
 }
 
-/** The driver names `.gitattributes` text selects, as `kind\0name`. */
-export function attributeDrivers(text: string): Set<string> {
-  const drivers = new Set<string>();
-  for (const line of text.split("\n")) {
-    if (line.trimStart().startsWith("#")) continue;
-    for (const token of line.split(/[ \t\r]+/)) {
-      const m = /^(filter|diff|merge)=(.+)$/.exec(token);
-      if (m) drivers.add(`${m[1]}\0${m[2]}`);
-    }
-  }
-  return drivers;
+/** Whether an entry names a file to include (`include.path`, `includeIf.<condition>.path`). */
+function isInclude(e: ConfigEntry): boolean {
+  return e.key === "path" &&
+    ((e.section === "include" && e.subsection === null) ||
+      (e.section === "includeif" && e.subsection !== null));
 }
 
-/** The submodule worktrees `.gitmodules` names, as absolute paths inside the workspace. */
+/** Every configuration git reads for one git directory, with its includes. */
+async function gitDirConfig(r: Reader, g: GitDir): Promise<Sourced[]> {
+  const files = [join(g.common, "config"), join(g.dir, "config.worktree")];
+  if (g.common !== g.dir) files.push(join(g.common, "config.worktree"));
+  const entries: Sourced[] = [];
+  for (const abs of files) {
+    const found = await locate(r, abs);
+    if (found === null || !found.ok) refuse("a git configuration file it reads cannot be checked");
+    entries.push(...await readConfig(r, { found: found.value, parent: dirname(abs) }));
+  }
+  return entries;
+}
+
+/** The real work trees its `core.worktree` settings name: each must lie inside the workspace. */
+async function configuredWorkTrees(r: Reader, g: GitDir, entries: Sourced[]): Promise<string[]> {
+  const trees: string[] = [];
+  for (const e of entries) {
+    if (e.section !== "core" || e.subsection !== null || e.key !== "worktree") continue;
+    if (e.value === null) continue; // git refuses a worktree without a value
+    // Relative to the git directory, as git takes it.
+    const tree = await workTreeAt(r, g.dir, e.value, "core.worktree");
+    if (tree !== null) trees.push(tree);
+  }
+  return trees;
+}
+
+/** The submodule worktrees `.gitmodules` names, as real folders inside the workspace. */
 async function gitmodulesPaths(r: Reader, worktree: string): Promise<string[]> {
   const text = await readText(r, join(worktree, ".gitmodules"), MAX_CONFIG_BYTES);
   if (!text.ok) refuse(`its .gitmodules file cannot be checked (${text.error})`);
   if (text.value === null) return [];
   const parsed = parseGitConfig(text.value);
   if (!parsed.ok) refuse(`its .gitmodules file cannot be parsed (${parsed.error})`);
-  return parsed.value.flatMap((e) =>
-    e.section === "submodule" && e.key === "path" && e.value ? [resolve(worktree, e.value)] : []
-  ).filter((p) => isWithin(r.root, p));
+  const paths: string[] = [];
+  for (const e of parsed.value) {
+    if (e.section !== "submodule" || e.key !== "path" || !e.value) continue;
+    // git refuses a submodule path outside its work tree; there is nothing of it to check.
+    const at = await land(r, worktree, e.value);
+    if (at?.found.kind === "directory") paths.push(at.found.abs);
+  }
+  return paths;
 }
 
 /**
  * What the stage must run with: the overrides to insert after the program (none for a program
  * other than git, or when every git directory it reaches is trusted), or why it is refused.
+ * A refusal over a key the planner may not be told is told to the person, key and file.
  */
 export async function guardGitStage(
   policy: Policy,
@@ -455,85 +499,80 @@ export async function guardGitStage(
   if (!isGit(stage.resolved)) return ok([]);
   const r: Reader = { policy, root: policy.workspace.root };
   try {
-    const places = gitPlaces(r.root, stage.args);
-    const primary = await primaryGitDir(r, places);
+    const primary = await primaryGitDir(r, gitPlaces(stage.args));
     const dirs: GitDir[] = primary ? [primary] : [];
     const seen = new Set<string>();
+    const configs = new Map<string, Sourced[]>();
+    const trusted = new Map<string, boolean>();
     // Nested repositories: submodules named by .gitmodules and those kept in .git/modules.
     for (let i = 0; i < dirs.length; i++) {
       const g = dirs[i];
       if (seen.has(g.dir)) continue;
       seen.add(g.dir);
       if (dirs.length > MAX_GIT_DIRS) refuse("it reaches more git directories than are checked");
+      trusted.set(g.dir, await gitDirTrusted(r, g));
       if (!isWithin(r.root, g.common)) continue;
       for (const m of await moduleGitDirs(r, g.common)) {
         dirs.push({ dir: m, common: m, worktree: null, via: null });
       }
-      if (g.worktree !== null) {
-        for (const sub of await gitmodulesPaths(r, g.worktree)) {
-          const nested = await gitDirAt(r, join(sub, ".git"), sub);
+      const worktrees = g.worktree === null ? [] : [g.worktree];
+      if (!trusted.get(g.dir)) {
+        // An untrusted configuration may move the work tree: its submodules are found there.
+        const entries = await gitDirConfig(r, g);
+        configs.set(g.dir, entries);
+        worktrees.push(...await configuredWorkTrees(r, g, entries));
+      }
+      for (const tree of new Set(worktrees)) {
+        for (const sub of await gitmodulesPaths(r, tree)) {
+          const nested = await gitDirAt(r, await entryIn(r, sub, ".git"), sub);
           if (nested) dirs.push(nested);
         }
       }
     }
     const unique = [...new Map(dirs.map((g) => [g.dir, g])).values()];
-    let allTrusted = true;
-    for (const g of unique) {
-      if (!(await gitDirTrusted(r, g))) allTrusted = false;
-    }
     // No repository inside the workspace: git may find one above it, which is the person's
     // and not the workspace's; the overrides still apply.
-    if (unique.length > 0 && allTrusted) return ok([]);
-    for (const g of unique) await checkGitDir(r, g);
+    if (unique.length > 0 && unique.every((g) => trusted.get(g.dir))) return ok([]);
+    for (const g of unique) {
+      if (!isWithin(r.root, g.common)) continue; // outside, behind a .git file the person trusts
+      const entries = configs.get(g.dir) ?? await gitDirConfig(r, g);
+      if (!configs.has(g.dir)) await configuredWorkTrees(r, g, entries);
+      checkKeys(entries);
+    }
     return ok(gitOverrideArgs());
   } catch (e) {
-    if (e instanceof Refusal) return err(e.reason);
+    if (e instanceof Refusal) {
+      if (e.forPerson !== null) policy.person.notice(e.forPerson);
+      return err(e.reason);
+    }
     throw e;
   }
 }
 
-/** Refuses when one git directory's configuration or attributes name a command git would run. */
-async function checkGitDir(r: Reader, g: GitDir): Promise<void> {
-  if (!isWithin(r.root, g.common)) return; // outside, behind a .git file the person trusts
-  const files = [join(g.common, "config"), join(g.dir, "config.worktree")];
-  if (g.common !== g.dir) files.push(join(g.common, "config.worktree"));
-  const entries: ConfigEntry[] = [];
-  for (const f of files) entries.push(...await readConfig(r, f));
-  const configured = new Map<string, string>();
-  for (const e of entries) {
-    if (e.subsection !== null && DRIVER_KEYS[e.section]?.includes(e.key)) {
-      configured.set(`${e.section}\0${e.subsection}`, `${e.section}.<driver>.${e.key}`);
-    }
-  }
-  let worktree = g.worktree;
-  const coreWorktree = entries.findLast((e) =>
-    e.section === "core" && e.subsection === null && e.key === "worktree" && e.value
+/**
+ * Refuses when a configuration sets a key the allow-list does not let an untrusted one set
+ * ({@link untrustedKeyRefusal}). The planner is told Brave Bot's name for the first such key,
+ * or none when it has none; the person is told each key as written and the file that sets it.
+ */
+function checkKeys(entries: Sourced[]): void {
+  const remotes = definedRemotes(entries);
+  const refused = entries.flatMap((e) => {
+    const why = untrustedKeyRefusal(e, remotes);
+    return why ? [{ e, why }] : [];
+  });
+  if (refused.length === 0) return;
+  const [{ why }] = refused;
+  const others = refused.length > 1 ? `, and ${refused.length - 1} more refused keys` : "";
+  const named = why.category === null ? why.what : `${why.what} (${why.category})`;
+  const told = refused.slice(0, MAX_KEYS_TOLD).map(({ e }) =>
+    `${entryName(e)} (${e.file}, line ${e.line})`
   );
-  if (worktree === null && coreWorktree) {
-    const w = resolve(g.dir, coreWorktree.value!);
-    if (isWithin(r.root, w)) worktree = w;
-  }
-  const attributes = [join(g.common, "info", "attributes")];
-  if (worktree !== null) attributes.push(join(worktree, ".gitattributes"));
-  for (const a of attributes) {
-    const text = await readText(r, a, MAX_CONFIG_BYTES);
-    if (!text.ok) refuse(`a .gitattributes file it reads cannot be checked (${text.error})`);
-    if (text.value === null) continue;
-    for (const driver of attributeDrivers(text.value)) {
-      const key = configured.get(driver);
-      if (key) {
-        const kind = driver.split("\0")[0];
-        refuse(
-          `the repository's .gitattributes selects a ${kind} driver whose command its git ` +
-            `configuration sets (${key}), which git would run`,
-        );
-      }
-    }
-  }
-  for (const e of entries) {
-    const key = commandKey(e);
-    if (key) {
-      refuse(`the repository's git configuration sets a command (${key}), which git would run`);
-    }
-  }
+  if (refused.length > MAX_KEYS_TOLD) told.push(`${refused.length - MAX_KEYS_TOLD} more`);
+  refuse(
+    `the repository's git configuration sets ${named}${others}; the person was told which, ` +
+      "and where",
+    `a git stage was not run: its repository's configuration sets ${told.join(", ")} — only ` +
+      "keys known to run nothing are allowed while that .git folder is untrusted. If the " +
+      "repository is yours, trust its .git folder in the trust map (bravebot trust add DIR).",
+  );
 }
