@@ -18,7 +18,9 @@ export interface MockToolCall {
   /**
    * An object is sent as its JSON; a string is sent exactly as written (to send bad JSON).
    * `$FIRST_REF` and `$LAST_REF` stand for the first and last `ref:N` named in the newest tool
-   * result of the request, so a script need not know how many references earlier tools made.
+   * result of the request, so a script need not know how many references earlier tools made;
+   * `$LAST_LINE` for that result's last line (a final newline ends it; JSON-escaped), so a scripted planner can use what
+   * it was shown — an output read with read_output — as a real one would.
    */
   arguments?: unknown;
   /** Defaults to `call_<n>`; `null` sends none. */
@@ -423,7 +425,10 @@ function newestMessage(body: unknown): string {
   return typeof content === "string" ? content : "";
 }
 
-/** Replaces `$FIRST_REF` / `$LAST_REF` with the refs named in the request's newest tool result. */
+/**
+ * Replaces `$FIRST_REF` / `$LAST_REF` with the refs named in the request's newest tool result, and
+ * `$LAST_LINE` with its last line.
+ */
 function refSubstitution(body: unknown): (s: string) => string {
   const messages = (body as { messages?: { role?: string; content?: unknown }[] })?.messages;
   const lastTool = Array.isArray(messages)
@@ -432,11 +437,14 @@ function refSubstitution(body: unknown): (s: string) => string {
   const refs = typeof lastTool?.content === "string"
     ? [...lastTool.content.matchAll(/ref:\d+/g)].map((m) => m[0])
     : [];
+  const lastLine = typeof lastTool?.content === "string"
+    ? JSON.stringify(lastTool.content.replace(/\n$/, "").split("\n").at(-1)).slice(1, -1)
+    : "";
   return (s) =>
     s.replaceAll("$FIRST_REF", refs[0] ?? "ref:none").replaceAll(
       "$LAST_REF",
       refs.at(-1) ?? "ref:none",
-    );
+    ).replaceAll("$LAST_LINE", () => lastLine);
 }
 
 function argText(args: unknown): string {

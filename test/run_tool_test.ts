@@ -329,7 +329,7 @@ Deno.test("run: canary bytes in output reach the planner only when the person ag
     assert.equal(asked.length, 2);
     const entry = fx.policy.audit.entries.at(-1)!;
     assert.equal(entry.tool, "read_output");
-    assert.equal(entry.decision, "shown");
+    assert.equal(entry.decision, "asserted by the person");
     assert.equal(entry.sha256, sha256(`${canary}\n`));
   });
 });
@@ -344,8 +344,11 @@ Deno.test("read_output: the person sees the output escaped", async () => {
     await fx.call(readOutput, { ref: `ref:${refOf(out)}` });
     const asked = fx.scripted!.asked.find((a) => a.kind === "readOutput");
     assert.ok(asked && asked.kind === "readOutput");
-    assert.ok(asked.request.text.includes("⟦U+202E⟧"), asked.request.text);
-    assert.ok(asked.request.text.includes("⟦U+001B⟧"), asked.request.text);
+    const text = asked.request.lines.join("\n");
+    assert.ok(text.includes("⟦U+202E⟧"), text);
+    assert.ok(text.includes("⟦U+001B⟧"), text);
+    assert.equal(asked.request.finalNewline, true);
+    assert.match(asked.request.stdin ?? "", /^none/, "what fed the run: nothing");
     assert.ok(asked.request.command.includes("printf"));
   });
 });

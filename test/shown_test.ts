@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { oneShotRun } from "./support/one_shot_fixture.ts";
 import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
-import { runMain, spawnMain } from "./support/run_main.ts";
+import { spawnMain } from "./support/run_main.ts";
 import { join } from "node:path";
 
 const files = {
@@ -83,21 +83,7 @@ Deno.test("shown: a resumed session's requests hold nothing that was shown", asy
     for (const raw of plannerRequests(run)) assert.ok(!raw.includes("ANSWER-CANARY"));
     const again = await startMockModel({ script: { replies: [{ text: "resumed" }] } });
     try {
-      const resumed = await runMain([
-        "-p",
-        "and now?",
-        "--continue",
-        "-w",
-        run.root,
-        "--state-dir",
-        join(run.stateDir, "state"),
-        "--config",
-        join(run.stateDir, "config.json"),
-        "--endpoint",
-        again.url,
-        "--model",
-        "mock-planner",
-      ]);
+      const resumed = await run.resume("and now?", again.url);
       assert.equal(resumed.code, 0, resumed.stderr);
       const sent = again.requests.filter((r) => r.kind === "planner").map((r) => r.raw).join("\n");
       assert.match(sent, /\{\{ref:1\}\}/, "the planner's history keeps the marker");

@@ -351,7 +351,15 @@ export async function interactiveSession(
 
   /** A reference's content for the person only, framed as untrusted and escaped (§15). */
   const writeShown = (
-    e: { ref: string; source: string; lines: number; label: string; text: string; omitted: number },
+    e: {
+      ref: string;
+      source: string;
+      lines: number;
+      label: string;
+      text: string;
+      omitted: number;
+      asserted?: string | null;
+    },
   ) => {
     print(
       [

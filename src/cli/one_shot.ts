@@ -7,7 +7,7 @@
 import { messageOf } from "../util/result.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
-import { type ApprovalsFile, loadApprovals } from "../policy/approvals_file.ts";
+import { type ApprovalsFile, approvalsWarnings, loadApprovals } from "../policy/approvals_file.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
 import { chooseSession } from "./sessions.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
@@ -73,6 +73,7 @@ export async function oneShot(
       const loaded = await loadApprovals(options.approvals);
       if (!loaded.ok) throw new UsageError(loaded.error);
       approvals = loaded.value;
+      for (const warning of approvalsWarnings(approvals)) io.stderr(`bravebot: ${warning}`);
     }
     if (!resolved.settings.planner.model) {
       throw new UsageError(

@@ -16,7 +16,7 @@ import {
 } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
-import type { TranscriptWriter } from "../state/transcript.ts";
+import type { Asserted, TranscriptWriter } from "../state/transcript.ts";
 import {
   failure,
   type ProcessorPort,
@@ -238,13 +238,13 @@ export class Driver {
     return { role: "system", content: part.text };
   }
 
-  async #append(message: ChatMessage, placed?: Label): Promise<ChatMessage> {
+  async #append(message: ChatMessage, placed?: Label, asserted?: Asserted): Promise<ChatMessage> {
     this.#messages.push(message);
     if (placed) {
       this.#placed.set(message, placed);
       this.#policy.placeInContext(placed);
     }
-    await this.#o.transcript.message(message, placed);
+    await this.#o.transcript.message(message, placed, asserted);
     return message;
   }
 
@@ -347,6 +347,7 @@ export class Driver {
         text: s.text,
         lines: s.lines,
         omitted: s.omitted,
+        ...(s.asserted ? { asserted: s.asserted } : {}),
       };
       this.#o.emit(event);
       await this.#o.transcript.shown(event);
@@ -636,6 +637,7 @@ export class Driver {
         await this.#append(
           { role: "tool", tool_call_id: kept[i].id, content: output.content },
           output.label,
+          output.asserted,
         ),
       );
       o.emit({

@@ -53,6 +53,8 @@ export type DriverEvent =
     text: string;
     lines: number;
     omitted: number;
+    /** A run's output asserted for the planner: by whom, in words (design.md §16). */
+    asserted?: string;
   }
   /** Something the person should know that is not an error (a retry, a capped reply). */
   | { type: "notice"; text: string }

@@ -61,12 +61,31 @@ export type RunAnswer =
   }
   | { answer: "refuse"; reason?: string };
 
+/**
+ * The read_output question (design.md §16): the person asserts exactly these bytes. It shows
+ * what fed the run and the output itself — never a processor's remark, which could argue for it.
+ */
 export interface ReadOutputRequest {
   ref: string;
   /** The command as shown: already escaped (a run's argv by formatArgv, a shell line whole). */
   command: string;
-  /** The output, escaped for the screen. */
-  text: string;
+  /**
+   * What fed the run as stdin, in words and escaped ("processor answer about vendor/x/a.json
+   * (ref:2)", or "none …"); null for output that no run made (a shell line, piped input).
+   */
+  stdin: string | null;
+  /**
+   * The text the planner would be shown, one line each, escaped on its own: every control and
+   * invisible character is a marker, a tab and a carriage return too. The final newline is
+   * not a line: `finalNewline` says whether there was one.
+   */
+  lines: string[];
+  finalNewline: boolean;
+  /** The output's size in bytes. */
+  size: number;
+  /** Characters left out in the middle (the planner would not be shown them either). */
+  omitted: number;
+  utf8: boolean;
   label: Label;
 }
 

@@ -8,6 +8,7 @@ import { compileGlob } from "../util/glob.ts";
 import { normaliseRuleDir } from "./trust_map.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { describeZodError } from "../util/zod_error.ts";
+import { type Shape, SHAPES } from "./shapes.ts";
 
 /** `{argv}` or `{prefix}`: one strict object, so an unknown or mistyped field is named. */
 const commandRule = z
@@ -31,13 +32,33 @@ const ruleDir = z.string().superRefine((dir, ctx) => {
   if (!normal.ok) ctx.addIssue({ code: "custom", message: normal.error });
 });
 
+/** A shape's name (design.md §16); an unknown one is named, with the shapes there are. */
+const shapeName = z.any().superRefine((name, ctx) => {
+  if (typeof name !== "string") {
+    ctx.addIssue({ code: "custom", message: `give a shape: one of ${SHAPES.join(", ")}` });
+  } else if (!(SHAPES as readonly string[]).includes(name)) {
+    ctx.addIssue({
+      code: "custom",
+      message: `unknown shape '${name.slice(0, 40)}'; the shapes are ${SHAPES.join(", ")}`,
+    });
+  }
+}).transform((name) => name as Shape);
+
+/**
+ * `readOutput` (cli.md): `false`, `true` (every run's output), or a list of `{ "answer": SHAPE }`
+ * entries, each a fixed rule in shapes.ts: never a pattern the file writes.
+ */
+const readOutput = z.union([z.boolean(), z.array(z.strictObject({ answer: shapeName }))], {
+  error: 'expected true, false or a list of shapes such as [{ "answer": "version" }]',
+});
+
 export const approvalsSchema = z.strictObject({
   trust: z.array(ruleDir).optional(),
   untrust: z.array(ruleDir).optional(),
   writes: z.array(z.string()).optional(),
   run: z.array(commandRule).optional(),
   vouch: z.array(commandRule).optional(),
-  readOutput: z.boolean().optional(),
+  readOutput: readOutput.optional(),
   quarantinedRead: z.enum(["keep", "untrusted"]).optional(),
 });
 
@@ -54,6 +75,26 @@ export function parseApprovals(text: string, source: string): Result<ApprovalsFi
   const parsed = approvalsSchema.safeParse(data);
   if (!parsed.success) return err(`${source}: ${describeZodError(parsed.error)}`);
   return ok(parsed.data);
+}
+
+/** The shapes the file asserts run output by, in its order (empty: none). */
+export function readOutputShapes(file: ApprovalsFile | null): Shape[] {
+  const r = file?.readOutput;
+  return Array.isArray(r) ? r.map((e) => e.answer) : [];
+}
+
+/**
+ * What the person is warned of, once, when a file is loaded: `readOutput: true` shows the
+ * planner every run's output — whatever those commands read — where shapes are the narrow choice.
+ */
+export function approvalsWarnings(file: ApprovalsFile): string[] {
+  return file.readOutput === true
+    ? [
+      'the approval policy file sets "readOutput": true: every run\'s output, and whatever the ' +
+      "commands read, is shown to the planner as trusted; a list of shapes " +
+      '([{ "answer": "version" }], …) asserts only short facts',
+    ]
+    : [];
 }
 
 export async function loadApprovals(path: string): Promise<Result<ApprovalsFile>> {

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadApprovals, parseApprovals, writeAllowed } from "./approvals_file.ts";
+import {
+  approvalsWarnings,
+  loadApprovals,
+  parseApprovals,
+  readOutputShapes,
+  writeAllowed,
+} from "./approvals_file.ts";
 
 const CLI_MD_EXAMPLE = `{
   "trust":   ["src/", "docs/"],
@@ -37,7 +43,8 @@ Deno.test("approvals: a wrong type is an error that names the field", () => {
   const cases: [string, RegExp][] = [
     ['{"trust": "src/"}', /^policy\.json: trust: .*expected array/],
     ['{"writes": [1]}', /writes\.0: .*expected string/],
-    ['{"readOutput": "no"}', /readOutput: .*expected boolean/],
+    ['{"readOutput": "no"}', /readOutput: expected true, false or a list of shapes/],
+    ['{"readOutput": ["version"]}', /readOutput: expected true, false or a list of shapes/],
     ['{"run": ["git status"]}', /run\.0: .*expected object/],
     ['{"run": [{"argv": "git status"}]}', /run\.0\.argv: .*expected array/],
     ['{"run": [{"argv": []}]}', /run\.0\.argv: .*>=1/],
@@ -81,4 +88,43 @@ Deno.test("approvals: writes are matched as globs against the real destination",
   assert.equal(writeAllowed(r.value, "docs/README.md"), false);
   assert.equal(writeAllowed(r.value, "srcx/a.ts"), false);
   assert.equal(writeAllowed({}, "src/a.ts"), false);
+});
+
+Deno.test("approvals: readOutput takes a list of shapes, each named, in the file's order", () => {
+  const r = parseApprovals(
+    '{"readOutput": [{"answer": "integer"}, {"answer": "version"}, {"answer": "yes-no"}, ' +
+      '{"answer": "letter"}, {"answer": "hex"}]}',
+    "p",
+  );
+  assert.ok(r.ok, r.ok ? "" : r.error);
+  assert.deepEqual(readOutputShapes(r.value), ["integer", "version", "yes-no", "letter", "hex"]);
+  assert.deepEqual(readOutputShapes({ readOutput: true }), [], "true is not a shape");
+  assert.deepEqual(readOutputShapes(null), []);
+});
+
+Deno.test("approvals: an unknown shape, or a pattern in its place, is named before anything runs", () => {
+  assert.equal(
+    refusal('{"readOutput": [{"answer": "version"}, {"answer": "semver"}]}'),
+    "policy.json: readOutput.1.answer: unknown shape 'semver'; the shapes are version, yes-no, " +
+      "letter, integer, hex",
+  );
+  assert.match(
+    refusal('{"readOutput": [{"answer": "^[0-9]+$"}]}'),
+    /readOutput\.0\.answer: unknown shape/,
+  );
+  assert.match(
+    refusal('{"readOutput": [{"answer": "hex", "pattern": "[a-z]+"}]}'),
+    /readOutput\.0: unknown field 'pattern'/,
+  );
+  assert.match(refusal('{"readOutput": [{}]}'), /readOutput\.0\.answer: give a shape/);
+});
+
+Deno.test("approvals: readOutput true is warned of once; shapes and false are not", () => {
+  const warned = approvalsWarnings({ readOutput: true });
+  assert.equal(warned.length, 1);
+  assert.match(warned[0], /every run's output/);
+  assert.match(warned[0], /shapes/);
+  assert.deepEqual(approvalsWarnings({ readOutput: false }), []);
+  assert.deepEqual(approvalsWarnings({ readOutput: [{ answer: "version" }] }), []);
+  assert.deepEqual(approvalsWarnings({}), []);
 });

@@ -25,6 +25,11 @@ export interface AuditEntry {
   reason?: string;
   /** For assertions about bytes (read_output, vouches): the SHA-256 of those bytes. */
   sha256?: string;
+  /**
+   * For a run's output the approval policy file asserted by shape (design.md §16): the shape
+   * it matched. The entry names the shape or the person, never the bytes.
+   */
+  shape?: string;
 }
 
 /**

@@ -3,9 +3,11 @@
  * it is kept as a `command_output` reference (up to the reference cap, cut beyond and said so),
  * and only a vouched command's output is shown to the planner, capped to head and tail.
  *
- * `read_output` is decided here too: it applies only to a command's output, shows the person
- * exactly the text the planner would get, and on their agreement hands it over as their
- * assertion about those bytes, recorded with the bytes' SHA-256.
+ * `read_output` is decided here too (design.md §16): it applies only to a command's output; an
+ * output the approval policy file asserts by shape is shown in the shape's canonical form; else
+ * the person is shown exactly the text the planner would get and what fed the run, and on their
+ * agreement it is handed over as their assertion about those bytes. An assertion relabels
+ * nothing: the reference stays untrusted, the text shown is `T` with its confidentiality kept.
  */
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
@@ -15,6 +17,9 @@ import type { Decider } from "./audit.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
+import { matchShape, MAX_SHAPE_ASSERTIONS, type Shape } from "./shapes.ts";
+import { readOutputShapes } from "./approvals_file.ts";
+import { sourceOf } from "./show.ts";
 import { sha256 } from "../util/hash.ts";
 import { plural } from "../util/plural.ts";
 
@@ -120,6 +125,8 @@ export async function keepOutput(
   outputLabel: Label,
   command: string,
   tool: "run" | "shell",
+  /** The reference fed to the run as stdin: the read_output question says what fed it. */
+  stdin: RefRecord | null = null,
 ): Promise<KeptOutput> {
   const cap = settings.limits.refOutputBytes;
   const combined = combineOutput(result.stdout, result.stderr, cap);
@@ -130,6 +137,7 @@ export async function keepOutput(
     lines: countLines(combined.bytes),
     sha256: sha256(combined.bytes),
     command,
+    ...(stdin ? { stdin: stdin.id } : {}),
     tool,
   }, combined.bytes);
   const decoded = decodeOutput(combined.bytes);
@@ -195,24 +203,65 @@ export function statusLines(
 
 // ---- read_output ----
 
+/** How shown bytes came to be shown: trusted already (a vouched command), or asserted. */
+export type ShownAs =
+  | { kind: "trusted" }
+  | {
+    kind: "asserted";
+    by: "person" | "policy-file";
+    /** The shape matched; null for the person, or the policy file's `readOutput: true`. */
+    shape: Shape | null;
+    /** Asserted before this call (earlier in the session, or before it was resumed). */
+    earlier: boolean;
+  };
+
 export type ReadOutputDecision =
   | {
     shown: true;
     ref: RefRecord;
+    /** What the planner is shown: the capped text, or a shape's canonical form. */
     text: string;
     omitted: number;
     utf8: boolean;
-    sha256: string;
-    by: Decider;
-    /** What the shown text places in the planner context. */
+    as: ShownAs;
+    /** What the shown text places in the planner context: `T`, the output's confidentiality. */
     label: Label;
   }
   | { shown: false; reason: string };
 
+/** Why an output the policy file's shapes did not assert is not shown, where nobody can be asked. */
+const NO_SHAPE = "not shown: the output matched no readOutput shape of the approval policy file, " +
+  "and nobody can be asked in a one-shot run";
+const SHAPE_LIMIT = `not shown: ${MAX_SHAPE_ASSERTIONS} outputs were asserted by shape in this ` +
+  "run, the most one run may, and nobody can be asked in a one-shot run";
+
 /**
- * read_output (tools.md): only a command's output; the person sees what the planner would get
- * and decides. Agreed, it is their assertion about these bytes: trusted, still private, and
- * recorded with the SHA-256 of the bytes.
+ * The output shown to the person at the read_output question: each line escaped on its own, so
+ * a tab, a carriage return or any invisible character is a marker, not layout.
+ */
+function questionLines(text: string): { lines: string[]; finalNewline: boolean } {
+  const finalNewline = text.endsWith("\n");
+  const body = finalNewline ? text.slice(0, -1) : text;
+  return {
+    lines: body === "" ? [] : body.split("\n").map((l) => escapeForScreen(l)),
+    finalNewline,
+  };
+}
+
+/** What fed the run, in words for the question ("processor answer about …"), or null. */
+function fedBy(policy: Policy, ref: RefRecord): string | null {
+  if (ref.tool !== "run") return null;
+  if (ref.stdin === undefined) return "none (what the command read is named by its arguments)";
+  const fed = policy.refs.lookup(`ref:${ref.stdin}`);
+  return fed.ok ? `${sourceOf(fed.value)} (ref:${ref.stdin})` : `ref:${ref.stdin}`;
+}
+
+/**
+ * read_output (tools.md, design.md §16): only a command's output. A vouched command's output is
+ * trusted already; an output asserted earlier stays asserted (a past decision); the approval
+ * policy file asserts by `readOutput: true` or by a shape (at most {@link MAX_SHAPE_ASSERTIONS}
+ * a run); anything else asks the person, who sees the exact text and what fed the run — and
+ * where nobody can be asked it is declined, with nothing of it in the reason.
  */
 export async function decideReadOutput(
   policy: Policy,
@@ -244,66 +293,102 @@ export async function decideReadOutput(
   const decoded = decodeOutput(bytes);
   const capped = headTail(decoded.text, settings.limits.shownOutputChars);
   const shownLabel = label("T", ref.label.confidentiality);
-  const agreed = async (by: Decider, decision: string): Promise<ReadOutputDecision> => {
+  const shown = async (
+    as: ShownAs,
+    decision: string,
+    by: Decider,
+    text: { text: string; omitted: number; utf8: boolean } = { ...capped, utf8: decoded.utf8 },
+  ): Promise<ReadOutputDecision> => {
+    const shape = as.kind === "asserted" && as.shape ? { shape: as.shape } : {};
     await policy.record({
       tool: "read_output",
       routing,
       labels: { ref: ref.label, shown: shownLabel },
       decision,
       by,
+      ...shape,
       sha256: digest,
     });
-    return {
-      shown: true,
-      ref,
-      text: capped.text,
-      omitted: capped.omitted,
-      utf8: decoded.utf8,
-      sha256: digest,
-      by,
-      label: shownLabel,
-    };
+    return { shown: true, ref, ...text, as, label: shownLabel };
   };
-
-  // A vouched command's output is trusted already: showing it again asks nobody.
-  if (ref.label.integrity === "T") return await agreed("rule", "shown (already trusted)");
-  if (policy.approvals?.readOutput === true) {
-    return await agreed("policy-file", "shown (policy file readOutput)");
-  }
-  if (!policy.canAsk) {
-    const reason = "not shown: nobody can be asked in a one-shot run" +
-      (policy.approvals ? " and the approval policy file does not set readOutput" : "");
+  const declined = async (by: Decider, decision: string, reason: string) => {
     await policy.record({
       tool: "read_output",
       routing,
       labels: { ref: ref.label },
-      decision: "declined",
-      by: policy.asker,
+      decision,
+      by,
       reason,
       sha256: digest,
     });
-    return { shown: false, reason };
+    return { shown: false as const, reason };
+  };
+  /** Asserted now: counted and recorded before anything else is awaited. */
+  const assert = async (by: "person" | "policy-file", shape: Shape | null) => {
+    await policy.refs.recordAssertion({ ref: ref.id, by, shape, sha256: digest });
+    return { kind: "asserted" as const, by, shape, earlier: false };
+  };
+
+  // A vouched command's output is trusted already: showing it again asks nobody.
+  if (ref.label.integrity === "T") {
+    return await shown({ kind: "trusted" }, "shown (already trusted)", "rule");
   }
+  const past = policy.refs.assertion(ref);
+  if (past && past.sha256 === digest) {
+    const again = past.shape ? matchShape(bytes, [past.shape]) : null;
+    if (!again || again.matched) {
+      const as = { kind: "asserted" as const, by: past.by, shape: past.shape, earlier: true };
+      const text = again?.matched ? { text: again.canonical, omitted: 0, utf8: true } : undefined;
+      return await shown(as, `shown (asserted earlier by ${past.by})`, "rule", text);
+    }
+  }
+  if (policy.approvals?.readOutput === true) {
+    return await shown(
+      await assert("policy-file", null),
+      "asserted (policy file readOutput: true)",
+      "policy-file",
+    );
+  }
+  const shapes = readOutputShapes(policy.approvals);
+  let unasserted: string | null = null;
+  if (shapes.length > 0) {
+    // The limit is checked before the match, so a refusal past it says nothing of the bytes.
+    if (policy.refs.assertedByShapeThisRun() >= MAX_SHAPE_ASSERTIONS) unasserted = SHAPE_LIMIT;
+    else {
+      const verdict = matchShape(bytes, shapes);
+      if (verdict.matched) {
+        return await shown(
+          await assert("policy-file", verdict.shape),
+          `asserted by shape ${verdict.shape}`,
+          "policy-file",
+          { text: verdict.canonical, omitted: 0, utf8: true },
+        );
+      }
+      unasserted = NO_SHAPE;
+    }
+  }
+  if (!policy.canAsk) {
+    const reason = unasserted ?? "not shown: nobody can be asked in a one-shot run" +
+        (policy.approvals ? " and the approval policy file does not set readOutput" : "");
+    return await declined(policy.asker, "declined", reason);
+  }
+  const { lines, finalNewline } = questionLines(capped.text);
   const answer = await policy.person.approveReadOutput({
     ref: `ref:${ref.id}`,
     command: ref.command ?? "(a command)",
-    text: escapeForScreen(capped.text, true),
+    stdin: fedBy(policy, ref),
+    lines,
+    finalNewline,
+    size: bytes.length,
+    omitted: capped.omitted,
+    utf8: decoded.utf8,
     label: ref.label,
   });
   if (!answer.approved) {
     const reason = answer.reason?.trim()
       ? `the person declined to show it: ${answer.reason.trim()}`
       : "the person declined to show it";
-    await policy.record({
-      tool: "read_output",
-      routing,
-      labels: { ref: ref.label },
-      decision: "refused",
-      by: "person",
-      reason,
-      sha256: digest,
-    });
-    return { shown: false, reason };
+    return await declined("person", "refused", reason);
   }
-  return await agreed("person", "shown");
+  return await shown(await assert("person", null), "asserted by the person", "person");
 }

@@ -9,6 +9,7 @@ import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
 import { ensurePrivateDir } from "../state/dirs.ts";
 import { formatLabel, type Label, parseLabel } from "../util/label.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { type Shape, SHAPES } from "./shapes.ts";
 
 export type RefKind =
   | "file" // a quarantined file, not opened until consumed
@@ -34,6 +35,8 @@ export interface RefRecord {
   readonly sha256?: string;
   /** For command_output: the command as the person saw it (escaped argv, or the shell line). */
   readonly command?: string;
+  /** For command_output of a run: the reference fed to it as stdin, if any (what fed the run). */
+  readonly stdin?: number;
   /** The tool that made it. */
   readonly tool: string;
 }
@@ -52,7 +55,31 @@ const recordSchema = z.object({
   lines: z.number().optional(),
   sha256: z.string().optional(),
   command: z.string().optional(),
+  stdin: z.number().int().min(0).optional(),
   tool: z.string(),
+});
+
+/**
+ * A run's output asserted for the planner (design.md §16): by the person at the read_output
+ * question, or by the approval policy file (a shape it matched, or `readOutput: true`). Bound to
+ * the bytes' SHA-256; the bytes themselves are the reference's, never copied here.
+ */
+export interface Assertion {
+  ref: number;
+  by: "person" | "policy-file";
+  /** The shape the output matched (the policy file's `readOutput` list); null otherwise. */
+  shape: Shape | null;
+  sha256: string;
+  /** Made in this run; false for one read back from the session folder (a resumed session). */
+  thisRun: boolean;
+}
+
+const assertionSchema = z.strictObject({
+  ref: z.number().int().min(0),
+  by: z.enum(["person", "policy-file"]),
+  shape: z.enum(SHAPES).nullable(),
+  sha256: z.string(),
+  time: z.string(),
 });
 
 const REF_SYNTAX = /^ref:([0-9]+)$/;
@@ -60,6 +87,7 @@ const REF_SYNTAX = /^ref:([0-9]+)$/;
 export class RefTable {
   #records: RefRecord[] = [];
   #memory = new Map<number, Uint8Array>();
+  #asserted = new Map<number, Assertion>();
 
   /** `dir` null keeps everything in memory (tests, `--state-dir` absent never happens in use). */
   private constructor(private readonly dir: string | null) {}
@@ -92,7 +120,25 @@ export class RefTable {
         }
       }
     }
+    await table.#loadAssertions(problems);
     return { table, problems };
+  }
+
+  /** A resumed session's assertions: each a past decision, kept only for the bytes it was about. */
+  async #loadAssertions(problems: string[]): Promise<void> {
+    const file = join(this.dir!, "asserted.jsonl");
+    const { rows, problems: torn } = await readJsonLines(file);
+    problems.push(...torn);
+    for (const row of rows) {
+      const parsed = assertionSchema.safeParse(row);
+      const ref = parsed.success ? this.#records[parsed.data.ref] : undefined;
+      if (!parsed.success || !ref || ref.sha256 !== parsed.data.sha256) {
+        problems.push(`${file}: an assertion does not fit its reference (not kept)`);
+        continue;
+      }
+      const { time: _time, ...a } = parsed.data;
+      this.#asserted.set(a.ref, { ...a, thisRun: false });
+    }
   }
 
   get size(): number {
@@ -149,6 +195,32 @@ export class RefTable {
       return err(`${m[0]} does not exist; ${range}`);
     }
     return ok(record);
+  }
+
+  /** The assertion made about a reference's bytes, this run or before it was resumed. */
+  assertion(record: RefRecord): Assertion | undefined {
+    return this.#asserted.get(record.id);
+  }
+
+  /** How many outputs this run asserted by a shape (design.md §16: at most 16 a run). */
+  assertedByShapeThisRun(): number {
+    let n = 0;
+    for (const a of this.#asserted.values()) if (a.thisRun && a.shape !== null) n++;
+    return n;
+  }
+
+  /**
+   * Records an assertion. It counts at once, before the write to the session folder, so two
+   * decisions in flight cannot both take the last place a run has.
+   */
+  async recordAssertion(a: Omit<Assertion, "thisRun">): Promise<void> {
+    this.#asserted.set(a.ref, { ...a, thisRun: true });
+    if (this.dir !== null) {
+      await appendJsonLine(join(this.dir, "asserted.jsonl"), {
+        ...a,
+        time: new Date().toISOString(),
+      });
+    }
   }
 
   /** The stored bytes of a content reference. Only the policy layer calls this. */

@@ -156,3 +156,35 @@ Deno.test("refs: a record that does not fit, or whose bytes are gone, is reporte
   assert.match(again.problems.join("\n"), /refs\.jsonl: a record does not fit/);
   assert.match(again.problems.join("\n"), /ref:1: its stored bytes \(refs\/1\.bin\) are gone/);
 });
+
+Deno.test("refs: an assertion persists as a past decision, bound to the bytes' hash, never counted again", async () => {
+  await using d = await tempDir();
+  const { table } = await RefTable.open(d.dir);
+  const out = await table.add({ ...OUTPUT, sha256: "a".repeat(64), stdin: 0 }, new Uint8Array([1]));
+  const other = await table.add({ ...OUTPUT, sha256: "b".repeat(64) }, new Uint8Array([2]));
+  await table.recordAssertion({
+    ref: out.id,
+    by: "policy-file",
+    shape: "version",
+    sha256: "a".repeat(64),
+  });
+  assert.equal(table.assertedByShapeThisRun(), 1);
+  // An assertion whose hash is not its reference's is not kept.
+  await table.recordAssertion({ ref: other.id, by: "person", shape: null, sha256: "c".repeat(64) });
+  const again = await RefTable.open(d.dir);
+  assert.equal(again.problems.length, 1);
+  assert.match(again.problems[0], /an assertion does not fit its reference/);
+  const kept = again.table.lookup(`ref:${out.id}`);
+  assert.ok(kept.ok);
+  assert.equal(kept.value.stdin, 0, "what fed the run is kept with the output");
+  assert.deepEqual(again.table.assertion(kept.value), {
+    ref: out.id,
+    by: "policy-file",
+    shape: "version",
+    sha256: "a".repeat(64),
+    thisRun: false,
+  });
+  assert.equal(again.table.assertedByShapeThisRun(), 0, "a resumed run counts its own");
+  const stored = await Deno.readTextFile(join(d.dir, "asserted.jsonl"));
+  assert.ok(!stored.includes('"bytes"') && !stored.includes("\u0001"), "never the bytes");
+});

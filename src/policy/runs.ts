@@ -737,7 +737,15 @@ export async function carryOutRun(
   watching?.end(result);
   const changes = compareSnapshots(before, await snapshotWorkspace(policy), startMs);
   await recordChanges(policy, changes, decision.outputLabel, command);
-  const kept = await keepOutput(policy, settings, result, decision.outputLabel, command, "run");
+  const kept = await keepOutput(
+    policy,
+    settings,
+    result,
+    decision.outputLabel,
+    command,
+    "run",
+    run.stdin?.ref ?? null,
+  );
   const { ref } = kept;
   const filesLine = changesLine(changes);
   return {

@@ -10,7 +10,7 @@ import { plural } from "../util/plural.ts";
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
-import type { RefRecord } from "./refs.ts";
+import type { Assertion, RefRecord } from "./refs.ts";
 import type { Label } from "../util/label.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { decodeOutput } from "./outputs.ts";
@@ -33,6 +33,8 @@ export interface Shown {
   lines: number;
   /** Lines left out past `maxLines`: `/show ref:N` shows them. */
   omitted: number;
+  /** For a run's output asserted for the planner (design.md §16): by whom, in words. */
+  asserted: string | null;
 }
 
 /** The references a reply's text asks to show, in order, each once. */
@@ -45,7 +47,7 @@ export function shownMarkers(text: string): string[] {
  * shown when it ran (already escaped: a run's argv by formatArgv, a shell line whole), so that
  * nothing is escaped twice.
  */
-function sourceOf(ref: RefRecord): string {
+export function sourceOf(ref: RefRecord): string {
   switch (ref.kind) {
     case "processor_answer":
       return ref.about
@@ -90,6 +92,7 @@ export async function showToPerson(
       return err(`the content of ${refText} is no longer stored`);
     }
   } else return err(`${refText} is ${describeKind(ref)} and holds nothing to show`);
+  const asserted = policy.refs.assertion(ref);
   const all = text.replace(/\n$/, "").split("\n");
   const shown = all.slice(0, maxLines);
   await policy.record({
@@ -107,16 +110,26 @@ export async function showToPerson(
     text: shown.join("\n"),
     lines: all.length,
     omitted: all.length - shown.length,
+    asserted: asserted ? assertedWords(asserted) : null,
   });
+}
+
+/** Who asserted a run's output, in words: the person, or the policy file and how. */
+export function assertedWords(a: Pick<Assertion, "by" | "shape">): string {
+  if (a.by === "person") return "asserted by the person";
+  return a.shape
+    ? `asserted by the approval policy file (readOutput shape ${a.shape})`
+    : "asserted by the approval policy file (readOutput: true)";
 }
 
 /**
  * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
- * for the screen, since its source is ({@link sourceOf}).
+ * for the screen, since its source is ({@link sourceOf}). An asserted output says so and by
+ * whom: the reference is still untrusted, and the planner was shown its bytes.
  */
 export function shownHeading(
-  s: { ref: string; source: string; lines: number; label: string },
+  s: { ref: string; source: string; lines: number; label: string; asserted?: string | null },
 ): string {
-  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ` +
-    `${s.label} — shown to you, not to the planner`;
+  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ${s.label} — ` +
+    (s.asserted ? `${s.asserted}: the planner was shown it` : "shown to you, not to the planner");
 }

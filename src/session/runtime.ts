@@ -8,7 +8,7 @@ import { commandsRunUnasked, sessionConfinement } from "../policy/runs.ts";
 import { driverPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
-import type { ApprovalsFile } from "../policy/approvals_file.ts";
+import { type ApprovalsFile, readOutputShapes } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
 import { joinLabels, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
@@ -104,6 +104,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         agents: memory?.text ?? null,
         oneShot: options.oneShot,
         unasked: await commandsRunUnasked(session.policy),
+        readOutputShapes: readOutputShapes(options.approvals),
       }),
       label: memory?.text ? joinLabels(TRUSTED_PUBLIC, memory.label) : TRUSTED_PUBLIC,
     };

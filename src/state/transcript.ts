@@ -7,7 +7,9 @@
  * Lines:
  * - `{"type":"session","version":1,"id","workspace","started"}` — the first line;
  * - `{"type":"message","time","message":{…},"label":"(T,pub)"}` — a Chat Completions message;
- *   `label` is what it placed in the planner context (person's words and tool results);
+ *   `label` is what it placed in the planner context (person's words and tool results); a tool
+ *   result that is a run's output asserted for the planner (design.md §16) also carries
+ *   `"asserted": {"ref","by","shape"}` — by the person, or the policy file and its shape;
  * - `{"type":"clear","time"}` — `/clear`: the conversation starts again, label back to `(T,pub)`.
  */
 import { z } from "zod";
@@ -48,6 +50,11 @@ const recordSchema = z.discriminatedUnion("type", [
     time: z.string(),
     message: messageSchema,
     label: z.string().optional(),
+    asserted: z.object({
+      ref: z.string(),
+      by: z.enum(["person", "policy-file"]),
+      shape: z.string().nullable(),
+    }).optional(),
   }),
   z.object({ type: z.literal("clear"), time: z.string() }),
   /** What was shown to the person and not the planner (design.md §15): never loaded back. */
@@ -71,6 +78,9 @@ const recordSchema = z.discriminatedUnion("type", [
 
 export type TranscriptRecord = z.infer<typeof recordSchema>;
 
+/** Who asserted a tool result's bytes (a run's output shown by read_output). */
+export type Asserted = { ref: string; by: "person" | "policy-file"; shape: string | null };
+
 export interface SessionMeta {
   id: string;
   workspace: string;
@@ -86,12 +96,14 @@ export class TranscriptWriter {
     await this.#write({ type: "session", version: TRANSCRIPT_VERSION, ...meta });
   }
 
-  async message(message: ChatMessage, placed?: Label): Promise<void> {
+  /** `asserted`: the result is a run's output asserted for the planner, and by whom. */
+  async message(message: ChatMessage, placed?: Label, asserted?: Asserted): Promise<void> {
     await this.#write({
       type: "message",
       time: new Date().toISOString(),
       message,
       ...(placed ? { label: formatLabel(placed) } : {}),
+      ...(asserted ? { asserted } : {}),
     });
   }
 

@@ -1,12 +1,14 @@
 /**
- * read_output (tools.md): asks the person to show the planner what a command printed. It works
- * only for a run's output — a quarantined file is not readable this way — and what comes back
- * is the person's assertion about those bytes (the policy layer decides and records it).
+ * read_output (tools.md): asks to be shown what a command printed. It works only for a run's
+ * output — a quarantined file is not readable this way — and what comes back is an assertion
+ * about those bytes (design.md §16): the person's, or the approval policy file's by a shape, in
+ * the shape's canonical form. The policy layer decides and records it; this renders.
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";
 import { formatLabel } from "../util/label.ts";
 import { plural } from "../util/plural.ts";
+import { assertedWords, type ShownAs } from "../policy/api.ts";
 
 const routing = z.strictObject({
   ref: z.string({ error: "ref must be a reference such as ref:0" })
@@ -14,30 +16,41 @@ const routing = z.strictObject({
 });
 const content = z.strictObject({});
 
+/** How the text came to be shown, for the planner. */
+function how(as: ShownAs): string {
+  if (as.kind === "trusted") return "a vouched command's output, trusted already";
+  const canonical = as.shape ? ", in its canonical form" : "";
+  return `${assertedWords(as)}${canonical}${as.earlier ? " (earlier)" : ""}`;
+}
+
 async function handler(args: { ref: string }, ctx: ToolContext): Promise<ToolOutput> {
   const decision = await ctx.decide.readOutput(args.ref, ctx.settings);
   if (!decision.shown) return failure(decision.reason);
-  const { ref } = decision;
+  const { ref, as } = decision;
   const notes = [
-    `output of ref:${ref.id}, shown ${
-      decision.by === "person" ? "with the person's agreement" : "by standing rule"
-    } ${formatLabel(decision.label)}; ${plural(ref.size ?? 0, "byte")}, ${
-      plural(ref.lines ?? 0, "line")
-    }`,
+    `output of ref:${ref.id}, ${how(as)} ${formatLabel(decision.label)}; ${
+      plural(ref.size ?? 0, "byte")
+    }, ${plural(ref.lines ?? 0, "line")}`,
   ];
   if (decision.omitted) {
     notes.push(`${plural(decision.omitted, "character")} left out in the middle`);
   }
   if (!decision.utf8) notes.push("not valid UTF-8 (invalid bytes read as U+FFFD)");
-  return shown(
-    `${notes.join("; ")}\n---\n${decision.text === "" ? "(no output)" : decision.text}`,
-    decision.label,
-  );
+  return {
+    ...shown(
+      `${notes.join("; ")}\n---\n${decision.text === "" ? "(no output)" : decision.text}`,
+      decision.label,
+    ),
+    ...(as.kind === "asserted"
+      ? { asserted: { ref: `ref:${ref.id}`, by: as.by, shape: as.shape } }
+      : {}),
+  };
 }
 
 export const readOutputTool = defineTool({
   name: "read_output",
-  description: "Ask the person to show you what a run printed (only for a run's output reference).",
+  description:
+    "Ask to be shown what a run printed, as the person's assertion (only a run's output reference).",
   routing,
   content,
   handler,

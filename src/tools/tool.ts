@@ -36,6 +36,11 @@ export interface ToolOutput {
   isError: boolean;
   /** The label the shown content carries; references and metadata are `(T,pub)`. */
   label: Label;
+  /**
+   * For a run's output shown as an assertion (read_output, design.md §16): the reference and
+   * who asserted it, so the transcript marks the result asserted.
+   */
+  asserted?: { ref: string; by: "person" | "policy-file"; shape: string | null };
 }
 
 /** Sends a processor request (spawn_processor); lives in model/, handed in by the driver. */

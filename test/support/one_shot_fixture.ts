@@ -37,6 +37,8 @@ export interface OneShotRun extends MainResult {
   read(rel: string): Promise<string>;
   /** Every byte the state folder holds after the run (transcripts, refs, audit, trust…). */
   allState(): Promise<string>;
+  /** A second one-shot run with `--continue`: same workspace, state and config, another endpoint. */
+  resume(prompt: string, endpoint: string, args?: string[]): Promise<MainResult>;
 }
 
 export async function oneShotRun(
@@ -51,9 +53,10 @@ export async function oneShotRun(
     await c.setup?.(root);
     const configPath = join(stateDir, "config.json");
     await Deno.writeTextFile(configPath, JSON.stringify(c.config ?? {}));
-    const args = [
+    /** `-p PROMPT` in this workspace, state folder and config, against `endpoint`. */
+    const base = (prompt: string, endpoint: string, model = true) => [
       "-p",
-      c.prompt ?? "do the task",
+      prompt,
       "-w",
       root,
       "--state-dir",
@@ -61,9 +64,10 @@ export async function oneShotRun(
       "--config",
       configPath,
       "--endpoint",
-      c.endpoint ?? mock.url,
-      ...(c.noModel ? [] : ["--model", "mock-planner"]),
+      endpoint,
+      ...(model ? ["--model", "mock-planner"] : []),
     ];
+    const args = base(c.prompt ?? "do the task", c.endpoint ?? mock.url, !c.noModel);
     if (c.approvals !== undefined) {
       const approvalsPath = join(stateDir, "approvals.json");
       await Deno.writeTextFile(
@@ -87,6 +91,8 @@ export async function oneShotRun(
       transcripts,
       read: (rel) => Deno.readTextFile(join(root, rel)),
       allState: () => readAll(join(stateDir, "state")),
+      resume: (prompt, endpoint, more = []) =>
+        runMain([...base(prompt, endpoint), "--continue", ...more]),
     });
   } finally {
     await mock.stop();

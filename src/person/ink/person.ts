@@ -8,7 +8,7 @@
 import pc from "picocolors";
 import { formatLabel } from "../../util/label.ts";
 import { FOREIGN_TREES } from "../../policy/trust_map.ts";
-import { escapeForScreen, formatArgv } from "../../util/escape.ts";
+import { escapeForScreen, formatArgv, styleMarkers } from "../../util/escape.ts";
 import { plural } from "../../util/plural.ts";
 import { renderDiff } from "../diff_view.ts";
 import type {
@@ -321,16 +321,25 @@ export class InkPerson implements Person {
     this.#shown = [];
   }
 
+  /**
+   * The read_output question: what fed the run and the exact bytes, each line escaped, whole up
+   * to the preview's lines (then a second key for the rest); one key answers.
+   */
   approveReadOutput(r: ReadOutputRequest): Promise<Approval> {
-    this.#rule("show a command's output to the planner");
+    this.#rule("assert a command's output to the planner");
     this.#line(`${pc.bold("command:")} ${r.command} → ${r.ref} ${formatLabel(r.label)}`);
-    this.#line(pc.dim("output (escaped):"));
-    const lines = r.text.replace(/\n$/, "").split("\n").map((l) => pc.dim("│ ") + l);
-    return this.#approveOrRefuse(
-      "Show this output to the planner as text?",
-      lines,
-      "show it to the planner",
-    );
+    if (r.stdin !== null) this.#line(`${pc.bold("stdin:")} ${r.stdin}`);
+    const facts = [
+      plural(r.size, "byte"),
+      plural(r.lines.length, "line"),
+      r.finalNewline ? "a final newline" : "no final newline",
+      ...(r.utf8 ? [] : ["not valid UTF-8 (invalid bytes shown as U+FFFD)"]),
+      ...(r.omitted ? [`${plural(r.omitted, "character")} in the middle left out`] : []),
+    ];
+    this.#line(pc.yellow("the planner will be shown these bytes as trusted: you assert them"));
+    this.#line(pc.dim(`output (${facts.join(", ")}; escaped, each ⟦U+…⟧ one character):`));
+    const lines = r.lines.map((l) => pc.dim("│ ") + styleMarkers(l));
+    return this.#approveOrRefuse("Assert this output to the planner?", lines, "assert it");
   }
 
   async #ownWords(): Promise<Answer> {

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { ARM_MS, Screen } from "./screen.ts";
 import { InkPerson } from "./person.ts";
 import type { KeyPress } from "./editor.ts";
-import type { RunApprovalRequest, WriteApprovalRequest } from "../person.ts";
-import { TRUSTED_PRIVATE } from "../../util/label.ts";
+import type { ReadOutputRequest, RunApprovalRequest, WriteApprovalRequest } from "../person.ts";
+import { TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../../util/label.ts";
 
 function setup() {
   let now = 1_000;
@@ -359,4 +359,32 @@ Deno.test("ink person: approving a preview with lines held back takes a second k
   assert.match(t.shown(), /5/);
   await t.press({ input: "\r", return: true });
   assert.deepEqual(await shown, { approved: false });
+});
+
+Deno.test("ink person: read_output shows what fed the run and the exact bytes; one key asserts", async () => {
+  const t = setup();
+  const request: ReadOutputRequest = {
+    ref: "ref:2",
+    command: "cat",
+    stdin: "processor answer about vendor/tinypad/package.json (ref:1)",
+    lines: ["3.1.4⟦U+0009⟧"],
+    finalNewline: true,
+    size: 7,
+    omitted: 0,
+    utf8: true,
+    label: UNTRUSTED_PRIVATE,
+  };
+  const one = t.person.approveReadOutput(request);
+  await t.press("y");
+  assert.deepEqual(await one, { approved: true });
+  const shown = t.shown();
+  assert.match(shown, /stdin: processor answer about vendor\/tinypad\/package\.json \(ref:1\)/);
+  assert.match(shown, /7 bytes, 1 line, a final newline/);
+  assert.match(shown, /│ 3\.1\.4⟦U\+0009⟧/);
+  // Past the preview's lines, the rest takes a second key; Enter refuses.
+  const long = t.person.approveReadOutput({ ...request, lines: ["1", "2", "3", "4", "5"] });
+  await t.press("y");
+  assert.match(t.screen.question!.title, /2 lines not shown: approve unseen\?/);
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await long, { approved: false });
 });

@@ -10,7 +10,8 @@ import { decideReadOutput, type ReadOutputDecision } from "../outputs.ts";
 
 export { MAX_STAGES, RUN_TIMEOUT_SECONDS } from "../runs.ts";
 export type { OutputRef, RunInput, RunOutcome, StageInput } from "../runs.ts";
-export type { ReadOutputDecision } from "../outputs.ts";
+export type { ReadOutputDecision, ShownAs } from "../outputs.ts";
+export { assertedWords } from "../show.ts";
 
 export interface RunPort {
   /**
