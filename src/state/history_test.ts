@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendHistory, HISTORY_ENTRIES, HISTORY_ENTRY_CHARS, loadHistory } from "./history.ts";
+import { LockTimeout, withFileLock } from "./jsonfile.ts";
 
 Deno.test("history: appended, kept in order, bounded, the same line not twice", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bb-history-" });
@@ -33,6 +34,34 @@ Deno.test("history: a corrupt file is set aside and reported, not trusted", asyn
     assert.match(loaded.problem ?? "", /history\.json/);
     await appendHistory(path, "after");
     assert.deepEqual((await loadHistory(path)).entries, ["after"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("history: a line is given up, not waited for, while another holder keeps the lock", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-history-" });
+  try {
+    const path = join(dir, "history.json");
+    let release!: () => void;
+    let holds!: () => void;
+    const holding = new Promise<void>((r) => holds = r);
+    const held = withFileLock(path, () => {
+      holds();
+      return new Promise<void>((r) => release = r);
+    });
+    await holding;
+    const lines: string[] = [];
+    const outcome = await appendHistory(path, "lost", {
+      boundMs: 100,
+      onWait: (line) => lines.push(line),
+    }).then(() => "saved", (e) => e);
+    release();
+    await held;
+    assert.ok(outcome instanceof LockTimeout, `the line was ${String(outcome)}`);
+    assert.match(outcome.message, new RegExp(`process ${Deno.pid} \\(this one\\)`));
+    await appendHistory(path, "kept", { boundMs: 100 });
+    assert.deepEqual((await loadHistory(path)).entries, ["kept"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
