@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendHistory, HISTORY_ENTRIES, HISTORY_ENTRY_CHARS, loadHistory } from "./history.ts";
-import { LockTimeout, withFileLock } from "./jsonfile.ts";
+import { LockTimeout } from "./jsonfile.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
 
 Deno.test("history: appended, kept in order, bounded, the same line not twice", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bb-history-" });
@@ -43,21 +44,14 @@ Deno.test("history: a line is given up, not waited for, while another holder kee
   const dir = await Deno.makeTempDir({ prefix: "bb-history-" });
   try {
     const path = join(dir, "history.json");
-    let release!: () => void;
-    let holds!: () => void;
-    const holding = new Promise<void>((r) => holds = r);
-    const held = withFileLock(path, () => {
-      holds();
-      return new Promise<void>((r) => release = r);
-    });
-    await holding;
+    const held = await holdLock(path);
     const lines: string[] = [];
     const outcome = await appendHistory(path, "lost", {
       boundMs: 100,
       onWait: (line) => lines.push(line),
     }).then(() => "saved", (e) => e);
-    release();
-    await held;
+    held.release();
+    await held.done;
     assert.ok(outcome instanceof LockTimeout, `the line was ${String(outcome)}`);
     assert.match(outcome.message, new RegExp(`process ${Deno.pid} \\(this one\\)`));
     await appendHistory(path, "kept", { boundMs: 100 });

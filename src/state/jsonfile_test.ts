@@ -10,8 +10,8 @@ import {
   readJsonLines,
   saveJsonFile,
   updateJsonFile,
-  withFileLock,
 } from "./jsonfile.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
 
 const schema = z.strictObject({ n: z.number() });
 
@@ -323,21 +323,14 @@ Deno.test("jsonfile: a held lock whose recorded pid is not running is not broken
 Deno.test("jsonfile: in this process, a caller that may give up does so at its bound too", async () => {
   await withDir(async (dir) => {
     const path = join(dir, "s.json");
-    let release!: () => void;
-    let holds!: () => void;
-    const holding = new Promise<void>((r) => holds = r);
-    const first = withFileLock(path, () => {
-      holds();
-      return new Promise<void>((r) => release = r);
-    });
-    await holding;
+    const first = await holdLock(path);
     const lines: string[] = [];
     const outcome = await updateOrGiveUp(path, 100, lines);
     assert.ok(outcome instanceof LockTimeout, `the update ${String(outcome)}`);
     // One in line behind the first that waits: it goes on when the first is done.
     const second = updateJsonFile(path, names, () => ({ names: ["y"] }), { onWait: () => {} });
-    release();
-    await within(20_000, "the first and the second", Promise.all([first, second]));
+    first.release();
+    await within(20_000, "the first and the second", Promise.all([first.done, second]));
     assert.deepEqual(await loadJsonFile(path, names), { status: "ok", value: { names: ["y"] } });
     assert.deepEqual(lines, [], "callers in this process wait in line, without a status line");
   });
