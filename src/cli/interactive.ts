@@ -30,6 +30,7 @@ import type { Settings } from "../state/settings.ts";
 import { sessionConfinement } from "../policy/runs.ts";
 import { estimateTokens } from "../driver/context_window.ts";
 import { appendHistory, historyFile, loadHistory } from "../state/history.ts";
+import { reportLockWaits } from "../state/jsonfile.ts";
 import { renderMarkdown, splitStable } from "../person/markdown.ts";
 import { Screen } from "../person/ink/screen.ts";
 import { InkPerson } from "../person/ink/person.ts";
@@ -374,6 +375,9 @@ export async function interactiveSession(
 
   const onSigint = () => stopTurn();
   process.on("SIGINT", onSigint);
+  // A wait for a state file's lock (another session holds it) is said on the screen, not on
+  // stderr, which would tear it.
+  reportLockWaits((line) => person.notice(line));
   try {
     try {
       runtime = await startRuntime({
@@ -397,6 +401,7 @@ export async function interactiveSession(
     return await session(runtime);
   } finally {
     process.off("SIGINT", onSigint);
+    reportLockWaits(null);
     clearInterval(ticker);
     clearTimeout(streamTimer);
     runtime?.close();

@@ -20,7 +20,8 @@ const PER_MESSAGE = 8;
  */
 const TOKENIZER_MARGIN = 1.15;
 
-type Counter = (text: string) => number;
+/** A tokenizer's count of one text. */
+export type Counter = (text: string) => number;
 let counter: Counter | null = null;
 
 /**
@@ -30,7 +31,19 @@ let counter: Counter | null = null;
 export async function loadTokenizer(): Promise<void> {
   if (counter) return;
   const { countTokens } = await import("gpt-tokenizer");
-  counter = (text) => countTokens(text);
+  // A special token's name (`<|endoftext|>`, in a file about tokenizers) is counted as the text
+  // it is: by default the tokenizer throws on it, which would end the turn.
+  const asText = { disallowedSpecial: new Set<string>() };
+  useTokenCounter((text) => countTokens(text, asText));
+}
+
+/**
+ * Makes the estimate count with `count` (null: characters again), forgetting what was counted
+ * before. The tests and the benchmark hand in a counter that records what it is given.
+ */
+export function useTokenCounter(count: Counter | null): void {
+  counter = count;
+  counted.clear();
 }
 
 /** Counts per text, so fitting a conversation does not count the same message again and again. */
@@ -42,11 +55,112 @@ function tokensOf(text: string): number {
   if (!counter) return Math.ceil(text.length / CHARS_PER_TOKEN);
   let n = counted.get(text);
   if (n === undefined) {
-    n = Math.ceil(counter(text) * TOKENIZER_MARGIN);
+    const { tokens, bytesBeyond } = countBounded(text, counter);
+    n = Math.ceil(tokens * TOKENIZER_MARGIN) + bytesBeyond;
     if (counted.size >= MAX_COUNTED) counted.clear();
     counted.set(text, n);
   }
   return n;
+}
+
+/**
+ * The most UTF-8 bytes handed to the tokenizer at once. Its work grows faster than the length of
+ * one piece it cannot split (a long word, a run of CJK, base64): a 60,000-character word took
+ * seconds, on the main thread, where Ctrl-C cannot stop it. A kilobyte costs about a millisecond.
+ */
+export const TOKEN_CHUNK_BYTES = 1024;
+/**
+ * The UTF-8 bytes of one text counted exactly (in chunks): past them, each remaining byte counts
+ * as a token. No vocabulary the served models use has a token shorter than a byte, so this
+ * overcounts — three to four times for prose and code, about right for CJK — on the safe side: a
+ * text that big is compacted or refused a little early rather than overflowing the window. The
+ * bound is above what a result may take of a 128k window, so ordinary results are counted
+ * exactly; at most about 100–300 ms of counting for any one text.
+ */
+export const EXACT_TOKEN_BYTES = 128 * 1024;
+
+/** How {@link countBounded} cuts and stops; the defaults above, smaller in tests. */
+export interface CountBounds {
+  chunkBytes: number;
+  exactBytes: number;
+}
+
+/**
+ * `text` counted by `count` in chunks of at most `chunkBytes` UTF-8 bytes (one code point longer
+ * than that is one chunk), until `exactBytes` were counted: `tokens` is the sum of the chunks'
+ * counts, `bytesBeyond` the UTF-8 bytes of the rest, which were not counted.
+ */
+export function countBounded(
+  text: string,
+  count: Counter,
+  bounds: CountBounds = { chunkBytes: TOKEN_CHUNK_BYTES, exactBytes: EXACT_TOKEN_BYTES },
+): { tokens: number; bytesBeyond: number } {
+  let start = 0;
+  let handed = 0;
+  let tokens = 0;
+  while (start < text.length && handed < bounds.exactBytes) {
+    const end = chunkEnd(text, start, bounds.chunkBytes);
+    tokens += count(text.slice(start, end));
+    handed += utf8Length(text, start, end);
+    start = end;
+  }
+  return { tokens, bytesBeyond: utf8Length(text, start, text.length) };
+}
+
+/**
+ * Where the chunk that starts at `start` ends (exclusive): within `maxBytes`, best just before a
+ * space that follows a non-space, where the tokenizer's own pre-split already cuts (a word takes
+ * the space before it, never the one after), so the chunks' counts add up to the whole text's;
+ * else before any other whitespace that follows a non-space; else at the byte bound, never inside
+ * a surrogate pair. Such a cut inside a word may count a token or two more or less than whole.
+ */
+export function chunkEnd(text: string, start: number, maxBytes: number): number {
+  let end = start;
+  let bytes = 0;
+  while (end < text.length) {
+    const [size, units] = codePointAt(text, end);
+    if (bytes + size > maxBytes && end > start) break;
+    bytes += size;
+    end += units;
+  }
+  if (end >= text.length) return text.length;
+  for (let p = end; p > start; p--) {
+    if (text.charCodeAt(p) === 0x20 && !isSpace(text.charCodeAt(p - 1))) return p;
+  }
+  for (let p = end; p > start; p--) {
+    if (isSpace(text.charCodeAt(p)) && !isSpace(text.charCodeAt(p - 1))) return p;
+  }
+  return end;
+}
+
+/** UTF-8 bytes and UTF-16 units of the code point at `i`; a lone surrogate is U+FFFD, 3 bytes. */
+function codePointAt(text: string, i: number): [number, number] {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) return [1, 1];
+  if (c < 0x800) return [2, 1];
+  if (c >= 0xd800 && c <= 0xdbff) {
+    const d = text.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return [4, 2];
+  }
+  return [3, 1];
+}
+
+/** The UTF-8 length of `text[from, to)`, without encoding it. */
+export function utf8Length(text: string, from: number, to: number): number {
+  let bytes = 0;
+  for (let i = from; i < to;) {
+    const [size, units] = codePointAt(text, i);
+    bytes += size;
+    i += units;
+  }
+  return bytes;
+}
+
+const WHITESPACE = /\s/;
+/** Whitespace as the tokenizer's pattern (`\s`, with the u flag) sees it. */
+function isSpace(c: number): boolean {
+  if (c < 0x80) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return WHITESPACE.test(String.fromCharCode(c));
 }
 
 export const COMPACTED_RESULT =

@@ -1,16 +1,25 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { countTokens } from "gpt-tokenizer";
 import {
+  chunkEnd,
   COMPACTED_RESULT,
+  countBounded,
   estimateTokens,
+  EXACT_TOKEN_BYTES,
   fitToWindow,
+  loadTokenizer,
   onlyAdded,
   replyReserve,
   resultShareChars,
+  TOKEN_CHUNK_BYTES,
+  useTokenCounter,
+  utf8Length,
 } from "./context_window.ts";
 import { effectiveWindow, MAX_COUNT_RATIO } from "../util/window.ts";
 import type { ChatMessage } from "../model/types.ts";
 
+const utf8 = new TextEncoder();
 const system: ChatMessage = { role: "system", content: "rules" };
 
 function rounds(sizes: number[]): ChatMessage[] {
@@ -111,4 +120,143 @@ Deno.test("only added: a request that extends the one before, and what is not", 
       : m
   );
   assert.equal(onlyAdded(before, args), false);
+});
+
+/** The texts issue 21 stalled on: one long word, a run of one CJK character, a 900 KB argument. */
+function stallingTexts(): { name: string; text: string }[] {
+  const contents = Array.from({ length: 18_000 }, (_, i) => `line ${i}: ${"ab".repeat(20)}\n`)
+    .join("").slice(0, 900_000);
+  return [
+    { name: "a 60,000-character word", text: "x".repeat(60_000) },
+    { name: "60,000 CJK characters", text: "中".repeat(60_000) },
+    {
+      name: "a 900 KB write argument",
+      text: JSON.stringify({ path: "big.txt", contents }),
+    },
+  ];
+}
+
+Deno.test("a long word, a CJK run and a 900 KB argument reach the tokenizer in bounded chunks", () => {
+  const handed: string[] = [];
+  useTokenCounter((text) => {
+    handed.push(text);
+    return Math.ceil(text.length / 4);
+  });
+  try {
+    for (const { name, text } of stallingTexts()) {
+      handed.length = 0;
+      const tokens = estimateTokens([{ role: "user", content: text }]);
+      const sizes = handed.map((c) => utf8.encode(c).length);
+      assert.ok(handed.length > 0, name);
+      assert.ok(
+        Math.max(...sizes) <= TOKEN_CHUNK_BYTES,
+        `${name}: a chunk of ${Math.max(...sizes)} bytes`,
+      );
+      const total = sizes.reduce((a, b) => a + b, 0);
+      assert.ok(
+        total < EXACT_TOKEN_BYTES + TOKEN_CHUNK_BYTES,
+        `${name}: ${total} bytes handed to the tokenizer`,
+      );
+      // Never fewer than what was counted, nor than one token a byte past the bound.
+      assert.ok(tokens >= handed.reduce((n, c) => n + Math.ceil(c.length / 4), 0), name);
+      assert.ok(tokens >= utf8.encode(text).length - total, name);
+    }
+  } finally {
+    useTokenCounter(null);
+  }
+});
+
+Deno.test("a text with a special token's name is counted as text, not refused", async () => {
+  await loadTokenizer();
+  try {
+    const n = estimateTokens([{
+      role: "user",
+      content: "before <|endoftext|> <|im_start|> after",
+    }]);
+    assert.ok(n > 8);
+  } finally {
+    useTokenCounter(null);
+  }
+});
+
+/** The real tokenizer as the estimate uses it, and a counter that records what it is handed. */
+const asText = { disallowedSpecial: new Set<string>() };
+const realCount = (text: string) => countTokens(text, asText);
+function recording(count: (text: string) => number = (t) => t.length) {
+  const chunks: string[] = [];
+  return { chunks, count: (t: string) => (chunks.push(t), count(t)) };
+}
+const unbounded = (chunkBytes: number) => ({ chunkBytes, exactBytes: Infinity });
+
+Deno.test("counted in chunks: the sum of the chunks' counts, the bytes beyond the bound, no pair split", () => {
+  const text = "😀".repeat(3_000) + " a b " + "é".repeat(700) + "中".repeat(40_000);
+  const r = recording();
+  const bounds = { chunkBytes: 1022, exactBytes: 40_000 };
+  const { tokens, bytesBeyond } = countBounded(text, r.count, bounds);
+  const handed = r.chunks.join("");
+  assert.ok(text.startsWith(handed));
+  assert.equal(tokens, handed.length);
+  assert.equal(bytesBeyond, utf8.encode(text.slice(handed.length)).length);
+  assert.equal(utf8Length(text, 0, text.length), utf8.encode(text).length);
+  const total = utf8.encode(handed).length;
+  assert.ok(total >= bounds.exactBytes && total < bounds.exactBytes + bounds.chunkBytes);
+  for (const c of r.chunks) {
+    assert.ok(utf8.encode(c).length <= bounds.chunkBytes);
+    assert.ok(!/^[\udc00-\udfff]|[\ud800-\udbff]$/.test(c), "a chunk cuts a surrogate pair");
+  }
+  // Lone surrogates are 3 bytes, as the encoder writes them (U+FFFD).
+  assert.equal(utf8Length("a\ud800b\udc00", 0, 4), utf8.encode("a\ud800b\udc00").length);
+  // A chunk ends before a space that follows a word where there is one.
+  assert.equal(chunkEnd("hello world again", 0, 14), 11);
+  assert.equal(chunkEnd("hello  world", 0, 9), 5);
+  assert.equal(chunkEnd("helloworld", 0, 4), 4);
+});
+
+Deno.test("chunked counts equal the whole text's on space-separated text (property)", () => {
+  const word = fc.oneof(
+    fc.stringMatching(/^[A-Za-z0-9'.,;:!?()"\-]{1,12}$/),
+    fc.string({
+      unit: fc.integer({ min: 0x4e00, max: 0x9fff }).map((c) => String.fromCharCode(c)),
+      minLength: 1,
+      maxLength: 12,
+    }),
+  );
+  // Every separator starts with a space after a word: the cut the tokenizer makes itself.
+  const separator = fc.constantFrom(" ", " ", " ", "  ", " \n", " \n  ", " \t");
+  const prose = fc.array(fc.tuple(word, separator), { maxLength: 80 }).map((p) =>
+    p.flat().join("")
+  );
+  fc.assert(
+    fc.property(prose, fc.integer({ min: 48, max: 256 }), (text, chunkBytes) => {
+      return countBounded(text, realCount, unbounded(chunkBytes)).tokens === realCount(text);
+    }),
+  );
+  // And on this repository's own prose and code, at the real chunk size.
+  for (const file of ["docs/decisions.md", "src/driver/driver.ts"]) {
+    const text = Deno.readTextFileSync(new URL(`../../${file}`, import.meta.url));
+    assert.equal(
+      countBounded(text, realCount, unbounded(TOKEN_CHUNK_BYTES)).tokens,
+      realCount(text),
+      file,
+    );
+  }
+});
+
+Deno.test("chunked counts stay within three tokens a cut of the whole text's, on any text (property)", () => {
+  // A cut inside a word can split one token into pieces ("argument" is one token, "argu" and
+  // "ment" three): two at most a cut in 40,000 tries; the test allows three.
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: "binary", maxLength: 500 }),
+        fc.string({ unit: "grapheme", maxLength: 200 }),
+      ),
+      fc.integer({ min: 4, max: 64 }),
+      (text, chunkBytes) => {
+        const r = recording(realCount);
+        const { tokens } = countBounded(text, r.count, unbounded(chunkBytes));
+        return Math.abs(tokens - realCount(text)) <= 3 * Math.max(0, r.chunks.length - 1);
+      },
+    ),
+  );
 });

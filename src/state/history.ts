@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { z } from "zod";
-import { loadJsonFile, updateJsonFile } from "./jsonfile.ts";
+import { loadJsonFile, type LockWait, updateJsonFile } from "./jsonfile.ts";
 import { statePaths } from "./session_paths.ts";
 
 /** Entries kept; the oldest go first. */
@@ -29,12 +29,20 @@ export async function loadHistory(
   return { entries: [] };
 }
 
-/** Adds one message at the end (the same as the last is not repeated) and keeps the bound. */
-export async function appendHistory(path: string, entry: string): Promise<void> {
+/**
+ * Adds one message at the end (the same as the last is not repeated) and keeps the bound. Gives
+ * up when another process holds the file's lock past its bound: a line of history lost is said
+ * (by the caller) and harms nothing. `wait` is for the tests.
+ */
+export async function appendHistory(
+  path: string,
+  entry: string,
+  wait: LockWait = {},
+): Promise<void> {
   if (entry.trim() === "" || entry.length > HISTORY_ENTRY_CHARS) return;
   await updateJsonFile(path, Schema, (current) => {
     const entries = current.status === "ok" ? current.value.entries : [];
     if (entries.at(-1) === entry) return undefined;
     return { version: 1 as const, entries: [...entries, entry].slice(-HISTORY_ENTRIES) };
-  });
+  }, { ...wait, fail: true });
 }

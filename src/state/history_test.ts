@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { appendHistory, HISTORY_ENTRIES, HISTORY_ENTRY_CHARS, loadHistory } from "./history.ts";
+import { LockTimeout } from "./jsonfile.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
 
 Deno.test("history: appended, kept in order, bounded, the same line not twice", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bb-history-" });
@@ -33,6 +35,27 @@ Deno.test("history: a corrupt file is set aside and reported, not trusted", asyn
     assert.match(loaded.problem ?? "", /history\.json/);
     await appendHistory(path, "after");
     assert.deepEqual((await loadHistory(path)).entries, ["after"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("history: a line is given up, not waited for, while another holder keeps the lock", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-history-" });
+  try {
+    const path = join(dir, "history.json");
+    const held = await holdLock(path);
+    const lines: string[] = [];
+    const outcome = await appendHistory(path, "lost", {
+      boundMs: 100,
+      onWait: (line) => lines.push(line),
+    }).then(() => "saved", (e) => e);
+    held.release();
+    await held.done;
+    assert.ok(outcome instanceof LockTimeout, `the line was ${String(outcome)}`);
+    assert.match(outcome.message, new RegExp(`process ${Deno.pid} \\(this one\\)`));
+    await appendHistory(path, "kept", { boundMs: 100 });
+    assert.deepEqual((await loadHistory(path)).entries, ["kept"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

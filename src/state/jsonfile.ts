@@ -4,6 +4,7 @@
  */
 import { dirname } from "node:path";
 import type { z } from "zod";
+import { escapeForScreen } from "../util/escape.ts";
 import { ensurePrivateDir } from "./dirs.ts";
 
 export type Loaded<T> =
@@ -133,24 +134,209 @@ export async function loadJsonFileStamped<T>(
 }
 
 /**
+ * How long a state file's lock is waited for before the wait is said again (a change that must
+ * be saved) or given up ({@link LockWait.fail}): a session's own changes hold it for
+ * milliseconds, so ten seconds is a holder that is stopped or stuck, not a busy one.
+ */
+export const LOCK_WAIT_MS = 10_000;
+
+/** How a caller waits for a lock another process (or another caller here) holds. */
+export interface LockWait {
+  /** The bound, in milliseconds ({@link LOCK_WAIT_MS}). */
+  boundMs?: number;
+  /**
+   * Give up at the bound with a {@link LockTimeout}: only for a change whose loss is safe — one
+   * asked for before anything was done (the trust command, first use, the input history). By
+   * default the wait goes on, said again at each bound: the trust map's record of a write that
+   * was made, or of a run's changes, must land, since a file without its entry is labelled by
+   * its folder (a `U` write in a trusted folder would read as trusted).
+   */
+  fail?: boolean;
+  /** Where the status lines go; by default where {@link reportLockWaits} said (stderr). */
+  onWait?: (line: string) => void;
+}
+
+/** A lock not released within the bound; `pid` is the holder's, when its lock file says it. */
+export class LockTimeout extends Error {
+  override name = "LockTimeout";
+  constructor(message: string, readonly pid: number | null) {
+    super(message);
+  }
+}
+
+const toStderr = (line: string) => console.error(escapeForScreen(`bravebot: ${line}`));
+let lockReporter: (line: string) => void = toStderr;
+
+/**
+ * Where the lines about waiting for a lock go when the caller gave none: stderr unless a screen
+ * that would be torn by it says otherwise (null: stderr again).
+ */
+export function reportLockWaits(report: ((line: string) => void) | null): void {
+  lockReporter = report ?? toStderr;
+}
+
+/**
  * Runs `fn` holding an exclusive lock on `path.lock`, a sidecar that is never replaced: the
  * state file itself is replaced by rename, so a lock on it would be lost with the old inode.
- * Other processes (and other callers in this one) wait; a holder that dies releases it.
+ * Other processes (and other callers in this one) wait, as `wait` says: a line saying who holds
+ * it, then at each bound either a failure naming the holder or the line again. The holder writes
+ * its pid into the lock file while it holds it. A holder that dies releases the lock (the system
+ * does, with its last descriptor); a lock still held is never broken, even when the pid it names
+ * no longer runs here (a holder in another container or PID namespace that shares the state
+ * folder, or an older Brave Bot that wrote no pid): the pid is only what the person is told.
  */
-export async function withFileLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
+export async function withFileLock<T>(
+  path: string,
+  fn: () => Promise<T>,
+  wait: LockWait = {},
+): Promise<T> {
   await ensurePrivateDir(dirname(path));
-  using lock = await Deno.open(`${path}.lock`, {
+  const lockPath = `${path}.lock`;
+  const bound = wait.boundMs ?? LOCK_WAIT_MS;
+  const deadline = performance.now() + bound;
+  const turn = await inProcessTurn(lockPath, wait, deadline);
+  try {
+    return await holding(lockPath, fn, wait, deadline);
+  } finally {
+    turn();
+  }
+}
+
+/** Per lock file, the callers of this process in line for it (each waits for the one before). */
+const inLine = new Map<string, Promise<void>>();
+
+/**
+ * Waits for this process's earlier callers of the same lock, without polling or a status line
+ * (the one in front says what it waits for); returns the function that ends this caller's turn.
+ * A caller that may give up does so at its bound here too.
+ */
+async function inProcessTurn(
+  lockPath: string,
+  wait: LockWait,
+  deadline: number,
+): Promise<() => void> {
+  const before = inLine.get(lockPath) ?? Promise.resolve();
+  let end!: () => void;
+  const mine = new Promise<void>((resolve) => end = resolve);
+  const tail = before.then(() => mine);
+  inLine.set(lockPath, tail);
+  const done = () => {
+    end();
+    if (inLine.get(lockPath) === tail) inLine.delete(lockPath);
+  };
+  if (!wait.fail) {
+    await before;
+    return done;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<"late">((resolve) =>
+    timer = setTimeout(() => resolve("late"), Math.max(0, deadline - performance.now()))
+  );
+  const first = await Promise.race([before.then(() => "turn" as const), late]);
+  clearTimeout(timer);
+  if (first === "late") {
+    done();
+    throw new LockTimeout(timeoutMessage(lockPath, wait), holderPid(lockPath));
+  }
+  return done;
+}
+
+/** Runs `fn` holding the lock file's system lock, with this process's pid written in it. */
+async function holding<T>(
+  lockPath: string,
+  fn: () => Promise<T>,
+  wait: LockWait,
+  deadline: number,
+): Promise<T> {
+  using lock = await Deno.open(lockPath, {
     read: true,
     write: true,
     create: true,
     mode: 0o600,
   });
-  await lock.lock(true);
+  await acquire(lock, lockPath, wait, deadline);
   try {
+    await lock.truncate(0);
+    await lock.seek(0, Deno.SeekMode.Start);
+    await lock.write(new TextEncoder().encode(`${Deno.pid}\n`));
     return await fn();
   } finally {
+    await lock.truncate(0).catch(() => {});
     await lock.unlock();
   }
+}
+
+/**
+ * Takes the lock, polling: `tryLock` returns at once, where a blocking `lock` would leave a call
+ * in a system thread that nothing can end, and keep the process from exiting.
+ */
+async function acquire(
+  lock: Deno.FsFile,
+  lockPath: string,
+  wait: LockWait,
+  firstDeadline: number,
+): Promise<void> {
+  if (await lock.tryLock(true)) return;
+  const bound = wait.boundMs ?? LOCK_WAIT_MS;
+  const say = wait.onWait ?? lockReporter;
+  say(
+    `waiting for ${lockPath}: ${holderText(lockPath)} holds it; ` +
+      (wait.fail
+        ? `giving up after ${seconds(bound)}`
+        : "this change must be saved, so the wait goes on"),
+  );
+  let deadline = firstDeadline;
+  let pause = 10;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(2 * pause, 200);
+    if (await lock.tryLock(true)) return;
+    if (performance.now() < deadline) continue;
+    if (wait.fail) throw new LockTimeout(timeoutMessage(lockPath, wait), holderPid(lockPath));
+    say(
+      `still waiting for ${lockPath}: ${holderText(lockPath)} holds it; end that process for ` +
+        "this session to go on",
+    );
+    deadline = performance.now() + bound;
+  }
+}
+
+/** A bound as the person reads it: "10 s", "0.3 s". */
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/** The failure at the bound: who holds the lock, and that it is not broken. */
+function timeoutMessage(lockPath: string, wait: LockWait): string {
+  const bound = seconds(wait.boundMs ?? LOCK_WAIT_MS);
+  return `${lockPath} is locked: ${holderText(lockPath)} held it for over ${bound}; ` +
+    "end that process, or try again when it is done (a lock is never broken while it is held)";
+}
+
+/** The pid in a lock file, if it holds one (an older holder, or one just starting, may not). */
+function holderPid(lockPath: string): number | null {
+  try {
+    using file = Deno.openSync(lockPath, { read: true });
+    const head = new Uint8Array(24);
+    const n = file.readSync(head) ?? 0;
+    const text = new TextDecoder().decode(head.subarray(0, n));
+    return /^\d{1,10}\n$/.test(text) ? Number(text.trim()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Who holds a lock, for the person: the pid its lock file names. Not checked against the running
+ * processes: a lock the system still holds has a live holder, whatever the pid says (one in
+ * another PID namespace; after a holder killed before it could clear its pid, an older Brave Bot
+ * that writes none), and Deno opens /proc only to a process with every permission.
+ */
+function holderText(lockPath: string): string {
+  const pid = holderPid(lockPath);
+  if (pid === null) return "a process that did not write its pid";
+  if (pid === Deno.pid) return `process ${pid} (this one)`;
+  return `process ${pid} (the pid its lock file names)`;
 }
 
 /**
@@ -159,12 +345,13 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>): Promi
  * it returns replaces the file by rename (`undefined`: leave it as it is). So two sessions'
  * changes both land, and a removal is not undone by another session's older copy. A corrupt
  * file is set aside and reported to `change` as such. Returns what the file now holds, with
- * its stamp.
+ * its stamp. `wait`: how a lock another process holds is waited for ({@link LockWait}).
  */
 export async function updateJsonFile<T>(
   path: string,
   schema: z.ZodType<T>,
   change: (current: Loaded<T>) => T | undefined | Promise<T | undefined>,
+  wait: LockWait = {},
 ): Promise<{ value: T | null; stamp: Stamp | null }> {
   return await withFileLock(path, async () => {
     const { loaded } = await loadHeld(path, schema);
@@ -173,7 +360,7 @@ export async function updateJsonFile<T>(
     const value = next !== undefined ? next : loaded.status === "ok" ? loaded.value : null;
     // Taken under the lock, so it is the stamp of exactly what `value` describes.
     return { value, stamp: currentStamp(path) };
-  });
+  }, wait);
 }
 
 /**

@@ -6,10 +6,12 @@ import {
   currentStamp,
   loadJsonFile,
   loadJsonFileStamped,
+  LockTimeout,
   readJsonLines,
   saveJsonFile,
   updateJsonFile,
 } from "./jsonfile.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
 
 const schema = z.strictObject({ n: z.number() });
 
@@ -174,5 +176,162 @@ Deno.test("jsonfile: an updater given a corrupt file is told so, and the file is
     const aside = [...Deno.readDirSync(dir)].filter((e) => e.name.startsWith("s.json.corrupt-"));
     assert.equal(aside.length, 1);
     assert.equal(await Deno.readTextFile(join(dir, aside[0].name)), "{nope");
+  });
+});
+
+/** An update that gives up after `boundMs`: what it came to (a LockTimeout, or "written"). */
+function updateOrGiveUp(path: string, boundMs: number, lines: string[] = []) {
+  return updateJsonFile(path, names, () => ({ names: ["given up"] }), {
+    boundMs,
+    fail: true,
+    onWait: (line) => lines.push(line),
+  }).then(() => "written", (e) => e);
+}
+
+/**
+ * Another process holding `path`'s lock as Brave Bot does (the pid written into the lock file),
+ * or, with `pid`, holding it and claiming that pid; `release()` ends it. It says "held" once it
+ * holds the lock.
+ */
+async function holder(path: string, pid?: number) {
+  const jsonfile = new URL("./jsonfile.ts", import.meta.url).href;
+  const code = pid === undefined
+    ? `import { withFileLock } from ${JSON.stringify(jsonfile)};
+       await withFileLock(${JSON.stringify(path)}, async () => {
+         console.log("held");
+         await new Promise(() => setInterval(() => {}, 60_000));
+       });`
+    : `const f = Deno.openSync(${JSON.stringify(path + ".lock")},
+         { read: true, write: true, create: true });
+       f.lockSync(true);
+       f.truncateSync(0);
+       f.writeSync(new TextEncoder().encode("${pid}\\n"));
+       console.log("held");
+       setInterval(() => {}, 60_000);`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--quiet", code],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.getReader();
+  const { value } = await within(20_000, "the holder", reader.read());
+  assert.equal(new TextDecoder().decode(value).trim(), "held");
+  let released = false;
+  return {
+    pid: child.pid,
+    release: async () => {
+      if (released) return;
+      released = true;
+      try {
+        child.kill("SIGKILL");
+      } catch { /* it ended already */ }
+      await child.status;
+      reader.releaseLock();
+      await child.stdout.cancel();
+    },
+  };
+}
+
+/** A pid no process has: one that just ended (not reused within a test, on a quiet system). */
+async function endedPid(): Promise<number> {
+  const child = new Deno.Command("true", { stdout: "null", stderr: "null" }).spawn();
+  await child.status;
+  return child.pid;
+}
+
+Deno.test("jsonfile: a lock held by another process: a status line, then a failure naming its pid", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    const held = await holder(path);
+    const lines: string[] = [];
+    // Released in any case after 10 s: a wait without a bound then returns instead of hanging,
+    // and the assertion below fails instead.
+    const safety = setTimeout(() => void held.release(), 10_000);
+    try {
+      const outcome = await updateOrGiveUp(path, 300, lines);
+      assert.ok(outcome instanceof LockTimeout, `the update ${String(outcome)}`);
+      assert.equal(outcome.pid, held.pid);
+      assert.match(outcome.message, new RegExp(`process ${held.pid}\\b`));
+      assert.match(outcome.message, /s\.json\.lock/);
+      assert.equal(lines.length, 1);
+      assert.match(lines[0], new RegExp(`waiting for .*s\\.json.*process ${held.pid}\\b`));
+      assert.equal(await loadJsonFile(path, names).then((l) => l.status), "missing");
+    } finally {
+      clearTimeout(safety);
+      await held.release();
+    }
+    // Free again: taken at once, without a status line.
+    assert.equal(await updateOrGiveUp(path, 300, lines), "written");
+    assert.equal(lines.length, 1);
+    assert.equal(await loadJsonFile(path, names).then((l) => l.status), "ok");
+  });
+});
+
+Deno.test("jsonfile: a change that must be saved keeps waiting, saying so at each bound", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    const held = await holder(path);
+    const lines: string[] = [];
+    let releasing: Promise<void> | undefined;
+    try {
+      const update = updateJsonFile(path, names, () => ({ names: ["saved"] }), {
+        boundMs: 100,
+        onWait: (line) => {
+          lines.push(line);
+          // The third line: the holder goes away, and the change lands.
+          if (lines.length === 3) releasing = held.release();
+        },
+      });
+      await within(20_000, "the update", update);
+      await releasing;
+      assert.ok(lines.length >= 3);
+      assert.match(lines[1], new RegExp(`still waiting .*process ${held.pid}\\b`));
+      const loaded = await loadJsonFile(path, names);
+      assert.deepEqual(loaded, { status: "ok", value: { names: ["saved"] } });
+    } finally {
+      await held.release();
+    }
+  });
+});
+
+Deno.test("jsonfile: a held lock whose recorded pid is not running is not broken", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    const gone = await endedPid();
+    const held = await holder(path, gone);
+    const safety = setTimeout(() => void held.release(), 10_000);
+    try {
+      const outcome = await updateOrGiveUp(path, 200);
+      assert.ok(outcome instanceof LockTimeout, `the update ${String(outcome)}`);
+      assert.equal(outcome.pid, gone);
+      assert.match(outcome.message, new RegExp(`process ${gone}\\b.*never broken`));
+      assert.equal(await loadJsonFile(path, names).then((l) => l.status), "missing");
+    } finally {
+      clearTimeout(safety);
+      await held.release();
+    }
+    // A lock file left with a pid by a holder that died: the lock itself is free.
+    const lines: string[] = [];
+    assert.equal(await updateOrGiveUp(path, 200, lines), "written");
+    assert.deepEqual(lines, []);
+    // And the lock file is left without a pid once released.
+    assert.equal(await Deno.readTextFile(`${path}.lock`), "");
+  });
+});
+
+Deno.test("jsonfile: in this process, a caller that may give up does so at its bound too", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "s.json");
+    const first = await holdLock(path);
+    const lines: string[] = [];
+    const outcome = await updateOrGiveUp(path, 100, lines);
+    assert.ok(outcome instanceof LockTimeout, `the update ${String(outcome)}`);
+    // One in line behind the first that waits: it goes on when the first is done.
+    const second = updateJsonFile(path, names, () => ({ names: ["y"] }), { onWait: () => {} });
+    first.release();
+    await within(20_000, "the first and the second", Promise.all([first.done, second]));
+    assert.deepEqual(await loadJsonFile(path, names), { status: "ok", value: { names: ["y"] } });
+    assert.deepEqual(lines, [], "callers in this process wait in line, without a status line");
   });
 });
