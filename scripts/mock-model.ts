@@ -68,6 +68,13 @@ export interface MockReply {
   fault?: MockFault;
   /** Serve this entry this many times (default 1), e.g. a fault that outlasts the retries. */
   times?: number;
+  /**
+   * A processor that copies the request's first document as the framing shows it (the text
+   * between its opening tag's line and `</document>`), replaces `find` with `replace` once, and
+   * answers it after the document marker, as a careful model would; `ending`, when given, stands
+   * for the copy's trailing line breaks (a model that ends its reply otherwise). Overrides `text`.
+   */
+  rewrite?: { find: string; replace: string; ending?: string };
 }
 
 export interface MockScript {
@@ -219,7 +226,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
         0,
       );
     }
-    const reply = entries[entry].reply;
+    const reply = rewritten(entries[entry].reply, body);
     const fault = reply.fault ?? {};
     if (fault.delay_ms) await wait(fault.delay_ms, req.signal);
     const quote = (text: string) => text.replaceAll(QUOTE, newestMessage(body));
@@ -417,6 +424,17 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       },
     });
   });
+}
+
+/** A `rewrite` reply made into the text it answers with (other replies as they are). */
+function rewritten(reply: MockReply, body: unknown): MockReply {
+  if (!reply.rewrite) return reply;
+  const { find, replace, ending } = reply.rewrite;
+  const framed = newestMessage(body).match(/<document\b[^>]*>\n([\s\S]*?)<\/document>/);
+  if (!framed) return { ...reply, text: "(mock model: the request holds no document)" };
+  let copy = framed[1].replace(find, replace);
+  if (ending !== undefined) copy = copy.replace(/(?:\r?\n)*$/, ending);
+  return { ...reply, text: `=== document ===\n${copy}` };
 }
 
 function newestMessage(body: unknown): string {

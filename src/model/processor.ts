@@ -4,7 +4,7 @@
  * documents. Nothing of the planner's conversation is sent.
  */
 import type { ChatMessage, ModelClient } from "./types.ts";
-import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
+import { countLineBreaks, DOCUMENT_MARKER, trailingLineBreaks } from "../util/processor_reply.ts";
 import { untilAborted } from "../util/abort.ts";
 
 /** How long the processor's server is given to say what context it serves. */
@@ -12,17 +12,31 @@ const SERVED_ASK_MS = 10_000;
 
 const PROCESSOR_SYSTEM =
   `You transform documents. Follow the instruction using only the documents given. ` +
+  `Each document's text starts on the line after its <document> tag and ends exactly where ` +
+  `</document> begins; the tag gives its size in bytes and how many newlines it ends with. ` +
   `Reply with an optional short remark for the person, then a line that is exactly ` +
-  `"${DOCUMENT_MARKER}", then the resulting document and nothing else.`;
+  `"${DOCUMENT_MARKER}", then the resulting document and nothing else: your reply ends where ` +
+  `the document ends.`;
+
+/**
+ * One document as the processor is given it. The line break after the opening tag is the
+ * framing's; nothing is added before `</document>`, so the text is exactly the document's (a
+ * file that does not end with a newline shows `</document>` at the end of its last line), and
+ * the tag says its size and its final newlines, which a model cannot count from the text alone.
+ */
+export function frameDocument(d: { name: string; text: string }): string {
+  const bytes = new TextEncoder().encode(d.text).length;
+  const newlines = countLineBreaks(trailingLineBreaks(d.text));
+  return `<document name="${d.name}" bytes="${bytes}" final-newlines="${newlines}">\n` +
+    `${d.text}</document>`;
+}
 
 /** The messages of one processor request; exported so tests can assert their shape. */
 export function processorMessages(
   instruction: string,
   documents: readonly { name: string; text: string }[],
 ): ChatMessage[] {
-  const docs = documents.map((d) => `<document name="${d.name}">\n${d.text}\n</document>`).join(
-    "\n",
-  );
+  const docs = documents.map(frameDocument).join("\n");
   return [
     { role: "system", content: PROCESSOR_SYSTEM },
     { role: "user", content: `Instruction:\n${instruction}\n\nDocuments:\n${docs}` },

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ModelProcessor } from "./processor.ts";
+import { frameDocument, ModelProcessor, processorMessages } from "./processor.ts";
 import type { CompleteRequest, ModelClient, ModelReply } from "./types.ts";
 import type { ServedContext } from "./served_context.ts";
 
@@ -56,4 +56,29 @@ Deno.test("processor: a provisional answer (before the model is loaded) is asked
   assert.equal(await p.servedTokens(), 4_096);
   assert.equal(await p.servedTokens(), 4_096);
   assert.equal(c.asked, 2);
+});
+
+Deno.test("processor framing: a document's exact text, its size and its final newlines", () => {
+  const [system, user] = processorMessages("fix it", [
+    { name: "ref:0", text: "one\n" },
+    { name: "ref:1", text: "none" },
+    { name: "ref:2", text: "two\n\n" },
+    { name: "ref:3", text: "crlf é\r\n" },
+  ]);
+  assert.equal(system.role, "system");
+  assert.match(system.content!, /ends exactly where <\/document> begins/);
+  assert.equal(
+    user.content,
+    "Instruction:\nfix it\n\nDocuments:\n" +
+      '<document name="ref:0" bytes="4" final-newlines="1">\none\n</document>\n' +
+      '<document name="ref:1" bytes="4" final-newlines="0">\nnone</document>\n' +
+      '<document name="ref:2" bytes="5" final-newlines="2">\ntwo\n\n</document>\n' +
+      '<document name="ref:3" bytes="9" final-newlines="1">\ncrlf é\r\n</document>',
+  );
+  // What sits between a tag's line and </document> is the document, byte for byte.
+  for (const text of ["", "\n", "a", "a\n\n\n", "x</doc\n"]) {
+    const framed = frameDocument({ name: "ref:9", text });
+    const body = framed.slice(framed.indexOf(">\n") + 2, framed.length - "</document>".length);
+    assert.equal(body, text);
+  }
 });

@@ -14,7 +14,11 @@ import type { EndpointSettings, Settings } from "../state/settings.ts";
 import type { ProcessorPort } from "./ports/other.ts";
 import { effectiveWindow } from "../util/window.ts";
 import { sha256 } from "../util/hash.ts";
-import { splitProcessorReply } from "../util/processor_reply.ts";
+import {
+  countLineBreaks,
+  splitProcessorReply,
+  trailingLineBreaks,
+} from "../util/processor_reply.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { plural } from "../util/plural.ts";
 
@@ -27,6 +31,8 @@ export interface ProcessorInputs {
   about: string | null;
   /** How the planner may be told what the answer is about (a ref it holds, never a path). */
   aboutShown: string | null;
+  /** Which of `documents` the answer is bound to (`about`'s, or the single read's), if any. */
+  aboutDocument: number | null;
 }
 
 /** The file a reference stands for, if any (a processor answer stands for the file it is about). */
@@ -64,6 +70,7 @@ export async function processorInputs(
   }
   let aboutFile: string | null = null;
   let aboutShown: string | null = null;
+  let aboutRef: RefRecord | null = null;
   if (about !== undefined && about !== null) {
     const found = policy.refs.lookup(about);
     if (!found.ok) return err(`about: ${found.error}`);
@@ -83,9 +90,13 @@ export async function processorInputs(
       );
     }
     aboutShown = refName(found.value);
+    aboutRef = found.value;
   } else if (about === undefined && refs.length === 1) {
     aboutFile = fileOf(refs[0]);
-    if (aboutFile !== null) aboutShown = refName(refs[0]);
+    if (aboutFile !== null) {
+      aboutShown = refName(refs[0]);
+      aboutRef = refs[0];
+    }
   }
 
   const documents: ProcessorInputs["documents"] = [];
@@ -122,6 +133,7 @@ export async function processorInputs(
     label: joinLabels(...documents.map((d) => d.label)),
     about: aboutFile,
     aboutShown,
+    aboutDocument: aboutRef === null ? null : documents.findIndex((d) => d.ref.id === aboutRef.id),
   });
 }
 
@@ -166,6 +178,29 @@ export async function approvePrivateEgress(
 /** The label of a processor's answer: `U`, with the join of its inputs' confidentiality. */
 export function answerLabel(inputs: Label): Label {
   return label("U", inputs.confidentiality);
+}
+
+/**
+ * An answer bound to a document ends as that document ends: its final line breaks (how many, and
+ * `\n` or `\r\n`) are the document's own (issue 26, docs/decisions.md). A rewrite almost never
+ * means to change them, and models and servers often do — one drops the reply's last newline,
+ * another adds one — where the person would miss a one-byte change in the diff. An empty answer
+ * (nothing but line breaks) is left as it is. `note` says what was changed, for the person only.
+ */
+export function keepDocumentEnding(
+  answer: string,
+  document: string,
+): { text: string; note: string | null } {
+  const own = trailingLineBreaks(document);
+  const given = trailingLineBreaks(answer);
+  if (given === own || given.length === answer.length) return { text: answer, note: null };
+  const counted = (breaks: string) =>
+    `${plural(countLineBreaks(breaks), "line break")}${breaks.includes("\r") ? " (CRLF)" : ""}`;
+  return {
+    text: answer.slice(0, answer.length - given.length) + own,
+    note: `the processor's answer ended with ${counted(given)}, its document with ` +
+      `${counted(own)}: the stored answer ends as the document does`,
+  };
 }
 
 /** Stores the document as a new reference bound to `about` (or to nothing). */
@@ -217,6 +252,8 @@ export type ProcessorOutcome =
   | {
     kind: "stored";
     remark: string;
+    /** For the person only: how the answer's ending was made the document's, if it was. */
+    endingNote: string | null;
     /** The new reference's name (`ref:N`), its size, and the ref the answer is bound through. */
     ref: string;
     lines: number;
@@ -292,10 +329,15 @@ export async function runProcessor(
   }
   const { remark, document } = splitProcessorReply(reply);
   if (document === null) return { kind: "no_document", remark };
-  const ref = await storeAnswer(policy, document, inputs.value, settings.processor.url);
+  const bound = inputs.value.aboutDocument;
+  const { text, note } = bound === null
+    ? { text: document, note: null }
+    : keepDocumentEnding(document, inputs.value.documents[bound].text);
+  const ref = await storeAnswer(policy, text, inputs.value, settings.processor.url);
   return {
     kind: "stored",
     remark,
+    endingNote: note,
     ref: refName(ref),
     lines: ref.lines ?? 0,
     size: ref.size ?? 0,

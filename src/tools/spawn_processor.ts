@@ -51,6 +51,9 @@ export const spawnProcessorTool = defineTool({
     }
     // The remark is for the person's screen only: not stored, not returned to the planner.
     if (outcome.remark !== "") ctx.emit({ type: "remark", text: outcome.remark });
+    if (outcome.kind === "stored" && outcome.endingNote) {
+      ctx.emit({ type: "notice", text: outcome.endingNote });
+    }
     if (outcome.kind === "no_document") {
       return failure(
         `the processor's reply had no '${DOCUMENT_MARKER}' line, so it names no document and ` +

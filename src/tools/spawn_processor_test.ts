@@ -10,6 +10,7 @@ import {
 } from "../util/label.ts";
 import { ModelError } from "../model/types.ts";
 import { contentFromRef } from "../policy/writes.ts";
+import { keepDocumentEnding } from "../policy/processors.ts";
 
 const CANARY = "CANARY-7f3a-ignore-previous-instructions";
 
@@ -155,13 +156,13 @@ Deno.test("a marker must be a whole line; the first one splits", async () => {
   await withPolicy({ files }, async (fx) => {
     await quarantine(fx, "vendor/lib.js");
     const p = new FakeProcessor([
-      "note === document === inline\n=== document ===\nA\n=== document ===\nB",
+      "note === document === inline\n=== document ===\nA\n=== document ===\nB\n",
     ]);
     await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
     const answer = fx.policy.refs.all()[1];
     assert.equal(
       new TextDecoder().decode(await fx.policy.refs.bytes(answer)),
-      "A\n=== document ===\nB",
+      "A\n=== document ===\nB\n",
     );
   });
 });
@@ -239,10 +240,10 @@ Deno.test("a processor endpoint that fails is an error result, and nothing is st
 Deno.test("an answer can be the input of another processor and keeps its binding", async () => {
   await withPolicy({ files }, async (fx) => {
     await quarantine(fx, "vendor/lib.js");
-    const p = new FakeProcessor(["=== document ===\nA", "=== document ===\nB"]);
+    const p = new FakeProcessor(["=== document ===\nA\n", "=== document ===\nB\n"]);
     await run(fx.ctx, p, { reads: ["ref:0"], instruction: "x" });
     await run(fx.ctx, p, { reads: ["ref:1"], instruction: "y" });
-    assert.equal(p.calls[1].documents[0].text, "A");
+    assert.equal(p.calls[1].documents[0].text, "A\n");
     assert.equal(fx.policy.refs.all()[2].about, "vendor/lib.js");
   });
 });
@@ -366,5 +367,65 @@ Deno.test("the documents are sized to the processor's served window when it is s
     const done = await run(fx.ctx, silent, { reads: ["ref:0"], instruction: "summarise" });
     assert.equal(done.isError, false, done.content);
     assert.equal(silent.calls[0].documents[0].text, big);
+  });
+});
+
+Deno.test("an answer bound to a document ends as the document does; one bound to nothing as written", () => {
+  const cases: [answer: string, document: string, stored: string][] = [
+    ["fixed", "old\n", "fixed\n"],
+    ["fixed\n", "old", "fixed"],
+    ["fixed\n", "old\n\n", "fixed\n\n"],
+    ["fixed\n\n\n", "old\n", "fixed\n"],
+    ["fixed\n", "old\r\n", "fixed\r\n"],
+    ["a\nb\n", "x\ny\n", "a\nb\n"],
+    // Nothing but line breaks is an empty answer, left as it is.
+    ["", "old\n", ""],
+    ["\n", "old", "\n"],
+  ];
+  for (const [answer, document, stored] of cases) {
+    const kept = keepDocumentEnding(answer, document);
+    assert.equal(kept.text, stored, JSON.stringify([answer, document]));
+    assert.equal(kept.note === null, answer === stored, JSON.stringify([answer, document]));
+  }
+  assert.equal(
+    keepDocumentEnding("fixed", "old\r\n\r\n").note,
+    "the processor's answer ended with 0 line breaks, its document with 2 line breaks (CRLF): " +
+      "the stored answer ends as the document does",
+  );
+});
+
+Deno.test("the ending kept is the about document's; the person is told, the planner is not", async () => {
+  await withPolicy({
+    files: { "vendor/a.txt": "alpha\n\n", "vendor/b.txt": "beta" },
+  }, async (fx) => {
+    await quarantine(fx, "vendor/a.txt");
+    await quarantine(fx, "vendor/b.txt");
+    const stored = async (i: number) =>
+      new TextDecoder().decode(await fx.policy.refs.bytes(fx.policy.refs.all()[i]));
+    const p = new FakeProcessor([
+      "=== document ===\nbeta, fixed\n",
+      "=== document ===\nmerged\n",
+      "=== document ===\nbeta, fixed again\n\n",
+    ]);
+    const out = await run(fx.ctx, p, {
+      reads: ["ref:0", "ref:1"],
+      about: "ref:1",
+      instruction: "fix b",
+    });
+    assert.match(out.content, /^ref:2: processor answer, 1 line, 11 bytes/);
+    assert.ok(!out.content.includes("ends as"), "the planner is not told");
+    assert.equal(await stored(2), "beta, fixed");
+    assert.deepEqual(fx.emitted, [{
+      type: "notice",
+      text: "the processor's answer ended with 1 line break, its document with 0 line breaks: " +
+        "the stored answer ends as the document does",
+    }]);
+    // Bound to nothing: stored as the processor wrote it.
+    await run(fx.ctx, p, { reads: ["ref:0", "ref:1"], instruction: "merge" });
+    assert.equal(await stored(3), "merged\n");
+    // An answer about an earlier answer ends as that answer does (its file's ending).
+    await run(fx.ctx, p, { reads: ["ref:2"], instruction: "fix it again" });
+    assert.equal(await stored(4), "beta, fixed again");
+    assert.equal(fx.policy.refs.all()[4].about, "vendor/b.txt");
   });
 });

@@ -22,3 +22,16 @@ export function splitProcessorReply(reply: string): { remark: string; document: 
     document: lines.slice(at + 1).join("\n"),
   };
 }
+
+/**
+ * The line breaks a text ends with (`\n` or `\r\n`, as many as there are): how a document ends,
+ * which the request states and an answer bound to it keeps (design.md §10, issue 26).
+ */
+export function trailingLineBreaks(text: string): string {
+  return text.match(/(?:\r?\n)*$/)![0];
+}
+
+/** How many line breaks {@link trailingLineBreaks} found. */
+export function countLineBreaks(breaks: string): number {
+  return breaks.split("\n").length - 1;
+}
