@@ -13,7 +13,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Policy } from "./core.ts";
-import { resolvePath } from "./paths.ts";
+import { type ResolvedPath, resolvePath } from "./paths.ts";
 import { readAtMost } from "./reads.ts";
 import { isWithin } from "./workspace.ts";
 import { type ConfigEntry, parseGitConfig } from "./git_config.ts";
@@ -147,7 +147,7 @@ interface Reader {
 
 type Found =
   | { kind: "missing" }
-  | { kind: "file"; abs: string; rel: string }
+  | { kind: "file"; abs: string; rel: string; id: ResolvedPath["id"] }
   | { kind: "directory"; abs: string; rel: string };
 
 /** The real place of an absolute path inside the workspace; null when it lies outside. */
@@ -158,7 +158,7 @@ async function locate(r: Reader, abs: string): Promise<Result<Found> | null> {
   if (!where.ok) return err("a path it names cannot be resolved inside the workspace");
   const w = where.value;
   if (w.kind === "missing") return ok({ kind: "missing" });
-  if (w.kind === "file") return ok({ kind: "file", abs: w.abs, rel: w.rel });
+  if (w.kind === "file") return ok({ kind: "file", abs: w.abs, rel: w.rel, id: w.id });
   if (w.kind === "directory") return ok({ kind: "directory", abs: w.abs, rel: w.rel });
   return err("a path it names is neither a file nor a folder");
 }
@@ -170,7 +170,7 @@ async function readText(r: Reader, abs: string, max: number): Promise<Result<str
   if (!where.ok) return where;
   if (where.value.kind === "missing") return ok(null);
   if (where.value.kind !== "file") return err("a file it reads is not a regular file");
-  const read = await readAtMost(r.policy, where.value.abs, max);
+  const read = await readAtMost(r.policy, where.value, max);
   if (!read.ok) {
     return err(
       read.tooBig ? "a file it reads is too big to check" : "a file it reads cannot be read",

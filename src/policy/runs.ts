@@ -194,7 +194,8 @@ async function prepareStdin(
     const where = await resolvePath(policy.workspace, ref.path);
     if (!where.ok) return err(`stdin: ${staleFileRef(ref)}`);
     if (where.value.kind !== "file") return err(`stdin: ref:${ref.id} is no longer a file`);
-    return ok({ ref, label: joinLabels(ref.label, await policy.fileLabel(where.value.rel)) });
+    const now = await policy.fileLabel(where.value.rel, where.value);
+    return ok({ ref, label: joinLabels(ref.label, now) });
   }
   if (!ref.hasBytes) return err(`stdin: ref:${ref.id} holds no bytes`);
   return ok({ ref, label: ref.label });
