@@ -6,8 +6,8 @@
  * worker's act), and the commonest ones against a process that keeps flipping the file, on both
  * walls.
  *
- * Before the rule, every test here but the last ones' controls returned the untrusted canary
- * with the trusted label: the path was checked, then the link followed.
+ * Before the rule every test here failed, each giving the untrusted canary (bytes or names) the
+ * trusted label: the path was checked, then the link followed.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -174,6 +174,26 @@ for (const wall of walls) {
         const loaded = await port.readWorkspaceSkill(file.value);
         assert.ok(!loaded.ok || !loaded.value.text.includes(EVIL), JSON.stringify(loaded));
         assert.equal(loaded.ok, false);
+      },
+    );
+  });
+
+  Deno.test(`read race (${wall}): the skills folder swapped for a link does not list the other folder's names`, async () => {
+    const skills = ".bravebot/skills";
+    await withSwap(
+      {
+        files: { [`${skills}/tidy/SKILL.md`]: SKILL("Tidy up."), [`vendor/s/${EVIL}/`]: "" },
+        trust,
+        wall,
+      },
+      { rel: skills, target: "../vendor/s", ops: ["readDirs"] },
+      async (fx) => {
+        const port = skillsPort(fx.policy);
+        const dir = await port.resolve(skills);
+        assert.ok(dir.ok);
+        const listed = await port.listTrustedFolder(dir.value);
+        assert.ok(!JSON.stringify(listed).includes(EVIL), JSON.stringify(listed));
+        assert.equal(listed.kind, "error");
       },
     );
   });
