@@ -14,7 +14,7 @@ import { READ_FILE_MAX_BYTES, readFileTool } from "../src/tools/read_file.ts";
 import type { ProcessorPort, ToolDef } from "../src/tools/tool.ts";
 import { UNTRUSTED_PUBLIC } from "../src/util/label.ts";
 import { MAX_WRITE_BYTES } from "../src/policy/writes.ts";
-import type { WorkerRequest } from "../src/worker/protocol.ts";
+import type { ReadBytes, WorkerRequest } from "../src/worker/protocol.ts";
 
 const BIG = 256 * 1024 * 1024;
 const files = { "vendor/big.txt": "small for now\n", "vendor/dest.txt": "old\n" };
@@ -42,7 +42,7 @@ function watchReads(fx: Fixture, beforeRead?: () => Promise<void>) {
       await hook();
     }
     const reply = await call(request);
-    if (whole && reply.ok) reads.push({ request, bytes: (reply.value as Uint8Array).length });
+    if (whole && reply.ok) reads.push({ request, bytes: (reply.value as ReadBytes).bytes.length });
     return reply;
   }) as typeof worker.call;
   return reads;

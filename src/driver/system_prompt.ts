@@ -17,7 +17,10 @@ export interface PromptInputs {
   /** Shown so the planner can tell the person; never a path outside the workspace. */
   workspaceName?: string;
   oneShot?: boolean;
-  /** The commands that run without asking (vouched, or allowed by the policy file), one line each. */
+  /**
+   * The commands that run without asking (vouched, or allowed by the policy file), one line each,
+   * in trusted words only: `commandsRunUnasked` (policy/runs.ts) names no untrusted program.
+   */
   unasked?: readonly string[];
   /** The shapes the approval policy file asserts read_output by (cli.md `readOutput`). */
   readOutputShapes?: readonly string[];

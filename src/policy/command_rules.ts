@@ -13,6 +13,8 @@ import { argsCovered, type StageIdentity } from "./vouches.ts";
 
 export interface BoundRule {
   readonly match: "exact" | "prefix";
+  /** The program as the person wrote it in the file: how the entry is named to the planner. */
+  readonly written: string;
   /** The resolved absolute path of the entry's program. */
   readonly program: string;
   /** A workspace program's SHA-256 at the run's start; null for a program outside it. */
@@ -77,6 +79,7 @@ export async function bindRules(
       }
       bound.push({
         match: "argv" in rule ? "exact" : "prefix",
+        written: argv[0],
         program: program.value.resolved,
         sha256: program.value.sha256,
         args: argv.slice(1),

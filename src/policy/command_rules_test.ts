@@ -7,6 +7,7 @@ import { type BoundRule, ruleMatch, rulesMatch } from "./command_rules.ts";
 
 const git = (match: "exact" | "prefix", args: string[]): BoundRule => ({
   match,
+  written: "git",
   program: "/usr/bin/git",
   sha256: null,
   args,
@@ -29,7 +30,13 @@ Deno.test("command rules: another program of the same name is not covered", () =
 });
 
 Deno.test("command rules: a workspace program changed since the start is 'changed', not covered", () => {
-  const rule: BoundRule = { match: "exact", program: "/ws/b.sh", sha256: "a".repeat(64), args: [] };
+  const rule: BoundRule = {
+    match: "exact",
+    written: "./b.sh",
+    program: "/ws/b.sh",
+    sha256: "a".repeat(64),
+    args: [],
+  };
   const now = (sha256: string) => ({ resolved: "/ws/b.sh", args: [], sha256 });
   assert.equal(ruleMatch(rule, now("a".repeat(64))), "covers");
   assert.equal(ruleMatch(rule, now("b".repeat(64))), "changed");

@@ -9,7 +9,7 @@ import type { Person } from "../person/person.ts";
 import type { ApprovalsFile } from "./approvals_file.ts";
 import { type AuditEntry, AuditLog, type Decider } from "./audit.ts";
 import { formatLabel, joinLabels, type Label, label } from "../util/label.ts";
-import { type ResolvedPath, resolvePath } from "./paths.ts";
+import { type CheckedEntry, openedAsChecked, type ResolvedPath, resolvePath } from "./paths.ts";
 import type { PrivatePaths } from "./private.ts";
 import { type RefRecord, type RefTable } from "./refs.ts";
 import {
@@ -226,12 +226,19 @@ export class Policy {
 
   // ---- labels of files and names (design.md §3) ----
 
-  /** The label of a file's content: integrity from the trust map, confidentiality by path. */
-  async fileLabel(rel: string): Promise<Label> {
+  /**
+   * The label of a file's content: integrity from the trust map, confidentiality by path. A
+   * trust entry bound to a hash holds only if the file hashed is `at`, the entry as checked (by
+   * default `rel`'s path, reached through no link): a hash of anything else is no hash at all.
+   */
+  async fileLabel(
+    rel: string,
+    at: CheckedEntry = { abs: this.#abs(rel), id: null },
+  ): Promise<Label> {
     await this.refreshTrust();
     const integrity = await this.trust.fileIntegrity(rel, async () => {
-      const h = await this.worker.call({ op: "hash", path: this.#abs(rel) });
-      return h.ok ? h.value : null;
+      const h = await this.worker.call({ op: "hash", path: at.abs, identify: true });
+      return h.ok && openedAsChecked(at, h.value.opened) ? h.value.sha256 : null;
     });
     return label(integrity, this.privatePaths.confidentialityOf(rel));
   }

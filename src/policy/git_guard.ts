@@ -15,7 +15,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Policy } from "./core.ts";
-import { resolvePath } from "./paths.ts";
+import { type ResolvedPath, resolvePath } from "./paths.ts";
 import { readAtMost } from "./reads.ts";
 import { isWithin } from "./workspace.ts";
 import {
@@ -80,7 +80,7 @@ interface Reader {
 
 type Found =
   | { kind: "missing" }
-  | { kind: "file"; abs: string; rel: string }
+  | { kind: "file"; abs: string; rel: string; id: ResolvedPath["id"] }
   | { kind: "directory"; abs: string; rel: string };
 
 /** The real place of an absolute path inside the workspace; null when it lies outside. */
@@ -91,7 +91,7 @@ async function locate(r: Reader, abs: string): Promise<Result<Found> | null> {
   if (!where.ok) return err("a path it names cannot be resolved inside the workspace");
   const w = where.value;
   if (w.kind === "missing") return ok({ kind: "missing" });
-  if (w.kind === "file") return ok({ kind: "file", abs: w.abs, rel: w.rel });
+  if (w.kind === "file") return ok({ kind: "file", abs: w.abs, rel: w.rel, id: w.id });
   if (w.kind === "directory") return ok({ kind: "directory", abs: w.abs, rel: w.rel });
   return err("a path it names is neither a file nor a folder");
 }
@@ -148,7 +148,7 @@ async function land(r: Reader, base: string, p: string): Promise<Landing | null>
 async function readFound(r: Reader, f: Found, max: number): Promise<Result<string | null>> {
   if (f.kind === "missing") return ok(null);
   if (f.kind !== "file") return err("a file it reads is not a regular file");
-  const read = await readAtMost(r.policy, f.abs, max);
+  const read = await readAtMost(r.policy, f, max);
   if (!read.ok) {
     return err(
       read.tooBig ? "a file it reads is too big to check" : "a file it reads cannot be read",

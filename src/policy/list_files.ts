@@ -79,6 +79,7 @@ export async function decideListFiles(policy: Policy, request: ListRequest): Pro
     accept: (e) => glob === null || glob.matches(e.sub),
     limit: request.limit,
     wholePool: true,
+    baseId: dir.id,
   });
 
   // Parents sort before their children, so a child can point at its parent's reference.

@@ -7,14 +7,51 @@ import { join, relative, sep } from "node:path";
 import { err, ok, type Result } from "../util/result.ts";
 import { isControl, isInvisible } from "../util/escape.ts";
 import { isWithin, type Workspace } from "./workspace.ts";
+import type { FileId, OpenedFile } from "../worker/protocol.ts";
 
-export interface ResolvedPath {
+/**
+ * An entry the policy layer checked, and labels: its real path, and the identity (device and
+ * inode) it had when checked; null when it did not exist, or for a walk's entry, which is known
+ * by its path alone (the walk gives only paths reached through no link).
+ */
+export interface CheckedEntry {
+  readonly abs: string;
+  readonly id: FileId | null;
+}
+
+export interface ResolvedPath extends CheckedEntry {
   /** Workspace-relative, `/`-separated, of the real location; `.` for the root. */
   readonly rel: string;
   /** Absolute real path (for a new file: its real parent joined with its name). */
   readonly abs: string;
   readonly exists: boolean;
   readonly kind: "file" | "directory" | "other" | "missing";
+}
+
+/**
+ * Whether what the effect worker opened is the entry that was checked and labelled (design.md
+ * §3, §13: a label is true only of what it was computed for): the same real path, and, where the
+ * entry's identity is known, the same device and inode. A file that became a link, or was
+ * replaced, after the check fails here, and the read is refused; the one comparison of the rule,
+ * for every read the policy layer labels.
+ */
+export function openedAsChecked(
+  entry: CheckedEntry,
+  opened: OpenedFile | null | undefined,
+): boolean {
+  if (!opened || opened.real !== entry.abs) return false;
+  return entry.id === null || (opened.dev === entry.id.dev && opened.ino === entry.id.ino);
+}
+
+/** What the planner is told when a read was refused by {@link openedAsChecked}. */
+export function changedWhileRead(shownAs: string): string {
+  return `${shownAs} changed while it was being read (it was replaced, or became a link); ` +
+    "nothing of it was used";
+}
+
+/** The identity of a stat, as a {@link CheckedEntry} keeps it. */
+function idOf(info: Deno.FileInfo): FileId {
+  return { dev: info.dev, ino: info.ino };
 }
 
 const MAX_PATH = 4096;
@@ -189,12 +226,14 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
       }
     }
     if (rest.length > 0) {
-      return ok({ rel: toRel(ws.root, abs), abs, exists: false, kind: "missing" });
+      return ok({ rel: toRel(ws.root, abs), abs, exists: false, kind: "missing", id: null });
     }
-    // The lstat of the whole path already describes `real` unless its last name is a link.
-    const info = found !== null && !found.isSymlink ? found : await Deno.stat(real);
+    // The lstat of the whole path already describes `real` unless its last name is a link; then
+    // `real` itself, not followed: a real path names no link, unless it changed since.
+    const info = found !== null && !found.isSymlink ? found : await Deno.lstat(real);
+    if (info.isSymlink) return err("that path changed while it was being resolved; try again");
     const kind = info.isFile ? "file" : info.isDirectory ? "directory" : "other";
-    return ok({ rel: toRel(ws.root, real), abs: real, exists: true, kind });
+    return ok({ rel: toRel(ws.root, real), abs: real, exists: true, kind, id: idOf(info) });
   } catch (e) {
     if (e instanceof Deno.errors.PermissionDenied || e instanceof Deno.errors.NotCapable) {
       return err("that path cannot be examined: permission denied");

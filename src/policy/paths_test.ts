@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import fc from "fast-check";
-import { checkPathSyntax, resolvePath } from "./paths.ts";
+import { checkPathSyntax, openedAsChecked, resolvePath } from "./paths.ts";
 import { isWithin, openWorkspace, type Workspace } from "./workspace.ts";
 
 interface Fixture {
@@ -249,6 +249,7 @@ Deno.test("paths: a new file in new folders resolves through its nearest existin
       abs: join(f.root, "docs", "new", "deeper", "file.md"),
       exists: false,
       kind: "missing",
+      id: null,
     });
   });
 });
@@ -431,4 +432,36 @@ Deno.test("paths: a case twin is refused without quoting the existing name", asy
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+// ---- what is resolved is what a read must open (design.md §3, §13) ----
+
+Deno.test("paths: a resolved entry keeps its identity, the real file's even through a link", async () => {
+  await withFixture(async (f) => {
+    const real = Deno.statSync(join(f.root, "src", "a.txt"));
+    for (const typed of ["src/a.txt", "in_file_link", "in_link/a.txt"]) {
+      const r = await resolvePath(f.ws, typed);
+      assert.ok(r.ok, !r.ok ? r.error : "");
+      assert.deepEqual(r.value.id, { dev: real.dev, ino: real.ino }, typed);
+    }
+    const dir = await resolvePath(f.ws, "in_link");
+    const src = Deno.statSync(join(f.root, "src"));
+    assert.ok(dir.ok && dir.value.id?.ino === src.ino);
+  });
+});
+
+Deno.test("paths: what was opened is the entry checked only with the same real path, device and inode", () => {
+  const entry = { abs: "/ws/src/a.txt", id: { dev: 7, ino: 42 } };
+  const same = { dev: 7, ino: 42, real: "/ws/src/a.txt" };
+  assert.equal(openedAsChecked(entry, same), true);
+  // Replaced (another inode), on another device, opened through a link elsewhere, or unknown.
+  assert.equal(openedAsChecked(entry, { ...same, ino: 43 }), false);
+  assert.equal(openedAsChecked(entry, { ...same, dev: 8 }), false);
+  assert.equal(openedAsChecked(entry, { ...same, real: "/ws/vendor/evil.txt" }), false);
+  assert.equal(openedAsChecked(entry, null), false);
+  assert.equal(openedAsChecked(entry, undefined), false);
+  // A walk's entry is known by its path: any inode, but at that path, through no link.
+  const walked = { abs: "/ws/src/a.txt", id: null };
+  assert.equal(openedAsChecked(walked, { ...same, ino: 99 }), true);
+  assert.equal(openedAsChecked(walked, { ...same, real: "/ws/vendor/evil.txt" }), false);
 });

@@ -8,13 +8,14 @@
 import type { Policy } from "./core.ts";
 import {
   askQuarantinedRead,
+  CHANGED,
   decodeText,
   labelOfBytes,
   readAtMost,
   tooBigMessage,
   vouchBytes,
 } from "./reads.ts";
-import type { ResolvedPath } from "./paths.ts";
+import { changedWhileRead, openedAsChecked, type ResolvedPath } from "./paths.ts";
 import type { RefRecord } from "./refs.ts";
 import { routeFile } from "./routing.ts";
 import { type Label, label, sameLabel } from "../util/label.ts";
@@ -69,7 +70,7 @@ export async function decideReadFile(policy: Policy, target: ReadTarget): Promis
       `${shownAs} is ${size} bytes, more than read_file pages through (${READ_FILE_MAX_BYTES}); use search to find the lines you need`,
     );
 
-  let fileLabel = await policy.fileLabel(path.rel);
+  let fileLabel = await policy.fileLabel(path.rel, path);
   if (fileLabel.integrity === "T") {
     // One round trip: the stat, and the bytes unless the file is too big.
     const got = await policy.worker.call({
@@ -82,6 +83,8 @@ export async function decideReadFile(policy: Policy, target: ReadTarget): Promis
     if (got.value.stat.size > READ_FILE_MAX_BYTES) return tooBig(got.value.stat.size);
     const read = got.value.bytes;
     if (read === null) return error(`${shownAs}: the file cannot be read (not a regular file)`);
+    // The label was computed for the file resolved: it holds only for bytes read from it.
+    if (!openedAsChecked(path, got.value.opened)) return error(changedWhileRead(shownAs));
     // The decision holds for the bytes actually read, not for whatever was hashed before.
     fileLabel = await labelOfBytes(policy, path.rel, read);
     if (fileLabel.integrity === "T") {
@@ -121,7 +124,7 @@ async function quarantined(policy: Policy, q: Quarantined): Promise<FileRead> {
   const answer = await askQuarantinedRead(policy, {
     tool: "read_file",
     rel: path.rel,
-    abs: path.abs,
+    entry: path,
     size,
     label: q.label,
     viaRef: viaRef !== null,
@@ -141,11 +144,13 @@ async function quarantined(policy: Policy, q: Quarantined): Promise<FileRead> {
     return { kind: "kept", ref: ref.id, size, shownAs };
   }
   // The answer was given for the file as it is now: read it once and use those bytes.
-  const read = await readAtMost(policy, path.abs, READ_FILE_MAX_BYTES);
+  const read = await readAtMost(policy, path, READ_FILE_MAX_BYTES);
   if (!read.ok) {
     return error(
       read.tooBig
         ? tooBigMessage(shownAs, read, READ_FILE_MAX_BYTES)
+        : read.error === CHANGED
+        ? changedWhileRead(shownAs)
         : `${shownAs}: the file cannot be read (${read.error})`,
     );
   }

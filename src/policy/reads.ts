@@ -11,7 +11,7 @@ import { joinLabels, type Label, label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from 
 import type { QuarantinedReadAnswer } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { sha256 } from "../util/hash.ts";
-import { resolvePath } from "./paths.ts";
+import { changedWhileRead, type CheckedEntry, openedAsChecked, resolvePath } from "./paths.ts";
 import type { RefRecord } from "./refs.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -115,7 +115,8 @@ export function previewLines(head: Uint8Array, size: number): string[] {
 export interface QuarantineTarget {
   tool: string;
   rel: string;
-  abs: string;
+  /** The file as resolved: the preview is read from it, and only from it. */
+  entry: CheckedEntry;
   size: number;
   label: Label;
   viaRef: boolean;
@@ -135,13 +136,16 @@ export async function askQuarantinedRead(
   if (policy.canAsk) {
     const head = await policy.worker.call({
       op: "read",
-      path: target.abs,
+      path: target.entry.abs,
       offset: 0,
       length: Math.min(PREVIEW_BYTES, target.size),
     });
+    const same = head.ok && openedAsChecked(target.entry, head.value.opened);
     answer = await policy.person.quarantinedRead({
       path: target.rel,
-      preview: head.ok ? previewLines(head.value, target.size) : ["(the file cannot be read)"],
+      preview: head.ok && same
+        ? previewLines(head.value.bytes, target.size)
+        : [head.ok ? "(the file changed while it was read)" : "(the file cannot be read)"],
       size: target.size,
       label: target.label,
     });
@@ -180,38 +184,48 @@ export async function vouchBytes(
   return label("T", policy.privatePaths.confidentialityOf(rel));
 }
 
-/** What {@link readAtMost} found: the bytes, a file too big (and whether by the stat), or an error. */
+/**
+ * What {@link readAtMost} found: the bytes, a file too big (and whether by the stat), or an error
+ * (by name; {@link CHANGED} for bytes of another file than the one checked).
+ */
 export type BoundedRead =
   | { ok: true; bytes: Uint8Array }
   | { ok: false; tooBig: true; size: number; grew: boolean }
   | { ok: false; tooBig: false; error: string };
 
+/** The error name of a read refused by `openedAsChecked` (paths.ts). */
+export const CHANGED = "Changed";
+
 /**
- * The bytes of the file at `abs` when it holds at most `maxBytes` — the one way a file becomes
- * bytes on the main thread. Refused from a stat (`knownSize` when the caller has just taken
- * one) before anything is read; the worker's read is capped at `maxBytes + 1`, so a file that
- * grew after the stat is refused too (`grew`), never read whole. Errors give only a name: a
- * message may hold the real path.
+ * The bytes of the checked file `entry` when it holds at most `maxBytes` — the one way a file
+ * becomes bytes on the main thread. Refused from a stat (`knownSize` when the caller has just
+ * taken one) before anything is read; the worker's read is capped at `maxBytes + 1`, so a file
+ * that grew after the stat is refused too (`grew`), never read whole; and bytes of any other
+ * file than the entry checked (it became a link, or was replaced) are refused ({@link CHANGED}),
+ * so a label computed for the entry is never given to them. Errors give only a name: a message may
+ * hold the real path.
  */
 export async function readAtMost(
   policy: Policy,
-  abs: string,
+  entry: CheckedEntry,
   maxBytes: number,
   knownSize?: number,
 ): Promise<BoundedRead> {
   let size = knownSize;
   if (size === undefined) {
-    const info = await policy.worker.call({ op: "stat", path: abs });
+    const info = await policy.worker.call({ op: "stat", path: entry.abs });
     if (!info.ok) return { ok: false, tooBig: false, error: info.error.name };
     size = info.value.size;
   }
   if (size > maxBytes) return { ok: false, tooBig: true, size, grew: false };
-  const read = await policy.worker.call({ op: "read", path: abs, maxBytes });
+  const read = await policy.worker.call({ op: "read", path: entry.abs, maxBytes });
   if (!read.ok) return { ok: false, tooBig: false, error: read.error.name };
-  if (read.value.length > maxBytes) {
-    return { ok: false, tooBig: true, size: read.value.length, grew: true };
+  if (!openedAsChecked(entry, read.value.opened)) {
+    return { ok: false, tooBig: false, error: CHANGED };
   }
-  return { ok: true, bytes: read.value };
+  const bytes = read.value.bytes;
+  if (bytes.length > maxBytes) return { ok: false, tooBig: true, size: bytes.length, grew: true };
+  return { ok: true, bytes };
 }
 
 /** A too-big {@link BoundedRead} as the planner reads it, about `shownAs` (never a hidden path). */
@@ -250,11 +264,13 @@ export async function readFileRef(
   const where = await resolvePath(policy.workspace, ref.path);
   if (!where.ok) return err(staleFileRef(ref));
   if (where.value.kind !== "file") return err(`${name} is no longer a file`);
-  const read = await readAtMost(policy, where.value.abs, maxBytes);
+  const read = await readAtMost(policy, where.value, maxBytes);
   if (!read.ok) {
     return err(
       read.tooBig
         ? tooBigMessage(name, read, maxBytes)
+        : read.error === CHANGED
+        ? changedWhileRead(name)
         : `${name} can no longer be read (${read.error})`,
     );
   }

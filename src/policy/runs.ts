@@ -33,7 +33,7 @@ import {
 } from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
 import { resolvePath } from "./paths.ts";
-import { readFileRef, tooBigMessage } from "./reads.ts";
+import { pathNameShown, readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import { childEnv, type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
 import { keepOutput, statusLines } from "./outputs.ts";
@@ -41,7 +41,13 @@ import { personWatch } from "./watch.ts";
 import { type ConfinementPlan, planConfinement, type Spawner } from "./sandbox.ts";
 import { type RuleMatch, rulesMatch, rulesUnconfine } from "./command_rules.ts";
 import { guardGitStage } from "./git_guard.ts";
-import { describeVouch, type NewVouch, type StageIdentity, type Vouch } from "./vouches.ts";
+import {
+  describeVouch,
+  type NewVouch,
+  type StageIdentity,
+  type Vouch,
+  vouchedCommands,
+} from "./vouches.ts";
 import { DEFAULT_LIMITS, type Settings } from "../state/settings.ts";
 import type { RunAnswer } from "../person/person.ts";
 import { formatArgv } from "../util/escape.ts";
@@ -188,7 +194,8 @@ async function prepareStdin(
     const where = await resolvePath(policy.workspace, ref.path);
     if (!where.ok) return err(`stdin: ${staleFileRef(ref)}`);
     if (where.value.kind !== "file") return err(`stdin: ref:${ref.id} is no longer a file`);
-    return ok({ ref, label: joinLabels(ref.label, await policy.fileLabel(where.value.rel)) });
+    const now = await policy.fileLabel(where.value.rel, where.value);
+    return ok({ ref, label: joinLabels(ref.label, now) });
   }
   if (!ref.hasBytes) return err(`stdin: ref:${ref.id} holds no bytes`);
   return ok({ ref, label: ref.label });
@@ -765,38 +772,39 @@ export async function carryOutRun(
 
 /**
  * The commands that run without asking, one short line each, for the planner's system prompt
- * (design.md §15): stored vouches and the policy file's `vouch` and `run` entries, each program
- * named as the planner would type it (a program on PATH by its name, a workspace program by its
- * path), so it does not spend calls finding out.
+ * (design.md §15): stored vouches and the policy file's `vouch` and `run` entries, so it does not
+ * spend calls finding out. A policy file entry is named as the person wrote it. A stored vouch
+ * knows its program only by its real path: a program on PATH is named by its file name, a
+ * workspace program by its path only where that name may be shown (§3) — the real file behind a
+ * trusted link may lie in an untrusted folder, whose names are untrusted text — and a vouch with
+ * a name that may not be shown is left out.
  */
 export async function commandsRunUnasked(policy: Policy): Promise<string[]> {
   const root = policy.workspace.root + "/";
-  const name = (program: string) =>
-    program.startsWith(root) ? `./${program.slice(root.length)}` : program.split("/").at(-1)!;
-  const argv = (program: string, args: readonly string[]) => formatArgv([name(program), ...args]);
+  const name = (program: string): string | null => {
+    if (!program.startsWith(root)) return program.split("/").at(-1)!;
+    const rel = program.slice(root.length);
+    return pathNameShown(policy, rel) ? `./${rel}` : null;
+  };
+  const more = (match: string) => match === "prefix" ? " …" : "";
   const lines: string[] = [];
   for (const v of await policy.vouches.list()) {
-    if (v.match === "pipeline") {
-      lines.push(
-        `${v.stages.map((s) => argv(s.program, s.args)).join(" | ")} (exactly, as one pipeline)`,
-      );
-    } else {lines.push(
-        `${argv(v.program, v.args)}${
-          v.match === "prefix" ? " …" : ""
-        } (vouched: output shown to you)`,
-      );}
+    const stages = vouchedCommands(v).map((s) => ({ name: name(s.program), args: s.args }));
+    if (stages.some((s) => s.name === null)) continue;
+    const argv = stages.map((s) => formatArgv([s.name!, ...s.args])).join(" | ");
+    lines.push(
+      v.match === "pipeline"
+        ? `${argv} (exactly, as one pipeline)`
+        : `${argv}${more(v.match)} (vouched: output shown to you)`,
+    );
   }
   for (const r of policy.commandRules.vouch) {
     lines.push(
-      `${argv(r.program, r.args)}${
-        r.match === "prefix" ? " …" : ""
-      } (vouched: output shown to you)`,
+      `${formatArgv([r.written, ...r.args])}${more(r.match)} (vouched: output shown to you)`,
     );
   }
   for (const r of policy.commandRules.run) {
-    lines.push(
-      `${argv(r.program, r.args)}${r.match === "prefix" ? " …" : ""} (output stays a reference)`,
-    );
+    lines.push(`${formatArgv([r.written, ...r.args])}${more(r.match)} (output stays a reference)`);
   }
   return lines;
 }

@@ -7,6 +7,7 @@
  * reference while the planner is shown counts. Printing is the tool's.
  */
 import type { Policy } from "./core.ts";
+import { openedAsChecked, type ResolvedPath } from "./paths.ts";
 import { labelNeedsHash, labelOfHash } from "./reads.ts";
 import { routeDirectory } from "./routing.ts";
 import { walk, type WalkEntry } from "./walk.ts";
@@ -73,7 +74,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
   const { dir, base } = routed.value;
   const include = request.include !== undefined ? compileGlob(request.include) : null;
   const run = new SearchRun(policy, request.pattern, request.limits);
-  run.walkFiles(dir.rel, include);
+  run.walkFiles(dir, include);
   const tallied = await tally(policy, run, request.limits);
   await run.finishWalk();
   if (!tallied.ok) return { kind: "error", message: tallied.error };
@@ -161,10 +162,17 @@ async function tally(policy: Policy, run: SearchRun, limits: Limits): Promise<Ta
         counts.binary++;
       } else if (code === FIND.none) counts.searched++;
       else if (code === FIND.matched) {
-        counts.searched++;
-        counts.matchedFiles++;
         const entry = run.files[batch.first + i];
         const file = found[f++];
+        // Its lines are labelled as the walk's entry: only if they were read from it, at its path
+        // and through no link (a file swapped for a link since the listing is not it).
+        if (!openedAsChecked({ abs: run.pathOf(entry), id: null }, file.opened)) {
+          counts.unreadable++;
+          line += file.lines;
+          continue;
+        }
+        counts.searched++;
+        counts.matchedFiles++;
         const room = limits.searchLines - matches.length;
         labels.push(await labelOfHash(policy, entry.rel, file.sha256));
         if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
@@ -238,9 +246,10 @@ class SearchRun {
     this.#limits = limits;
   }
 
-  /** Starts the walk of `dirRel`: every file `include` matches is batched as it is found. */
-  walkFiles(dirRel: string, include: Glob | null): void {
-    this.#walked = walk(this.#policy, dirRel, {
+  /** Starts the walk of `dir`: every file `include` matches is batched as it is found. */
+  walkFiles(dir: ResolvedPath, include: Glob | null): void {
+    this.#walked = walk(this.#policy, dir.rel, {
+      baseId: dir.id,
       accept: (e) => {
         if (e.kind !== "file" || (include !== null && !include.matches(e.sub))) return false;
         this.#found(e);
@@ -335,15 +344,19 @@ class SearchRun {
     this.#notify();
   }
 
+  /** The absolute path a file of the walk is searched at. */
+  pathOf(entry: WalkEntry): string {
+    return `${this.#policy.workspace.root}/${entry.rel}`;
+  }
+
   #send(batch: Batch, workers: readonly EffectWorker[]): void {
-    const root = this.#policy.workspace.root;
     const limits = this.#limits;
     const paths: string[] = [];
     const hashWanted = new Uint8Array(batch.count);
     for (let i = 0; i < batch.count; i++) {
-      const rel = this.files[batch.first + i].rel;
-      paths.push(`${root}/${rel}`);
-      if (labelNeedsHash(this.#policy, rel)) hashWanted[i] = 1;
+      const entry = this.files[batch.first + i];
+      paths.push(this.pathOf(entry));
+      if (labelNeedsHash(this.#policy, entry.rel)) hashWanted[i] = 1;
     }
     batch.reply = fanout(workers, {
       op: "findInFiles",

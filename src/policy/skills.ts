@@ -6,8 +6,8 @@
  */
 import { relative } from "node:path";
 import type { Policy } from "./core.ts";
-import type { ResolvedPath } from "./paths.ts";
-import { readAtMost } from "./reads.ts";
+import { openedAsChecked, type ResolvedPath, resolvePath } from "./paths.ts";
+import { labelOfBytes, readAtMost } from "./reads.ts";
 import { type Label, TRUSTED_PUBLIC } from "../util/label.ts";
 import {
   decodeSkillFile,
@@ -32,29 +32,33 @@ export async function listTrustedFolder(policy: Policy, dir: ResolvedPath): Prom
     const why = !listing.ok ? listing.error.message : first && "error" in first ? first.error : "";
     return { kind: "error", error: why };
   }
+  // The names count as the trusted folder's only if the folder listed is the one resolved.
+  if (!openedAsChecked(dir, first.opened)) {
+    return { kind: "error", error: "the folder changed while it was being listed" };
+  }
   return { kind: "listed", names: first.entries.map((e) => e.name) };
 }
 
 /**
  * A workspace SKILL.md as text with its label: refused unless the file is trusted, and read
- * through the effect worker no further than {@link MAX_SKILL_BYTES}. Discovery and load_skill
- * both read a workspace skill here.
+ * through the effect worker no further than {@link MAX_SKILL_BYTES}, from the file resolved and
+ * no other; the label is of the bytes read. Discovery and load_skill both read a workspace skill
+ * here.
  */
 export async function readWorkspaceSkill(
   policy: Policy,
-  rel: string,
-  abs: string,
+  file: ResolvedPath,
 ): Promise<Result<{ text: string; label: Label }>> {
-  const fileLabel = await policy.fileLabel(rel);
-  if (fileLabel.integrity !== "T") {
-    return err("the file is not trusted (it was written from untrusted content)");
-  }
-  const read = await readAtMost(policy, abs, MAX_SKILL_BYTES);
+  const untrusted = err("the file is not trusted (it was written from untrusted content)");
+  if ((await policy.fileLabel(file.rel, file)).integrity !== "T") return untrusted;
+  const read = await readAtMost(policy, file, MAX_SKILL_BYTES);
   if (!read.ok) {
     return err(
       read.tooBig ? `larger than ${MAX_SKILL_BYTES} bytes` : `cannot be read (${read.error})`,
     );
   }
+  const fileLabel = await labelOfBytes(policy, file.rel, read.bytes);
+  if (fileLabel.integrity !== "T") return untrusted;
   const text = decodeSkillFile(read.bytes);
   return text.ok ? ok({ text: text.value, label: fileLabel }) : text;
 }
@@ -65,17 +69,23 @@ export type TrustedHead =
   | { kind: "untrusted" }
   | { kind: "error"; error: string };
 
-/** At most `length` bytes of a resolved workspace file, read only when the file is trusted. */
+/**
+ * At most `length` bytes of a resolved workspace file, read only when the file is trusted, and
+ * only from the file resolved (its label, hash included, is of that file).
+ */
 export async function readTrustedHead(
   policy: Policy,
   file: ResolvedPath,
   length: number,
 ): Promise<TrustedHead> {
-  const fileLabel = await policy.fileLabel(file.rel);
+  const fileLabel = await policy.fileLabel(file.rel, file);
   if (fileLabel.integrity !== "T") return { kind: "untrusted" };
   const read = await policy.worker.call({ op: "read", path: file.abs, length });
   if (!read.ok) return { kind: "error", error: read.error.message };
-  return { kind: "read", bytes: read.value, label: fileLabel };
+  if (!openedAsChecked(file, read.value.opened)) {
+    return { kind: "error", error: "it changed while it was being read; it was not used" };
+  }
+  return { kind: "read", bytes: read.value.bytes, label: fileLabel };
 }
 
 /**
@@ -95,8 +105,12 @@ export async function readSkill(
       loaded = err(`cannot be read (${(e as Error).name ?? "error"})`);
     }
   } else {
+    // Resolved again: the file read and labelled is the listed file at its real place.
     const rel = relative(policy.workspace.root, entry.file).split("\\").join("/");
-    loaded = await readWorkspaceSkill(policy, rel, entry.file);
+    const file = await resolvePath(policy.workspace, rel);
+    loaded = !file.ok || file.value.kind !== "file" || file.value.rel !== rel
+      ? err("it is no longer a file at its place")
+      : await readWorkspaceSkill(policy, file.value);
   }
   if (!loaded.ok) return loaded;
   const folder = entry.file.split(/[\\/]/).at(-2) ?? "";

@@ -306,10 +306,16 @@ async function policyFor(
   hashes: Record<string, string> = {},
 ): Promise<Policy> {
   const worker = {
-    call: (req: { op: string; path: string }) =>
+    // A hash asked with `identify` says which file it hashed: the path asked, through no link.
+    call: (req: { op: string; path: string; identify?: true }) =>
       Promise.resolve(
         req.op === "hash" && hashes[req.path]
-          ? { ok: true, value: hashes[req.path] }
+          ? {
+            ok: true,
+            value: req.identify
+              ? { sha256: hashes[req.path], opened: { dev: 1, ino: 1, real: req.path } }
+              : hashes[req.path],
+          }
           : { ok: false, error: { name: "NotFound", message: "" } },
       ),
   } as unknown as EffectWorker;

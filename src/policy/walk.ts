@@ -21,6 +21,7 @@ import ignore, { type Ignore } from "ignore";
 import type { Policy } from "./core.ts";
 import { isGitName } from "./git_dir.ts";
 import { labelOfBytes, nameShown, namesShownIn } from "./reads.ts";
+import { type CheckedEntry, openedAsChecked } from "./paths.ts";
 import { isWithin } from "./workspace.ts";
 import type { EffectWorker } from "../worker/client.ts";
 import { fanout } from "../worker/pool.ts";
@@ -51,6 +52,8 @@ export interface WalkOptions {
    * all its work). Search leaves this off: its other workers are busy searching.
    */
   wholePool?: boolean;
+  /** The walked directory's identity when it was resolved: its listing must be of it. */
+  baseId?: CheckedEntry["id"];
 }
 
 export interface WalkResult {
@@ -72,6 +75,11 @@ const GITIGNORE_MAX_BYTES = 1024 * 1024;
 
 function joinRel(dir: string, name: string): string {
   return dir === "." ? name : `${dir}/${name}`;
+}
+
+/** The absolute path of a workspace-relative one, as the walk hands it to the worker. */
+function absOf(policy: Policy, rel: string): string {
+  return rel === "." ? policy.workspace.root : `${policy.workspace.root}/${rel}`;
 }
 
 function relativeTo(dir: string, rel: string): string {
@@ -98,7 +106,7 @@ function ignoredBy(frames: readonly Frame[], rel: string, isDir: boolean, dirTru
 async function loadFrames(policy: Policy, dirs: string[]): Promise<Map<string, Frame>> {
   const frames = new Map<string, Frame>();
   if (dirs.length === 0) return frames;
-  const paths = dirs.map((d) => `${policy.workspace.root}/${joinRel(d, ".gitignore")}`);
+  const paths = dirs.map((d) => absOf(policy, joinRel(d, ".gitignore")));
   // A regular file, reached through no link (the worker skips one that is, or passes through,
   // a link): the label below is the label of the path read, never of a link's target outside
   // the workspace or in an untrusted folder. The worker's own checks keep it inside the roots.
@@ -111,7 +119,8 @@ async function loadFrames(policy: Policy, dirs: string[]): Promise<Map<string, F
   if (!read.ok) return frames;
   for (let i = 0; i < dirs.length; i++) {
     const bytes = read.value[i]?.bytes;
-    if (!bytes) continue;
+    // Labelled as the path below only if read from it (no link: see openedAsChecked).
+    if (!bytes || !openedAsChecked({ abs: paths[i], id: null }, read.value[i].opened)) continue;
     const rel = joinRel(dirs[i], ".gitignore");
     const label = await labelOfBytes(policy, rel, bytes);
     let rules: Ignore;
@@ -200,10 +209,7 @@ export async function walk(
     while (inFlight.length < inFlightMax && requested < queue.length) {
       const end = Math.min(queue.length, requested + BATCH_DIRS);
       const paths: string[] = [];
-      for (let i = requested; i < end; i++) {
-        const rel = queue[i].rel;
-        paths.push(rel === "." ? root : `${root}/${rel}`);
-      }
+      for (let i = requested; i < end; i++) paths.push(absOf(policy, queue[i].rel));
       inFlight.push({ count: end - requested, reply: listBatch(workers, paths) });
       requested = end;
     }
@@ -212,14 +218,24 @@ export async function walk(
   while (inFlight.length > 0) {
     const { count, reply } = inFlight.shift()!;
     const listed = await reply;
+    const first = handled;
     const dirs = queue.slice(handled, handled + count);
     handled += count;
-    const lists = dirs.map((_, i) => listingOf(listed, i));
+    // A listing's names are labelled as the directory queued: only if it is what was listed, at
+    // its path and through no link (a folder swapped for a link since is not it), and the walked
+    // directory itself as it was resolved.
+    const valid = dirs.map((dir, i) =>
+      listed.ok && listed.value.errors[i] === null && openedAsChecked({
+        abs: absOf(policy, dir.rel),
+        id: first + i === 0 ? options.baseId ?? null : null,
+      }, listed.value.opened[i])
+    );
+    const lists = dirs.map((_, i) => valid[i] ? listingOf(listed, i) : NO_LISTING);
     const withGitignore = dirs.filter((_, i) => hasGitignoreFile(lists[i])).map((p) => p.rel);
     const own = await loadFrames(policy, withGitignore);
     for (let d = 0; d < dirs.length; d++) {
       const dir = dirs[d];
-      if (!listed.ok || listed.value.errors[d] !== null) {
+      if (!valid[d]) {
         unreadable++;
         continue;
       }
@@ -268,6 +284,8 @@ interface DirListing {
   /** The kind of every entry that is not a plain file (few: most entries are files). */
   kinds: Map<string, EntryKind>;
 }
+
+const NO_LISTING: DirListing = { names: [], kinds: new Map() };
 
 function listingOf(listed: Listing, i: number): DirListing {
   const kinds = new Map<string, EntryKind>();

@@ -13,10 +13,11 @@ import { describeKind } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
 import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
-import { decodeText, readAtMost, readFileRef, tooBigMessage } from "./reads.ts";
+import { CHANGED, decodeText, readAtMost, readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import type { RefRecord } from "./refs.ts";
 import { routeFile } from "./routing.ts";
+import { changedWhileRead, type ResolvedPath, resolvePath } from "./paths.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { plural } from "../util/plural.ts";
@@ -354,12 +355,22 @@ export async function approveAndWrite<S extends WriteSource>(
     let current: Uint8Array | null = null;
     if (now.ok) {
       if (now.value.kind !== "file") return failed(`${shownAs} is not a regular file`);
-      // The file being replaced is read for its diff and hash, and bounded like the new content.
-      const read = await readAtMost(policy, abs, MAX_WRITE_BYTES, now.value.size);
+      // The file being replaced is read for its diff and hash, and bounded like the new content,
+      // from the file as resolved: the routing's entry, or, when that was missing or this asks
+      // again after a change, the file at the same real place now. Its label is of those bytes.
+      const entry = attempt === 0 && routed.path.id !== null ? routed.path : await resolveAgain(
+        policy,
+        routed.path,
+      );
+      const read = entry === null
+        ? { ok: false as const, tooBig: false as const, error: CHANGED }
+        : await readAtMost(policy, entry, MAX_WRITE_BYTES, now.value.size);
       if (!read.ok) {
         return failed(
           read.tooBig
             ? `${tooBigMessage(shownAs, read, MAX_WRITE_BYTES)}; nothing was written`
+            : read.error === CHANGED
+            ? `${changedWhileRead(shownAs)}; nothing was written`
             : `${shownAs} cannot be read (${read.error})`,
         );
       }
@@ -408,4 +419,12 @@ export async function approveAndWrite<S extends WriteSource>(
     );
   }
   return failed(`${shownAs} changed again after it was approved; nothing was written — try again`);
+}
+
+/** The file at `path`'s real place as it is now, or null when its path resolves elsewhere. */
+async function resolveAgain(policy: Policy, path: ResolvedPath): Promise<ResolvedPath | null> {
+  const again = await resolvePath(policy.workspace, path.rel);
+  return again.ok && again.value.abs === path.abs && again.value.kind === "file"
+    ? again.value
+    : null;
 }

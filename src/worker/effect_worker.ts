@@ -43,8 +43,8 @@ async function handle(
         const value = readWithStat(request.path, request.maxBytes);
         return { value, transfer: value.bytes ? [value.bytes.buffer as ArrayBuffer] : [] };
       }
-      const bytes = await read(request.path, request);
-      return { value: bytes, transfer: [bytes.buffer as ArrayBuffer] };
+      const value = await read(request.path, request);
+      return { value, transfer: [value.bytes.buffer as ArrayBuffer] };
     }
     case "readMany": {
       // The bytes move to the main thread rather than being copied (a search reads many MB).
@@ -63,8 +63,10 @@ async function handle(
     case "readDirs":
       if (request.packed) return { value: readDirsPacked(request.paths), transfer: [] };
       return { value: await readDirs(request.paths), transfer: [] };
-    case "hash":
-      return { value: await hash(request.path), transfer: [] };
+    case "hash": {
+      const hashed = await hash(request.path);
+      return { value: request.identify ? hashed : hashed.sha256, transfer: [] };
+    }
     case "write":
       return {
         value: await write(request.path, request.bytes, request.expectSha256, request.makeParents),

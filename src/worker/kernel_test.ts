@@ -108,7 +108,7 @@ Deno.test({
       await Deno.symlink(outside, join(ws, "dir-link"));
       await Deno.symlink("/etc/hostname", join(ws, "etc-link"));
       const inside = await w.call({ op: "read", path: join(ws, "inside.txt"), maxBytes: 100 });
-      assert.ok(inside.ok && text(inside.value) === "inside\n");
+      assert.ok(inside.ok && text(inside.value.bytes) === "inside\n");
       for (const path of ["file-link", "dir-link/secret.txt", "etc-link"].map((p) => join(ws, p))) {
         const r = await w.call({ op: "read", path, maxBytes: 100 });
         assert.ok(!r.ok, path);
@@ -207,7 +207,7 @@ Deno.test({
           w.call({ op: "readMany", paths: [path, path], maxBytes: 100 }),
         ]);
         const seen: Uint8Array[] = [];
-        if (batch[0].ok) seen.push(batch[0].value);
+        if (batch[0].ok) seen.push(batch[0].value.bytes);
         if (batch[1].ok && batch[1].value.bytes) seen.push(batch[1].value.bytes);
         if (batch[2].ok) {
           for (const item of batch[2].value) if (item.bytes) seen.push(item.bytes);
@@ -236,7 +236,7 @@ Deno.test({
           w.pool[i % 2].call({ op: "read", path: join(ws, `f${i % 20}`), maxBytes: 100 })),
       );
       replies.forEach((r, i) =>
-        assert.ok(r.ok && text(r.value) === `file ${i % 20}\n`)
+        assert.ok(r.ok && text(r.value.bytes) === `file ${i % 20}\n`)
       );
       assert.ok(w.pool.every((m) => m.wall === "kernel" && m.alive));
     }, 2),

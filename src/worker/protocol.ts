@@ -33,18 +33,49 @@ export interface PackedDirs {
   kinds: string[];
   /** Per directory: why it could not be read, or null. */
   errors: (string | null)[];
+  /** Per directory: the folder listed (as checked; see {@link OpenedFile}), or null on an error. */
+  opened: (OpenedFile | null)[];
+}
+
+/** One directory of an unpacked listing. */
+export type DirListing = { entries: EntryInfo[]; opened: OpenedFile } | { error: string };
+
+/** A file's identity on its machine: device and inode (`ino` null where the system has none). */
+export interface FileId {
+  dev: number;
+  ino: number | null;
+}
+
+/**
+ * What a read opened, as the worker found it: the identity of the handle it read (its `fstat`),
+ * and the real path it opened once its own checks passed (ops/wall.ts). The worker reports it
+ * with the bytes and decides nothing with it: the policy layer compares it with the entry it
+ * labelled (`openedAsChecked`, policy/paths.ts), since a label is only true of what was opened.
+ */
+export interface OpenedFile extends FileId {
+  real: string;
+}
+
+/** A read's bytes and the file they came from. */
+export interface ReadBytes {
+  bytes: Uint8Array;
+  opened: OpenedFile;
 }
 
 /** A file's stat and, when it is a regular file within the size asked for, its bytes. */
 export interface StatRead {
   stat: StatInfo;
   bytes: Uint8Array | null;
+  /** The file the bytes came from; null when none were read. */
+  opened: OpenedFile | null;
 }
 
 export interface ReadManyItem {
   path: string;
   /** The bytes, when the file was read. */
   bytes?: Uint8Array;
+  /** The file the bytes came from, with them. */
+  opened?: OpenedFile;
   /** Why it was not: too big (with its size), or the error's name. */
   skipped?: "too_big" | "not_file" | "error";
   size?: number;
@@ -147,7 +178,8 @@ export type WorkerRequest =
   | FindInFilesRequest
   | { op: "readDirs"; paths: string[]; packed?: false }
   | { op: "readDirs"; paths: string[]; packed: true }
-  | { op: "hash"; path: string }
+  /** A file's SHA-256; with `identify`, also the file hashed (a label may depend on it). */
+  | { op: "hash"; path: string; identify?: true }
   | {
     op: "write";
     path: string;
@@ -168,11 +200,12 @@ export type WorkerRequest =
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
   : R extends { op: "read"; withStat: true } ? StatRead
-  : R extends { op: "read" } ? Uint8Array
+  : R extends { op: "read" } ? ReadBytes
   : R extends { op: "readMany" } ? ReadManyItem[]
   : R extends { op: "readDirs"; packed: true } ? PackedDirs
   : R extends { op: "findInFiles" } ? FindInFilesResult
-  : R extends { op: "readDirs" } ? ({ entries: EntryInfo[] } | { error: string })[]
+  : R extends { op: "readDirs" } ? DirListing[]
+  : R extends { op: "hash"; identify: true } ? { sha256: string; opened: OpenedFile }
   : R extends { op: "hash" } ? string
   : R extends { op: "write" } ? { sha256: string; created: boolean }
   : R extends { op: "spawn" } ? SpawnResult

@@ -2,6 +2,7 @@
  * The findInFiles op's messages (ops/search.ts): a search done in place inside the effect
  * worker, so that only counts, matching lines and hashes cross the wall, never a file's bytes.
  */
+import type { OpenedFile } from "./protocol.ts";
 
 /**
  * Search files for a literal in place: only counts, the matching lines (at most maxLines in
@@ -52,6 +53,8 @@ export interface FoundFile {
   more: boolean;
   /** SHA-256 of exactly the bytes searched, when it was wanted; null otherwise. */
   sha256: string | null;
+  /** The file searched (see OpenedFile): what its lines and hash are of. */
+  opened: OpenedFile;
 }
 
 export interface FindInFilesResult {

@@ -90,7 +90,7 @@ Deno.test("second wall: the workspace itself is readable and writable", async ()
     });
     assert.equal(wrote.ok, true);
     const r = await w.call({ op: "read", path, maxBytes: 1 << 20 });
-    assert.equal(r.ok && new TextDecoder().decode(r.value), "hi");
+    assert.equal(r.ok && new TextDecoder().decode(r.value.bytes), "hi");
   });
 });
 
@@ -187,7 +187,7 @@ Deno.test("second wall: links inside the workspace to outside are refused by the
       await Deno.writeTextFile(join(ws, "real.txt"), "inside");
       await Deno.symlink(join(ws, "real.txt"), join(ws, "inner"));
       const inner = await w.call({ op: "read", path: join(ws, "inner"), maxBytes: 100 });
-      assert.equal(inner.ok && new TextDecoder().decode(inner.value), "inside");
+      assert.equal(inner.ok && new TextDecoder().decode(inner.value.bytes), "inside");
     }, "process"); // the in-process wall's own checks; the kernel wall is kernel_test.ts
   } finally {
     await Deno.remove(outside, { recursive: true });

@@ -61,6 +61,13 @@ export interface FixtureOptions {
   vouchesOnDisk?: boolean;
   /** Make a folder outside the workspace and the state folder, to check nothing escaped. */
   outside?: boolean;
+  /** Which wall the effect worker stands behind (default: the kernel wall where it works). */
+  wall?: "kernel" | "process";
+  /**
+   * Runs before each request is sent to the effect worker: a test can change the disk exactly
+   * between the policy layer's check and the worker's act.
+   */
+  beforeCall?: (request: WorkerRequest) => Promise<void> | void;
 }
 
 export interface Fixture {
@@ -175,13 +182,17 @@ export async function withPolicy(
     worker = EffectWorker.start(
       { workspace: root, scratch, run: options.run ?? false },
       options.workers ?? 2,
+      options.wall ?? "auto",
     );
     const workerCalls: WorkerRequest[] = [];
+    const beforeCall = options.beforeCall;
     for (const started of worker.pool) {
       const call = started.call.bind(started);
+      const send = call as (...a: unknown[]) => unknown;
       started.call = ((request: WorkerRequest, ...rest: unknown[]) => {
         workerCalls.push(request);
-        return (call as (...a: unknown[]) => unknown)(request, ...rest);
+        if (!beforeCall) return send(request, ...rest);
+        return Promise.resolve(beforeCall(request)).then(() => send(request, ...rest));
       }) as typeof started.call;
     }
     const vouchesFile = options.vouchesOnDisk ? join(stateDir, "vouches.json") : null;

@@ -18,6 +18,8 @@ export interface RunFixtureOptions {
   files?: Record<string, string | Uint8Array>;
   /** Files to make executable (workspace-relative). */
   executables?: string[];
+  /** Symbolic links to make: workspace-relative link → target (as written in the link). */
+  symlinks?: Record<string, string>;
   /** Trust-map rules; defaults to trusting the whole workspace. */
   trust?: Record<string, boolean>;
   person?: Person;
@@ -52,6 +54,7 @@ export async function withRunPolicy(
   await withPolicy({
     files: options.files,
     executables: options.executables,
+    symlinks: options.symlinks,
     trust: options.trust ?? { ".": true },
     person: options.person,
     answers: options.answers,

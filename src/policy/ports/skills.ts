@@ -38,7 +38,7 @@ export function skillsPort(policy: Policy): SkillsPort {
     },
     resolve: (rel) => resolvePath(policy.workspace, rel),
     listTrustedFolder: (dir) => listTrustedFolder(policy, dir),
-    readWorkspaceSkill: (file) => readWorkspaceSkill(policy, file.rel, file.abs),
+    readWorkspaceSkill: (file) => readWorkspaceSkill(policy, file),
     readTrustedHead: (file, length) => readTrustedHead(policy, file, length),
   };
 }

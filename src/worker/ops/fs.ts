@@ -1,10 +1,20 @@
 /**
  * File-system primitives of the effect worker. Each acts on an absolute path it is handed, and
  * only once wall.ts has checked that the path resolves inside the worker's roots and that what
- * is opened is what was checked (an `OutsideWall` error otherwise).
+ * is opened is what was checked (an `OutsideWall` error otherwise). Every read reports, with its
+ * bytes, the file it opened (`OpenedFile`), for the policy layer to compare with what it labelled.
  */
 import { createHash } from "node:crypto";
-import type { EntryInfo, PackedDirs, ReadManyItem, StatInfo, StatRead } from "../protocol.ts";
+import type {
+  DirListing,
+  EntryInfo,
+  OpenedFile,
+  PackedDirs,
+  ReadBytes,
+  ReadManyItem,
+  StatInfo,
+  StatRead,
+} from "../protocol.ts";
 import {
   beforeAct,
   type Checked,
@@ -15,6 +25,7 @@ import {
   lstatInside,
   makeDirsInside,
   openChecked,
+  type Opened,
   openInside,
   OutsideWall,
   stillSame,
@@ -44,9 +55,10 @@ export function stat(path: string, follow: boolean): StatInfo {
 export async function read(
   path: string,
   bound: { offset?: number; length: number } | { maxBytes: number },
-): Promise<Uint8Array> {
+): Promise<ReadBytes> {
   if ("maxBytes" in bound) return readCapped(path, bound.maxBytes);
-  using file = openInside(path).file;
+  const { file: opened, opened: what } = openInside(path);
+  using file = opened;
   const offset = bound.offset ?? 0;
   if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
   const buffer = new Uint8Array(Math.max(0, bound.length));
@@ -56,7 +68,7 @@ export async function read(
     if (n === null) break;
     filled += n;
   }
-  return buffer.subarray(0, filled);
+  return { bytes: buffer.subarray(0, filled), opened: what };
 }
 
 /**
@@ -64,10 +76,15 @@ export async function read(
  * starts at the size the file had when opened and grows only up to the cap. Synchronous for the
  * reason given at readMany.
  */
-export function readCapped(path: string, maxBytes: number, sizeHint?: number): Uint8Array {
-  const { file, info } = openInside(path);
+export function readCapped(path: string, maxBytes: number, sizeHint?: number): ReadBytes {
+  return readHandle(openInside(path), maxBytes, sizeHint);
+}
+
+/** The capped read of an opened handle, which it closes, with what it was. */
+function readHandle(handle: Opened, maxBytes: number, sizeHint?: number): ReadBytes {
+  const { file, info, opened } = handle;
   try {
-    return readOpened(file, maxBytes, sizeHint ?? info.size);
+    return { bytes: readOpened(file, maxBytes, sizeHint ?? info.size), opened };
   } finally {
     file.close();
   }
@@ -105,10 +122,12 @@ export function readWithStat(path: string, maxBytes: number): StatRead {
     size: info.size,
     mtimeMs: info.mtime?.getTime() ?? null,
   };
-  if (stat.kind !== "file" || stat.size > maxBytes) return { stat, bytes: null };
-  const bytes = readChecked(checked, maxBytes);
-  if (bytes.length > maxBytes) return { stat: { ...stat, size: bytes.length }, bytes: null };
-  return { stat, bytes };
+  if (stat.kind !== "file" || stat.size > maxBytes) return { stat, bytes: null, opened: null };
+  const { bytes, opened } = readChecked(checked, maxBytes);
+  if (bytes.length > maxBytes) {
+    return { stat: { ...stat, size: bytes.length }, bytes: null, opened: null };
+  }
+  return { stat, bytes, opened };
 }
 
 /**
@@ -153,22 +172,17 @@ function readOne(
     // Not following links: a path that is, or passes through, a link is not a file here.
     if (!info.isFile || (!followLinks && !linkFree)) return { path, skipped: "not_file" };
     if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
-    const bytes = readChecked(checked, maxBytes);
+    const { bytes, opened } = readChecked(checked, maxBytes);
     if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
-    return { path, bytes, size: bytes.length };
+    return { path, bytes, opened, size: bytes.length };
   } catch (e) {
     return { path, skipped: "error", error: (e as Error).name };
   }
 }
 
 /** A checked path's bytes, at most `maxBytes + 1`, through a handle that is what was checked. */
-function readChecked(checked: Checked, maxBytes: number): Uint8Array {
-  const { file } = openChecked(checked);
-  try {
-    return readOpened(file, maxBytes, checked.info.size);
-  } finally {
-    file.close();
-  }
+function readChecked(checked: Checked, maxBytes: number): ReadBytes {
+  return readHandle(openChecked(checked), maxBytes, checked.info.size);
 }
 
 /**
@@ -176,17 +190,18 @@ function readChecked(checked: Checked, maxBytes: number): Uint8Array {
  * Synchronous for the same reason as readMany: one async op per directory entry was most of
  * a large listing's cost (2× faster over 800-1,800 directories).
  */
-export function readDirs(paths: string[]): ({ entries: EntryInfo[] } | { error: string })[] {
+export function readDirs(paths: string[]): DirListing[] {
   return paths.map((path) => {
     try {
       const entries: EntryInfo[] = [];
-      for (const e of listInside(path)) {
+      const listed = listInside(path);
+      for (const e of listed.entries) {
         entries.push({
           name: e.name,
           kind: e.isSymlink ? "symlink" : e.isFile ? "file" : e.isDirectory ? "directory" : "other",
         });
       }
-      return { entries };
+      return { entries, opened: listed.opened };
     } catch (e) {
       return { error: `${(e as Error).name}: ${(e as Error).message}` };
     }
@@ -201,26 +216,30 @@ export function readDirsPacked(paths: string[]): PackedDirs {
   const names: string[] = [];
   const kinds: string[] = [];
   const errors: (string | null)[] = [];
+  const opened: (OpenedFile | null)[] = [];
   for (const path of paths) {
     const here: string[] = [];
     const special: string[] = [];
     try {
-      for (const e of listInside(path)) {
+      const listed = listInside(path);
+      for (const e of listed.entries) {
         here.push(e.name);
         // Most entries are files; a symbolic link is never also a file here (not followed).
         if (!e.isFile) special.push(e.name, e.isSymlink ? "l" : e.isDirectory ? "d" : "o");
       }
       errors.push(null);
+      opened.push(listed.opened);
     } catch (e) {
       here.length = special.length = 0;
       errors.push(`${(e as Error).name}: ${(e as Error).message}`);
+      opened.push(null);
     }
     // The default sort compares UTF-16 code units, as `<` does; names are unique.
     here.sort();
     names.push(here.join("\0"));
     kinds.push(special.join("\0"));
   }
-  return { names, kinds, errors };
+  return { names, kinds, errors, opened };
 }
 
 /** The project's one SHA-256, loaded on first use so a worker that never hashes starts faster. */
@@ -229,9 +248,13 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return sha256(bytes);
 }
 
-/** A file's SHA-256, read a chunk at a time: hashing a large file never holds it whole. */
-export async function hash(path: string): Promise<string> {
-  return await hashOpened(openInside(path).file);
+/**
+ * A file's SHA-256, read a chunk at a time: hashing a large file never holds it whole; with the
+ * file hashed, since a hash-bound label is true only of it.
+ */
+export async function hash(path: string): Promise<{ sha256: string; opened: OpenedFile }> {
+  const { file, opened } = openInside(path);
+  return { sha256: await hashOpened(file), opened };
 }
 
 async function hashOpened(opened: Deno.FsFile): Promise<string> {

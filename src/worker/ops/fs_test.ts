@@ -121,15 +121,15 @@ Deno.test("a whole-file read stops one byte past its bound, however big the file
     const big = join(dir, "big");
     await Deno.writeTextFile(big, "");
     await Deno.truncate(big, 256 * 1024 * 1024); // sparse: no disk
-    assert.equal((await read(big, { maxBytes: 1000 })).length, 1001);
+    assert.equal((await read(big, { maxBytes: 1000 })).bytes.length, 1001);
     // A stat taken when the file was small: the cap, not the stale size, bounds the read.
-    assert.equal(readCapped(big, 100_000, 10).length, 100_001);
+    assert.equal(readCapped(big, 100_000, 10).bytes.length, 100_001);
     assert.deepEqual(readMany([big], 1000), [{ path: big, skipped: "too_big", size: 268435456 }]);
     await Deno.writeTextFile(join(dir, "small"), "hello");
     assert.equal(
-      new TextDecoder().decode(await read(join(dir, "small"), { maxBytes: 5 })),
+      new TextDecoder().decode((await read(join(dir, "small"), { maxBytes: 5 })).bytes),
       "hello",
     );
-    assert.equal(readCapped(join(dir, "small"), 5, 1_000_000).length, 5);
+    assert.equal(readCapped(join(dir, "small"), 5, 1_000_000).bytes.length, 5);
   });
 });

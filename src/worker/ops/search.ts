@@ -14,6 +14,7 @@ import {
   type FindInFilesResult,
   type FoundFile,
 } from "../search_protocol.ts";
+import type { OpenedFile } from "../protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
 import { folderOf, FolderRuns, openChecked, swappedError } from "./wall.ts";
 
@@ -70,11 +71,17 @@ function lineText(bytes: Uint8Array, lineChars: number): string {
 }
 
 /**
- * Reads the file at `path` into the heap: its length, or -1 when it is too big. The wall's check
- * (wall.ts) stats the path first, so a file that is not a regular one is never opened and one
- * too big by that stat never read; the read is capped all the same (a file may grow).
+ * Reads the file at `path` into the heap: its length, or -1 when it is too big, and the file it
+ * read (for the policy layer, which labels its lines). The wall's check (wall.ts) stats the path
+ * first, so a file that is not a regular one is never opened and one too big by that stat never
+ * read; the read is capped all the same (a file may grow).
  */
-function readInto(scan: Scan, runs: FolderRuns, path: string, maxBytes: number): number {
+function readInto(
+  scan: Scan,
+  runs: FolderRuns,
+  path: string,
+  maxBytes: number,
+): { size: number; opened: OpenedFile | null } {
   const { checked } = runs.check(path, folderOf(path));
   if (checked.info.isDirectory) throw new Deno.errors.IsADirectory("is a directory");
   if (!checked.info.isFile) {
@@ -82,8 +89,9 @@ function readInto(scan: Scan, runs: FolderRuns, path: string, maxBytes: number):
     error.name = "NotAFile";
     throw error;
   }
-  if (checked.info.size > maxBytes) return -1;
-  using file = openChecked(checked).file;
+  if (checked.info.size > maxBytes) return { size: -1, opened: null };
+  const handle = openChecked(checked);
+  using file = handle.file;
   const heap = scan.heap();
   const cap = maxBytes + 1;
   let filled = 0;
@@ -92,7 +100,7 @@ function readInto(scan: Scan, runs: FolderRuns, path: string, maxBytes: number):
     if (n === null || n === 0) break;
     filled += n;
   }
-  return filled > maxBytes ? -1 : filled;
+  return filled > maxBytes ? { size: -1, opened: null } : { size: filled, opened: handle.opened };
 }
 
 /** Searches the paths in order; see FindInFilesRequest. */
@@ -131,13 +139,15 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
     const path = request.paths[index];
     if (folderOf(path) !== runs.dir) endRun(index);
     let size: number;
+    let opened: OpenedFile;
     try {
       const read = readInto(scan, runs, path, request.maxBytes);
-      if (read === -1) {
+      if (read.opened === null) {
         status[index] = FIND.tooBig;
         continue;
       }
-      size = read;
+      size = read.size;
+      opened = read.opened;
     } catch (e) {
       status[index] = FIND.unreadable;
       errors.push({ index, name: (e as Error).name });
@@ -186,7 +196,7 @@ export async function findInFiles(request: FindInFilesRequest): Promise<FindInFi
     }
     status[index] = FIND.matched;
     const sha256 = request.hashWanted[index] === 1 ? hashOf(bytes) : null;
-    found.push({ index, lines: kept - before, more, sha256 });
+    found.push({ index, lines: kept - before, more, sha256, opened });
   }
   endRun(index);
   status.fill(FIND.notReached, index);

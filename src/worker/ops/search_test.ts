@@ -86,11 +86,14 @@ Deno.test("findInFiles: matching lines with line numbers, CR stripped, the BOM k
   await withFiles({ "a.txt": body, "b.txt": "nothing\n" }, async (p) => {
     const r = await findInFiles(request([p("a.txt"), p("b.txt")], "hit"));
     assert.deepEqual([...r.status], [FIND.matched, FIND.none]);
+    const info = Deno.statSync(p("a.txt"));
     assert.deepEqual(r.found, [{
       index: 0,
       lines: 3,
       more: false,
       sha256: sha256(new TextEncoder().encode(body)),
+      // The file searched, as the policy layer is told it (its lines are labelled as it).
+      opened: { dev: info.dev, ino: info.ino, real: p("a.txt") },
     }]);
     assert.deepEqual(linesOf(r), [[
       { line: 1, text: "\uFEFFhit first" },

@@ -26,7 +26,13 @@
  * the operations on the main thread (full permissions) name their roots with {@link setRoots}.
  *
  * Refusals are {@link OutsideWall} errors, whose messages never carry the path.
+ *
+ * These checks keep the worker inside its roots; they cannot know which place inside them the
+ * policy layer labelled. So every read also reports what it opened ({@link OpenedFile}: the
+ * handle's device and inode, and the real path of step 2), and the policy layer compares that
+ * with the entry it checked and labelled (`openedAsChecked`, policy/paths.ts).
  */
+import type { OpenedFile } from "../protocol.ts";
 
 /** A path resolves outside the worker's roots, or changed between its check and its use. */
 export class OutsideWall extends Error {
@@ -128,11 +134,23 @@ export function checkPath(path: string, write = false): Checked {
   return { real, info };
 }
 
+/** What was opened, for the policy layer: the handle's identity and the real path checked. */
+export function openedOf(checked: Checked, info: Deno.FileInfo = checked.info): OpenedFile {
+  return { dev: info.dev, ino: info.ino, real: checked.real };
+}
+
+/** An open handle, its `fstat`, and what it is as the policy layer is told ({@link openedOf}). */
+export interface Opened {
+  file: Deno.FsFile;
+  info: Deno.FileInfo;
+  opened: OpenedFile;
+}
+
 /** Steps 3 and 4 for an open: opens the checked real path and compares the handle's identity. */
 export function openChecked(
   checked: Checked,
   options: Deno.OpenOptions = { read: true },
-): { file: Deno.FsFile; info: Deno.FileInfo } {
+): Opened {
   swapHook?.("open", checked.real);
   const file = Deno.openSync(checked.real, options);
   let info: Deno.FileInfo;
@@ -143,11 +161,11 @@ export function openChecked(
     file.close();
     throw e;
   }
-  return { file, info };
+  return { file, info, opened: openedOf(checked, info) };
 }
 
 /** Checks and opens `path` for reading: {@link checkPath} then {@link openChecked}. */
-export function openInside(path: string): { file: Deno.FsFile; info: Deno.FileInfo } {
+export function openInside(path: string): Opened {
   return openChecked(checkPath(path));
 }
 
@@ -162,13 +180,16 @@ export function stillSame(checked: Checked): void {
   if (!sameFile(now, checked.info)) throw new OutsideWall(SWAPPED);
 }
 
-/** A directory's entries, listed only once the directory is checked, and checked again after. */
-export function listInside(path: string): Deno.DirEntry[] {
+/**
+ * A directory's entries, listed only once the directory is checked, and checked again after;
+ * with the folder listed as the policy layer is told ({@link openedOf}: there is no handle).
+ */
+export function listInside(path: string): { entries: Deno.DirEntry[]; opened: OpenedFile } {
   const checked = checkPath(path);
   swapHook?.("list", checked.real);
   const entries = [...Deno.readDirSync(checked.real)];
   stillSame(checked);
-  return entries;
+  return { entries, opened: openedOf(checked) };
 }
 
 /** Calls the swap hook for an act this module does not do itself (the write's new file). */

@@ -281,7 +281,7 @@ Deno.test("wall: without a swap, the checked operations work as before", async (
   await withPlaces(async ({ ws }) => {
     setSwapHook(() => {}); // called, does nothing
     const path = join(ws, "d", "f.txt");
-    assert.equal(dec.decode(await read(path, { maxBytes: 100 })), "inside hit\n");
+    assert.equal(dec.decode((await read(path, { maxBytes: 100 })).bytes), "inside hit\n");
     assert.equal(dec.decode(readWithStat(path, 100).bytes!), "inside hit\n");
     assert.equal(readMany([path], 100)[0].size, 11);
     assert.equal((await findInFiles(search([path]))).found.length, 1);
@@ -337,5 +337,38 @@ Deno.test("wall: a folder swapped while a search or readMany reads its files und
       "OutsideWall",
       "OutsideWall",
     ]);
+  });
+});
+
+// ---- (3) what a read opened, for the policy layer ----
+
+// The policy layer labels an entry it checked; the worker's checks keep it inside its roots but
+// cannot know which entry that was. Every read therefore says what it opened, and a link inside
+// the workspace says where it led: its target's real path and inode, never the link's own.
+Deno.test("wall: every read reports the file it opened: the handle's device and inode and its real path", async () => {
+  await withPlaces(async ({ ws }) => {
+    const file = join(ws, "d", "f.txt");
+    const link = join(ws, "to-d-file");
+    await Deno.symlink(file, link);
+    const info = Deno.statSync(file);
+    const opened = { dev: info.dev, ino: info.ino, real: file };
+    for (const path of [file, link]) {
+      assert.deepEqual((await read(path, { maxBytes: 100 })).opened, opened, "capped read");
+      assert.deepEqual((await read(path, { length: 4 })).opened, opened, "range read");
+      assert.deepEqual(readWithStat(path, 100).opened, opened, "read with stat");
+      assert.deepEqual(readMany([path], 100)[0].opened, opened, "readMany");
+      assert.deepEqual((await hash(path)).opened, opened, "hash");
+      assert.deepEqual((await findInFiles(search([path]))).found[0].opened, opened, "search");
+    }
+    assert.equal(readWithStat(join(ws, "d"), 100).opened, null, "nothing opened, nothing said");
+    const dir = Deno.statSync(join(ws, "d"));
+    const listed = { dev: dir.dev, ino: dir.ino, real: join(ws, "d") };
+    await Deno.symlink(join(ws, "d"), join(ws, "to-d"));
+    for (const path of [join(ws, "d"), join(ws, "to-d")]) {
+      assert.deepEqual(readDirsPacked([path]).opened, [listed], "packed listing");
+      const [one] = readDirs([path]);
+      assert.ok("opened" in one && one.opened.real === listed.real, "listing");
+    }
+    assert.deepEqual(readDirsPacked([join(ws, "missing")]).opened, [null]);
   });
 });
