@@ -5,7 +5,7 @@
  * mode and the interactive session both start here. Nothing is sent to a model.
  */
 import { commandsRunUnasked, sessionConfinement } from "../policy/runs.ts";
-import { driverPolicy, toolPolicy } from "../policy/api.ts";
+import { driverPolicy, type PersonPolicy, personPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
 import { type ApprovalsFile, readOutputShapes } from "../policy/approvals_file.ts";
@@ -40,6 +40,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   session: OpenSession;
   driver: Driver;
+  /** What the person's side of the session (its commands, shell mode) asks of the policy layer. */
+  policy: PersonPolicy;
   transcript: TranscriptWriter;
   /** Problems found while opening (corrupt state, a torn transcript line), to show the person. */
   problems: string[];
@@ -126,6 +128,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   return {
     session,
     driver,
+    policy: personPolicy(session.policy),
     transcript,
     problems,
     usePlannerModel: (name) => {
