@@ -97,9 +97,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const systemPrompt = async (): Promise<SystemPromptPart> => {
     const found = await discoverSkills(skills, userDir);
     session.state.skills = found.skills;
-    for (const p of found.problems) options.emit({ type: "notice", text: p });
+    // Found again at every turn's start: each is news once (the screen says it once).
+    for (const p of found.problems) options.emit({ type: "notice", text: p, once: `skill: ${p}` });
     const memory = await projectMemory(skills);
-    if (memory?.note) options.emit({ type: "notice", text: memory.note });
+    if (memory?.note) {
+      options.emit({ type: "notice", text: memory.note, once: `AGENTS.md: ${memory.note}` });
+    }
     return {
       text: buildSystemPrompt({
         skills: found.skills,
