@@ -7,8 +7,10 @@
  *   and no way to place anything in the planner context: a tool validates, asks, renders.
  * - {@link DriverPolicy}, what the driver receives: the planner context (the driver places every
  *   result it sends), the decisions recorded during a call, and the egress rule for results.
+ * - {@link PersonPolicy} (`ports/person_facing.ts`), what the person's side of a session
+ *   receives: shell mode, `/show`, `/trust`, `/vouch`, the walls for `/status`, stopping runs.
  *
- * The session (`src/session/`) builds both from one `Policy`.
+ * The session (`src/session/`) builds all three from one `Policy`.
  */
 import type { Policy } from "./core.ts";
 import type { Label } from "../util/label.ts";
@@ -26,6 +28,7 @@ export * from "./ports/files_read.ts";
 export * from "./ports/files_write.ts";
 export * from "./ports/run.ts";
 export * from "./ports/other.ts";
+export * from "./ports/person_facing.ts";
 export type { Limits, Settings } from "../state/settings.ts";
 export { withheldResult } from "./egress.ts";
 export { type Shown, shownHeading, shownMarkers } from "./show.ts";

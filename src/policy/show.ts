@@ -6,7 +6,6 @@
  * to the screen with where it came from. Nothing of it is placed in the planner context, and the
  * context label does not change.
  */
-import { plural } from "../util/plural.ts";
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
@@ -15,6 +14,8 @@ import type { Label } from "../util/label.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { decodeOutput } from "./outputs.ts";
 import { err, ok, type Result } from "../util/result.ts";
+
+export { shownHeading } from "../util/shown.ts";
 
 /** How much of a file a `{{ref:N}}` or `/show` reads: the screen shows at most its lines. */
 const MAX_SHOWN_BYTES = 1024 * 1024;
@@ -120,16 +121,4 @@ export function assertedWords(a: Pick<Assertion, "by" | "shape">): string {
   return a.shape
     ? `asserted by the approval policy file (readOutput shape ${a.shape})`
     : "asserted by the approval policy file (readOutput: true)";
-}
-
-/**
- * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
- * for the screen, since its source is ({@link sourceOf}). An asserted output says so and by
- * whom: the reference is still untrusted, and the planner was shown its bytes.
- */
-export function shownHeading(
-  s: { ref: string; source: string; lines: number; label: string; asserted?: string | null },
-): string {
-  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ${s.label} — ` +
-    (s.asserted ? `${s.asserted}: the planner was shown it` : "shown to you, not to the planner");
 }

@@ -5,7 +5,7 @@
  * mode and the interactive session both start here. Nothing is sent to a model.
  */
 import { commandsRunUnasked, sessionConfinement } from "../policy/runs.ts";
-import { driverPolicy, toolPolicy } from "../policy/api.ts";
+import { driverPolicy, type PersonPolicy, personPolicy, toolPolicy } from "../policy/api.ts";
 import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
 import { type ApprovalsFile, readOutputShapes } from "../policy/approvals_file.ts";
@@ -40,6 +40,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   session: OpenSession;
   driver: Driver;
+  /** What the person's side of the session (its commands, shell mode) asks of the policy layer. */
+  policy: PersonPolicy;
   transcript: TranscriptWriter;
   /** Problems found while opening (corrupt state, a torn transcript line), to show the person. */
   problems: string[];
@@ -95,9 +97,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const systemPrompt = async (): Promise<SystemPromptPart> => {
     const found = await discoverSkills(skills, userDir);
     session.state.skills = found.skills;
-    for (const p of found.problems) options.emit({ type: "notice", text: p });
+    // Found again at every turn's start: each is news once (the screen says it once).
+    for (const p of found.problems) options.emit({ type: "notice", text: p, once: `skill: ${p}` });
     const memory = await projectMemory(skills);
-    if (memory?.note) options.emit({ type: "notice", text: memory.note });
+    if (memory?.note) {
+      options.emit({ type: "notice", text: memory.note, once: `AGENTS.md: ${memory.note}` });
+    }
     return {
       text: buildSystemPrompt({
         skills: found.skills,
@@ -126,6 +131,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   return {
     session,
     driver,
+    policy: personPolicy(session.policy),
     transcript,
     problems,
     usePlannerModel: (name) => {

@@ -1,0 +1,274 @@
+/**
+ * The interactive session's slash commands (cli.md), one table: each command's name, what `/help`
+ * says of it and what it does. `/help` and Tab completion are made from the table, so a command
+ * cannot be added without both knowing it.
+ */
+import pc from "picocolors";
+import { UsageError } from "./exit_codes.ts";
+import { applyTrustChange, checkTrustCommand, describeTrust } from "./commands/trust.ts";
+import { applyVouchCommand } from "./commands/vouch.ts";
+import type { Runtime } from "../session/runtime.ts";
+import type { Settings } from "../state/settings.ts";
+import type { EventView } from "../person/event_view.ts";
+import { estimateTokens } from "../driver/context_window.ts";
+import { renderTodos } from "../tools/todo_write.ts";
+import { formatLabel } from "../util/label.ts";
+import { escapeForScreen } from "../util/escape.ts";
+import { plural } from "../util/plural.ts";
+import { messageOf } from "../util/result.ts";
+
+/** What a command works on: the session, and the screen it answers on. */
+export interface CommandContext {
+  runtime: Runtime;
+  settings: Settings;
+  sessionId: string;
+  view: EventView;
+  print(text: string): void;
+  /** The prompt and status lines, drawn again (the model or the label changed). */
+  refreshPrompt(): void;
+}
+
+export interface SlashCommand {
+  /** Typed after the slash; what Tab completes. */
+  name: string;
+  /** What it takes, as `/help` shows it after the name (`ref:N`), if anything. */
+  args?: string;
+  /** Its line of `/help`. */
+  help: string;
+  /** Other names it answers to: neither listed nor completed. */
+  aliases?: readonly string[];
+  /** `args` are the words typed after the name. */
+  run(args: readonly string[], c: CommandContext): Promise<"exit" | void> | "exit" | void;
+}
+
+const say = (c: CommandContext, lines: readonly string[]) => c.print(lines.join("\n"));
+
+/** The slash commands, in the order `/help` lists them. */
+export const SLASH_COMMANDS: readonly SlashCommand[] = [
+  {
+    name: "trust",
+    args: "[list | add DIR | untrust DIR | remove DIR]",
+    help: "the trust map",
+    async run(args, c) {
+      const policy = c.runtime.policy;
+      const change = await checkTrustCommand(
+        c.runtime.session.workspace.root,
+        args[0] ?? "list",
+        args[1],
+      );
+      if (change) say(c, await policy.changeTrust((map) => applyTrustChange(map, change)));
+      else {
+        await policy.refreshTrust();
+        say(c, describeTrust(policy.storedTrust));
+      }
+    },
+  },
+  {
+    name: "vouch",
+    args: "[list | remove ID]",
+    help: "vouched commands",
+    async run(args, c) {
+      say(
+        c,
+        await applyVouchCommand(
+          c.runtime.policy.vouches,
+          c.runtime.session.workspace.root,
+          args[0] ?? "list",
+          args[1],
+        ),
+      );
+    },
+  },
+  {
+    name: "todos",
+    help: "the planner's task list",
+    run(_args, c) {
+      const todos = c.runtime.session.state.todos;
+      if (todos.length === 0) c.print("no todo list yet");
+      else say(c, renderTodos(todos).map((l) => escapeForScreen(l)));
+    },
+  },
+  {
+    name: "clear",
+    help: "a new conversation: the context label goes back to (T,pub)",
+    async run(_args, c) {
+      await c.runtime.driver.clear();
+      c.runtime.session.state.todos = [];
+      c.view.todosSeen();
+      c.print(`a new conversation; the context is ${formatLabel(c.runtime.policy.contextLabel)}`);
+    },
+  },
+  {
+    name: "compact",
+    help: "have the planner summarise the conversation so far (it frees the window)",
+    async run(_args, c) {
+      const done = await c.runtime.driver.compact();
+      c.print(
+        done.ok
+          ? `${
+            plural(done.replaced, "earlier message")
+          } became one summary; the transcript keeps them all`
+          : done.error
+          ? `not compacted: ${escapeForScreen(done.error)}`
+          : "nothing to summarise yet",
+      );
+    },
+  },
+  {
+    name: "show",
+    args: "ref:N",
+    help: "show a reference's content to you (never to the planner)",
+    async run(args, c) {
+      const shown = await c.runtime.policy.showToPerson(args[0] ?? "", 100_000);
+      if (!shown.ok) c.print(escapeForScreen(shown.error));
+      else c.view.shown({ ...shown.value, label: formatLabel(shown.value.label) });
+    },
+  },
+  {
+    name: "status",
+    help: "model, endpoint, session, context label and fill, workspace, walls",
+    async run(_args, c) {
+      say(c, await statusReport(c.runtime, c.settings, c.sessionId));
+    },
+  },
+  {
+    name: "model",
+    args: "NAME",
+    help: "the planner model for the next turns",
+    run(args, c) {
+      const name = args.join(" ").trim();
+      if (name === "") {
+        c.print(`the planner model is ${escapeForScreen(c.runtime.driver.plannerModel)}`);
+        return;
+      }
+      const failed = c.runtime.usePlannerModel(name);
+      if (failed) c.print(pc.red(escapeForScreen(failed)));
+      else c.print(`the planner model is now ${escapeForScreen(name)} (for the next turns)`);
+      c.refreshPrompt();
+    },
+  },
+  {
+    name: "context",
+    help: "what fills the context window",
+    run(_args, c) {
+      say(c, contextReport(c.runtime, c.runtime.driver.contextWindow.tokens));
+    },
+  },
+  {
+    name: "help",
+    help: "this help",
+    run(_args, c) {
+      say(c, HELP);
+    },
+  },
+  {
+    name: "exit",
+    help: "leave (the session is kept: bravebot --continue)",
+    aliases: ["quit"],
+    run: () => "exit",
+  },
+];
+
+/** The slash commands, for Tab completion (without the slash). */
+export const COMMANDS: readonly string[] = SLASH_COMMANDS.map((c) => c.name);
+
+/**
+ * Usages narrower than this share the help's first column; wider ones line up together, past
+ * the widest of them.
+ */
+const HELP_COLUMN = 16;
+
+/** `rows` of usage and meaning as aligned help lines. */
+function helpColumns(rows: readonly (readonly [string, string])[]): string[] {
+  const wide = Math.max(0, ...rows.map(([u]) => u.length).filter((n) => n >= HELP_COLUMN)) + 3;
+  return rows.map(([usage, help]) =>
+    `  ${usage.padEnd(usage.length < HELP_COLUMN ? HELP_COLUMN : wide)}${help}`
+  );
+}
+
+export const HELP: readonly string[] = [
+  "Type a message for the planner, or:",
+  ...helpColumns([
+    ["!command", "run it in your shell; the planner gets its output as a reference (U,priv)"],
+    ["!!command", "run it in your shell; the planner gets its output as your own words"],
+    ...SLASH_COMMANDS.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ""}`, c.help] as const),
+  ]),
+  "Keys: Enter sends; Shift+Enter, Ctrl+J or \\ then Enter start a new line; Up/Down recall;",
+  "Ctrl+R searches history; Tab completes /commands; Esc interrupts the turn; Ctrl-C stops it",
+  "(and any command); Ctrl+L clears the screen; Ctrl-C twice or Ctrl-D leaves.",
+  "Every write and edit is shown to you and asked; vouching is how a command stops being asked.",
+];
+
+/** The command a line typed as `/name args…` names, if any, and its arguments. */
+export function findCommand(
+  line: string,
+): { typed: string; command: SlashCommand | undefined; args: string[] } {
+  const [typed, ...args] = line.slice(1).trim().split(/\s+/);
+  const command = SLASH_COMMANDS.find((c) => c.name === typed || c.aliases?.includes(typed));
+  return { typed: typed ?? "", command, args };
+}
+
+/** Runs one `/command` line; "exit" when it leaves the session. A failure is said, not thrown. */
+export async function runSlashCommand(line: string, c: CommandContext): Promise<"exit" | void> {
+  const { typed, command, args } = findCommand(line);
+  try {
+    if (!command) {
+      c.print(`unknown command /${escapeForScreen(typed)}; /help lists them`);
+      return;
+    }
+    return await command.run(args, c);
+  } catch (e) {
+    c.print(
+      pc.red(escapeForScreen(e instanceof UsageError ? e.message : `error: ${messageOf(e)}`)),
+    );
+  }
+}
+
+/** `/context`: what fills the window, estimated as the driver estimates a request. */
+export function contextReport(runtime: Runtime, window: number): string[] {
+  const messages = runtime.driver.messages;
+  const system = runtime.driver.lastSystemPrompt;
+  const parts: [string, number][] = [
+    [
+      "system prompt",
+      system === null ? 0 : estimateTokens([{ role: "system", content: system }]),
+    ],
+    ["tool schemas", estimateTokens([], runtime.driver.toolSpecs)],
+    ["conversation", estimateTokens(messages.filter((m) => m.role !== "tool"))],
+    ["tool results", estimateTokens(messages.filter((m) => m.role === "tool"))],
+  ];
+  const total = parts.reduce((n, [, t]) => n + t, 0);
+  const pct = (t: number) => `${Math.round((t / window) * 100)}%`;
+  return [
+    `context window: ${window} tokens; about ${total} used (${pct(total)})`,
+    ...parts.map(([name, t]) => `  ${name.padEnd(14)} ~${String(t).padStart(7)}  ${pct(t)}`),
+    ...(system === null ? ["  (the system prompt is counted once a request was made)"] : []),
+  ];
+}
+
+/** `/status`: model, endpoint, session, the context's label and fill, workspace, walls. */
+async function statusReport(
+  runtime: Runtime,
+  settings: Settings,
+  sessionId: string,
+): Promise<string[]> {
+  const fill = runtime.driver.contextFill;
+  const walls = await runtime.policy.walls(settings);
+  return [
+    `model:      ${escapeForScreen(runtime.driver.plannerModel)}`,
+    `endpoint:   ${escapeForScreen(settings.planner.url)}`,
+    `session:    ${sessionId}`,
+    `context:    ${formatLabel(runtime.policy.contextLabel)}`,
+    `window:     ${runtime.driver.contextWindow.tokens} tokens (${
+      runtime.driver.contextWindow.by === "server" ? "what the server serves" : "the config's"
+    })${fill === null ? "" : `, ${Math.round(fill * 100)}% full at the last request`}`,
+    `workspace:  ${escapeForScreen(runtime.session.workspace.root)}`,
+    `walls:      ${
+      !walls.ok
+        ? "unknown"
+        : walls.value.confined
+        ? "commands run confined (bwrap)"
+        : `commands run unconfined: ${escapeForScreen(walls.value.why)}`
+    }`,
+  ];
+}

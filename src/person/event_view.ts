@@ -1,0 +1,259 @@
+/**
+ * The session screen's view of what the driver reports (src/util/events.ts): how each event
+ * becomes lines on the Ink screen (src/person/ink/screen.ts). The planner's text streams in a
+ * live area and is printed for good once it will not change; a tool call and its result are one
+ * line each; a rule's decision is held until the result shows whether it says the reason; the
+ * todo list is printed when it changes; a line says what the session waits on, and for how long.
+ *
+ * It is given plain data and a few callbacks, never the session: it decides nothing, and
+ * imports only the person's side and `src/util/`.
+ */
+import pc from "picocolors";
+import type { DriverEvent } from "../util/events.ts";
+import { escapeForScreen, formatToolArguments } from "../util/escape.ts";
+import { plural } from "../util/plural.ts";
+import { shownHeading } from "../util/shown.ts";
+import { renderMarkdown, splitStable } from "./markdown.ts";
+import type { Screen } from "./ink/screen.ts";
+import type { Person } from "./person.ts";
+
+/**
+ * The line for a decision a rule or the policy file made. Its reason is left out when the tool's
+ * result, shown next, says it already (a refusal is the planner's error message too): each is
+ * said once.
+ */
+export function decisionLine(
+  d: { tool: string; decision: string; by: string; reason?: string },
+  resultContent?: string,
+): string {
+  const said = d.reason !== undefined && resultContent?.includes(d.reason) === true;
+  const reason = d.reason && !said ? `: ${escapeForScreen(clip(d.reason))}` : "";
+  return `  ${escapeForScreen(d.tool)}: ${escapeForScreen(d.decision)} (${d.by}${reason})`;
+}
+
+/** `text` on one line, cut to `max` characters. */
+export function clip(text: string, max = 200): string {
+  const one = text.replace(/\s+/g, " ");
+  return one.length > max ? `${one.slice(0, max)}…` : one;
+}
+
+/** At most this often the streaming answer is redrawn. */
+const STREAM_FRAME_MS = 80;
+/** How much of an unfinished block the live area renders (its last part). */
+const STREAM_TAIL_CHARS = 8_192;
+
+/** A reference shown to the person: the `shown` event, or what `/show` found. */
+export interface ShownFrame {
+  ref: string;
+  source: string;
+  lines: number;
+  /** As written, e.g. `(U,priv)`. */
+  label: string;
+  text: string;
+  omitted: number;
+  asserted?: string | null;
+}
+
+export interface EventViewOptions {
+  screen: Screen;
+  /** Notices and a processor's remarks are the person's own kinds of line. */
+  person: Pick<Person, "notice" | "remark">;
+  /** The terminal's width now. */
+  width: () => number;
+  /**
+   * The planner's task list as it is now: its lines for the screen, and a key that changes
+   * whenever the list does (the list is printed after a todo_write that changed it).
+   */
+  todos: () => { key: string; lines: readonly string[] };
+  /** The planner context's label changed: the prompt line is drawn again. */
+  onContextLabel: () => void;
+}
+
+type Decision = Extract<DriverEvent, { type: "decision" }>;
+
+export class EventView {
+  readonly #o: EventViewOptions;
+  /** Streamed answer text not yet printed for good (its last, unfinished part). */
+  #streamed = "";
+  /** Whether any text of the current reply was streamed. */
+  #streamedAny = false;
+  /** A redraw of the streaming answer that is due, at most one per {@link STREAM_FRAME_MS}. */
+  #streamTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The key of the todo list last printed. */
+  #lastTodos: string;
+  /** The `once` keys of the notices said (a notice is dropped when its key was said). */
+  readonly #said = new Set<string>();
+  /** A rule's decision, held until the tool's result shows whether it says the reason. */
+  #held: Decision | null = null;
+  /** What the session waits on now (the model, a tool, a command), and since when. */
+  #activity: { label: string; since: number } | null = null;
+  readonly #ticker: ReturnType<typeof setInterval>;
+
+  constructor(options: EventViewOptions) {
+    this.#o = options;
+    this.#lastTodos = options.todos().key;
+    this.#ticker = setInterval(() => this.#activity && this.#showActivity(), 1000);
+  }
+
+  #print(text: string): void {
+    this.#o.screen.print(text);
+  }
+
+  /** One event from the driver or the session, onto the screen. */
+  event(e: DriverEvent): void {
+    // Whatever comes next ends the wait (a tool's own events keep its line until its result).
+    if (e.type !== "model_request" && e.type !== "decision" && e.type !== "notice") {
+      this.setActivity(null);
+    }
+    this.#flushDecision(e.type === "tool_result" ? e.content : undefined);
+    switch (e.type) {
+      case "model_request":
+        this.#streamedAny = false;
+        this.setWaiting(true);
+        return;
+      case "text_delta":
+        this.#streamedAny = true;
+        this.#streamed += e.text;
+        this.#streamSoon();
+        return;
+      case "assistant_text":
+        if (!this.#streamedAny) this.#streamed = e.text;
+        this.#flushStream(true);
+        return;
+      case "tool_call":
+        this.#flushStream(true);
+        this.setActivity(`${escapeForScreen(e.name)}…`);
+        this.#print(
+          pc.dim(`→ ${escapeForScreen(e.name)} ${formatToolArguments(e.arguments, 200)}`),
+        );
+        return;
+      case "tool_result": {
+        this.#print(pc.dim(`  ${e.is_error ? "✗" : "←"} ${escapeForScreen(clip(e.content))}`));
+        if (e.name !== "todo_write") return;
+        const todos = this.#o.todos();
+        if (todos.key === this.#lastTodos) return;
+        this.#lastTodos = todos.key;
+        this.#print(
+          [pc.bold("todo list:"), ...todos.lines.map((l) => `  ${escapeForScreen(l)}`)].join("\n"),
+        );
+        return;
+      }
+      case "decision":
+        if (e.by !== "person") this.#held = e;
+        return;
+      case "remark":
+        this.#flushStream(true);
+        this.#o.person.remark(e.text);
+        return;
+      case "shown":
+        this.#flushStream(true);
+        this.shown(e);
+        return;
+      case "notice":
+        // A notice made again while it still holds (a skill's problem, the AGENTS.md note) is
+        // said once; a happening (a retry, a cut reply) every time.
+        if (e.once !== undefined) {
+          if (this.#said.has(e.once)) return;
+          this.#said.add(e.once);
+        }
+        this.#flushStream(true);
+        this.#o.person.notice(e.text);
+        return;
+      case "context_label":
+        this.#flushStream(true);
+        this.#print(
+          e.label.startsWith("(U")
+            ? pc.red(`the planner context is now ${e.label}: asking stops, every command asks`)
+            : pc.dim(`the planner context is now ${e.label}`),
+        );
+        this.#o.onContextLabel();
+        return;
+      case "error":
+        this.#flushStream(true);
+        this.#print(pc.red(`error: ${escapeForScreen(e.message)}`));
+        return;
+      case "final":
+        this.#flushStream(true);
+        return;
+    }
+  }
+
+  /** A reference's content for the person only, framed as untrusted and escaped (§15). */
+  shown(s: ShownFrame): void {
+    this.#print(
+      [
+        pc.yellow(`┌ ${shownHeading(s)}`),
+        ...escapeForScreen(s.text, true).split("\n").map((l) => `${pc.yellow("│")} ${l}`),
+        pc.yellow(s.omitted > 0 ? `└ ${plural(s.omitted, "more line")}: /show ${s.ref}` : "└"),
+      ].join("\n"),
+    );
+  }
+
+  /** The planner's markdown at the terminal's width, coloured where the terminal has colour. */
+  markdown(text: string): string[] {
+    return renderMarkdown(text, this.#o.width(), { color: pc.isColorSupported });
+  }
+
+  /** The todo list as it is now counts as printed (`/clear` emptied it). */
+  todosSeen(): void {
+    this.#lastTodos = this.#o.todos().key;
+  }
+
+  /** What the session waits on now, or nothing; its clock starts now. */
+  setActivity(label: string | null): void {
+    this.#activity = label === null ? null : { label, since: Date.now() };
+    this.#showActivity();
+  }
+
+  setWaiting(on: boolean): void {
+    this.setActivity(on ? "waiting for the model…" : null);
+  }
+
+  /** A question was answered: a command's elapsed time counts from here, not from the call. */
+  questionClosed(): void {
+    if (this.#activity) this.#activity = { ...this.#activity, since: Date.now() };
+  }
+
+  /** A turn or a shell line ended: nothing is waited on, and everything held is printed. */
+  settle(): void {
+    this.setWaiting(false);
+    this.#flushDecision();
+    this.#flushStream(true);
+  }
+
+  close(): void {
+    clearInterval(this.#ticker);
+    clearTimeout(this.#streamTimer);
+  }
+
+  #showActivity(): void {
+    const a = this.#activity;
+    this.#o.screen.activity = a ? `${a.label} ${Math.floor((Date.now() - a.since) / 1000)}s` : "";
+    this.#o.screen.changed();
+  }
+
+  #flushDecision(resultContent?: string): void {
+    if (this.#held) this.#print(pc.dim(decisionLine(this.#held, resultContent)));
+    this.#held = null;
+  }
+
+  /** Prints streamed text that will not change any more; keeps the rest live. */
+  #flushStream(all: boolean): void {
+    clearTimeout(this.#streamTimer);
+    this.#streamTimer = undefined;
+    const { stable, rest } = all
+      ? { stable: this.#streamed, rest: "" }
+      : splitStable(this.#streamed);
+    if (stable.trim() !== "") this.#print(this.markdown(stable).join("\n"));
+    this.#streamed = rest;
+    // The live area shows the unfinished part's end: rendering all of a long one at every
+    // frame would cost the square of its length (it is rendered whole once it is finished).
+    this.#o.screen.streaming = rest ? this.markdown(rest.slice(-STREAM_TAIL_CHARS)) : [];
+    this.#o.screen.changed();
+  }
+
+  /** Text arrived: the screen is redrawn soon, not at every piece (a reply may come in 16 MiB). */
+  #streamSoon(): void {
+    this.#streamTimer ??= setTimeout(() => this.#flushStream(false), STREAM_FRAME_MS);
+  }
+}

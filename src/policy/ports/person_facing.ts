@@ -1,0 +1,70 @@
+/**
+ * What the person's own side of a session asks of the policy layer: the commands they type
+ * (`/show`, `/trust`, `/vouch`, `/status`), shell mode (`!` / `!!`), stopping the commands that
+ * run, and the context label the prompt shows. The interactive session holds this port, not the
+ * `Policy`, and does not reach the rule files behind it (shell.ts, show.ts, runs.ts): each method
+ * is one of those rules, deciding and recording as it does for the planner's tools.
+ */
+import type { Policy } from "../core.ts";
+import type { Label } from "../../util/label.ts";
+import { ok, type Result } from "../../util/result.ts";
+import type { Settings } from "../../state/settings.ts";
+import type { TrustMap } from "../trust_map.ts";
+import type { VouchStore } from "../vouches.ts";
+import { runShellLine, type ShellLine, type ShellOutcome } from "../shell.ts";
+import { type Shown, showToPerson } from "../show.ts";
+import { sessionConfinement } from "../runs.ts";
+
+export { parseShellLine } from "../shell.ts";
+export type { ShellLine, ShellOutcome } from "../shell.ts";
+
+/** Whether this session's commands run inside the walls (bwrap), and if not, why. */
+export type Walls = { confined: true } | { confined: false; why: string };
+
+export interface PersonPolicy {
+  /** The planner context's label, read only: the prompt line and `/status` show it. */
+  readonly contextLabel: Label;
+  /** `/show ref:N`: a reference's content for the person's screen only (design.md §15). */
+  showToPerson(ref: string, maxLines: number): Promise<Result<Shown>>;
+  /**
+   * A shell line the person typed (design.md §9), run with their authority and recorded; what
+   * the planner gets (`forPlanner`) goes with their next message.
+   */
+  runShellLine(line: ShellLine, settings: Settings): Promise<Result<ShellOutcome>>;
+  /** `/status`: the walls the session's commands run in, as the runs themselves plan them. */
+  walls(settings: Settings): Promise<Result<Walls>>;
+  /** Ctrl-C: stops every command running (they lead their own process groups). */
+  stopRuns(): Promise<number>;
+  /** `/trust`: the person's trust map as stored, read again, and changed one change at a time. */
+  readonly storedTrust: TrustMap;
+  refreshTrust(): Promise<void>;
+  changeTrust<R>(change: (map: TrustMap) => R): Promise<R>;
+  /** `/vouch`: the vouched commands, listed and removed. */
+  readonly vouches: VouchStore;
+}
+
+export function personPolicy(policy: Policy): PersonPolicy {
+  return {
+    get contextLabel() {
+      return policy.contextLabel;
+    },
+    showToPerson: (ref, maxLines) => showToPerson(policy, ref, maxLines),
+    runShellLine: (line, settings) => runShellLine(policy, settings, line),
+    walls: async (settings) => {
+      const plan = await sessionConfinement(policy, settings);
+      if (!plan.ok) return plan;
+      return ok(
+        plan.value.confined ? { confined: true } : { confined: false, why: plan.value.why },
+      );
+    },
+    stopRuns: () => policy.stopRuns(),
+    get storedTrust() {
+      return policy.storedTrust;
+    },
+    refreshTrust: () => policy.refreshTrust(),
+    changeTrust: (change) => policy.changeTrust(change),
+    get vouches() {
+      return policy.vouches;
+    },
+  };
+}

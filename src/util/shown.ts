@@ -1,0 +1,18 @@
+/**
+ * The first line of the frame a reference shown to the person is drawn in (design.md §15), as
+ * every screen shows it: the session's event view and one-shot's printer. Plain words over plain
+ * fields, so that a screen need not import the policy layer for them.
+ */
+import { plural } from "./plural.ts";
+
+/**
+ * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
+ * for the screen, since its source is (`sourceOf`, src/policy/show.ts). An asserted output says so and by
+ * whom: the reference is still untrusted, and the planner was shown its bytes.
+ */
+export function shownHeading(
+  s: { ref: string; source: string; lines: number; label: string; asserted?: string | null },
+): string {
+  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ${s.label} — ` +
+    (s.asserted ? `${s.asserted}: the planner was shown it` : "shown to you, not to the planner");
+}
