@@ -657,3 +657,47 @@ Deno.test({
     }
   },
 });
+
+// Abstract Unix sockets have no path to cover: they belong to the network namespace, so a stage
+// reaches them exactly when it keeps the network (docs/trust.md says so). Here: without it, not.
+Deno.test({
+  name:
+    "bwrap: without run.network a confined stage cannot reach an abstract socket; with it, it can",
+  ignore: skip,
+  fn: async () => {
+    const name = `bb-abstract-${crypto.randomUUID()}`;
+    const daemon = new Deno.Command("node", {
+      args: [
+        "-e",
+        `require("net").createServer((c) => c.end("DAEMON-ANSWERED\\n"))` +
+        `.listen("\\0${name}", () => console.log("LISTENING"));`,
+      ],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    try {
+      const reader = daemon.stdout.getReader();
+      const { value } = await reader.read();
+      assert.match(new TextDecoder().decode(value), /LISTENING/);
+      reader.releaseLock();
+      for (const network of [true, false]) {
+        await withRunPolicy({
+          config: { run: { sandbox: "bwrap", network } },
+          answers: [{ run: { answer: "once" } }],
+        }, async (fx) => {
+          const out = await fx.call(run, {
+            pipeline: [{ program: "node", args: connectEach({ abstract: `\0${name}` }) }],
+          });
+          assert.match(
+            await outputOf(fx, out),
+            new RegExp(`^${network ? "REACHED" : "REFUSED"} abstract$`, "m"),
+          );
+        });
+      }
+    } finally {
+      daemon.kill();
+      await daemon.status;
+      await daemon.stdout.cancel().catch(() => {});
+    }
+  },
+});
