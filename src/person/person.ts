@@ -46,10 +46,11 @@ export interface RunApprovalRequest {
   /** One line for each stage whose program runs code it is given: what vouching it means. */
   warnings: string[];
   /**
-   * Whether the command will run confined by bwrap (design.md §13), or why not; when confined,
-   * the person may choose to run it once outside the confinement.
+   * Whether the command will run confined by bwrap (design.md §13) and what the box allows
+   * (`detail`, in the policy layer's words), or why not; when confined, the person may choose to
+   * run it once outside the confinement.
    */
-  confinement: { confined: true } | { confined: false; why: string };
+  confinement: { confined: true; detail?: string } | { confined: false; why: string };
 }
 
 export type RunAnswer =

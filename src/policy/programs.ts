@@ -31,7 +31,8 @@ export interface ResolvedProgram {
 
 const MAX_PROGRAM_CHARS = 4096;
 
-function envVar(name: string): string | undefined {
+/** A variable's value; unset, empty and unreadable under this build's permissions alike. */
+export function envVar(name: string): string | undefined {
   try {
     const v = Deno.env.get(name);
     return v === "" ? undefined : v;

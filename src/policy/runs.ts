@@ -38,7 +38,13 @@ import type { Decider } from "./audit.ts";
 import { childEnv, type ResolvedProgram, resolveProgram, runnerWarning } from "./programs.ts";
 import { keepOutput, statusLines } from "./outputs.ts";
 import { personWatch } from "./watch.ts";
-import { type ConfinementPlan, planConfinement, type Spawner } from "./sandbox.ts";
+import {
+  type ConfinementPlan,
+  describeBox,
+  planConfinement,
+  type Spawner,
+  stageWrapper,
+} from "./sandbox.ts";
 import { type RuleMatch, rulesMatch, rulesUnconfine } from "./command_rules.ts";
 import { guardGitStage } from "./git_guard.ts";
 import {
@@ -511,7 +517,7 @@ export async function decideRun(
       why,
       warnings: prepared.stages.flatMap((s) => runnerWarning(s) ?? []),
       confinement: confinement.confined
-        ? { confined: true }
+        ? { confined: true, detail: describeBox(confinement.box) }
         : { confined: false, why: confinement.why },
     });
   } catch (e) {
@@ -664,9 +670,12 @@ export function sessionConfinement(
 
 const plans = new WeakMap<Policy, Map<string, Promise<Result<ConfinementPlan>>>>();
 
-/** The planner's reason when `run.sandbox: "bwrap"` is configured and bwrap cannot confine. */
-const BWRAP_REFUSED = 'run.sandbox is "bwrap" but bwrap cannot confine commands here; nothing ' +
-  "was run (the person was told why)";
+/**
+ * The planner's reason when the configured confinement cannot stand: `run.sandbox: "bwrap"` and
+ * bwrap cannot confine, or bwrap cannot hide what it must (in `auto` too).
+ */
+const BWRAP_REFUSED =
+  "bwrap cannot confine commands here; nothing was run (the person was told why)";
 
 /**
  * A whole `run`: prepares it, plans the sandbox, decides (asking the person when §8 says so),
@@ -694,7 +703,21 @@ export async function carryOutRun(
   const decision = await decideRun(policy, run, plan.value);
   if (!decision.run) return { outcome: "refused", reason: decision.reason };
   const confined = plan.value.confined && !decision.unconfined ? plan.value : null;
-  const wrapper = confined?.wrapper ?? null;
+  // Found again for each run: the host's sockets of now (sandbox.ts).
+  const wrapped = confined ? await stageWrapper(confined) : null;
+  if (wrapped && !wrapped.ok) {
+    policy.person.notice(wrapped.error);
+    await policy.record({
+      tool: "run",
+      routing: { pipeline: displayPipeline(run.stages) },
+      labels: {},
+      decision: "failed to start",
+      by: "rule",
+      reason: wrapped.error,
+    });
+    return { outcome: "invalid", reason: BWRAP_REFUSED };
+  }
+  const wrapper = wrapped?.value ?? null;
 
   let stdin: Uint8Array | null = null;
   if (run.stdin) {

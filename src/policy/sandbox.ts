@@ -4,7 +4,10 @@
  * the whole file system read-only, the workspace, the session's scratch folder and the user
  * config's `run.writable` folders writable, a private `/tmp`, Brave Bot's state directory hidden,
  * no network unless `run.network`, and a PID namespace that ends with the run, so nothing a
- * command starts outlives it.
+ * command starts outlives it. A stage holds no capability (as root too: `--cap-drop ALL`; see
+ * src/worker/capabilities.ts for the one kept over another user's workspace), cannot write the
+ * host's sysctls (`/proc/sys` read-only) and cannot connect to the host daemons' Unix sockets
+ * (src/policy/host_sockets.ts).
  *
  * Where bwrap is missing or does not work (not Linux, some containers), `auto` runs unconfined
  * and says why (the session once at start, `doctor`, the approval screen); `bwrap` refuses runs
@@ -13,6 +16,8 @@
 import type { SpawnRequest, SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
 import { spawnPipeline } from "../worker/ops/spawn.ts";
+import { type Capability, checkHeld, keptCapabilities } from "../worker/capabilities.ts";
+import { findHostCovers, type HostCovers, NO_COVERS } from "./host_sockets.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
 import { err, messageOf, ok, type Result } from "../util/result.ts";
 import { plural } from "../util/plural.ts";
@@ -28,18 +33,42 @@ export interface Confinement {
   network?: boolean;
 }
 
+/** One stage's whole box: the confinement, what the machine makes of it, and what it covers. */
+export interface StageBox extends Confinement {
+  /** Capabilities the stage keeps (src/worker/capabilities.ts `keptCapabilities`): mostly none. */
+  keep: readonly Capability[];
+  /** The host's sockets and unlistable folders, found on the machine (host_sockets.ts). */
+  covers: HostCovers;
+}
+
 /**
- * Whether this session's stages run confined: the wrapper, or why not. With the wrapper, where a
+ * Whether this session's stages run confined: bwrap and the box it was probed with, or why not.
+ * The box's covers are found again for each run ({@link stageWrapper}). With bwrap, where a
  * stop's signals reach the command (see {@link bwrapArgs}): the program that reads /proc for the
  * worker, or null where the machine has no `cat`, and a stop then ends the sandbox at once.
  */
 export type ConfinementPlan =
-  | { confined: true; wrapper: string[]; wrapperGroup: { reader: string } | null }
+  | { confined: true; bwrap: string; box: StageBox; wrapperGroup: { reader: string } | null }
   | { confined: false; why: string };
+
+/** What the stage's own view replaces already, so nothing under it needs a cover of its own. */
+function replacedIn(c: Confinement): string[] {
+  return ["/tmp", ...c.hide];
+}
 
 /**
  * The bwrap argv prefix for one stage. Order matters: later mounts cover earlier ones, so the
- * writable workspace and scratch are bound after /tmp and the state directory are covered.
+ * writable workspace and scratch are bound after /tmp and the state directory are covered, and
+ * the host's sockets are covered last of all.
+ *
+ * `/proc/sys` (and `/proc/sysrq-trigger`, where the kernel has it) is bound read-only over the
+ * stage's own `/proc`: uid 0 writes the host's sysctls there without any capability, and bwrap
+ * covers only `/proc/irq` and `/proc/bus` itself.
+ *
+ * `--cap-drop ALL`, and a user namespace of its own where the kernel allows one (as root it
+ * keeps root's own kernel keyring apart, as an ordinary user's box already does). A box that keeps
+ * a capability gets no user namespace: there the capability would not reach files of users the
+ * namespace does not map, which is what it is kept for.
  *
  * `--new-session` puts the sandbox's pid 1 and the command in a session and process group of
  * their own, apart from bwrap's outer process (bubblewrap.c calls setsid before it forks pid 1's
@@ -49,7 +78,7 @@ export type ConfinementPlan =
  * signals it handles) and the command receives as from a terminal. It also keeps the command
  * from reaching a controlling terminal (TIOCSTI).
  */
-export function bwrapArgs(bwrap: string, c: Confinement): string[] {
+export function bwrapArgs(bwrap: string, box: StageBox): string[] {
   const args = [
     bwrap,
     "--ro-bind",
@@ -59,27 +88,55 @@ export function bwrapArgs(bwrap: string, c: Confinement): string[] {
     "/dev",
     "--proc",
     "/proc",
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
     "--tmpfs",
     "/tmp",
     "--bind",
-    c.workspace,
-    c.workspace,
+    box.workspace,
+    box.workspace,
   ];
-  for (const dir of c.writable ?? []) args.push("--bind-try", dir, dir);
-  for (const dir of c.hide) args.push("--tmpfs", dir);
-  args.push("--bind", c.scratch, c.scratch);
-  if (!c.network) args.push("--unshare-net");
-  args.push(
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--die-with-parent",
-    "--new-session",
-    "--chdir",
-    c.workspace,
-    "--",
-  );
+  for (const dir of box.writable ?? []) args.push("--bind-try", dir, dir);
+  for (const dir of box.hide) args.push("--tmpfs", dir);
+  args.push("--bind", box.scratch, box.scratch);
+  for (const dir of box.covers.folders) args.push("--tmpfs", dir);
+  for (const socket of box.covers.sockets) args.push("--ro-bind", "/dev/null", socket);
+  if (!box.network) args.push("--unshare-net");
+  args.push("--unshare-pid", "--unshare-ipc", "--unshare-uts");
+  if (box.keep.length === 0) args.push("--unshare-user-try");
+  args.push("--cap-drop", "ALL");
+  for (const cap of box.keep) args.push("--cap-add", cap);
+  args.push("--die-with-parent", "--new-session", "--chdir", box.workspace, "--");
   return args;
+}
+
+/**
+ * The wrapper for one run's stages: the planned box, with the host's sockets found now (an agent
+ * or a daemon may have started since the plan). An error, and no run, when they cannot be found.
+ */
+export async function stageWrapper(
+  plan: Extract<ConfinementPlan, { confined: true }>,
+): Promise<Result<string[]>> {
+  const covers = await findHostCovers(replacedIn(plan.box));
+  if (!covers.ok) return err(`the host's sockets cannot be hidden: ${covers.error}`);
+  return ok(bwrapArgs(plan.bwrap, { ...plan.box, covers: covers.value }));
+}
+
+/** One line on what a confined stage may do, for the approval screen and `bravebot doctor`. */
+export function describeBox(box: StageBox): string {
+  const writable = box.writable?.length
+    ? ` and ${plural(box.writable.length, "run.writable folder")}`
+    : "";
+  const net = box.network ? "network allowed (run.network)" : "no network";
+  const caps = box.keep.length
+    ? `keeps ${box.keep.join(", ")} (root over a workspace another user owns)`
+    : "no capabilities";
+  return `file system read-only except the workspace and scratch${writable}, ${net}, ` +
+    `the host's sockets covered, ${caps}, a PID namespace per run`;
 }
 
 /** Runs one pipeline; the policy layer passes the effect worker, `doctor` the direct call. */
@@ -94,55 +151,75 @@ export const directSpawner: Spawner = async (request) => {
   }
 };
 
-/** Probe answers, per spawner and bwrap path: the machine does not change under a session. */
+/** Probe answers, per spawner and box: the machine does not change under a session. */
 const probes = new WeakMap<Spawner, Map<string, Promise<Result<void>>>>();
 
+/** The largest probe output read: `/proc/self/mountinfo` lists every mount of the machine. */
+const PROBE_OUTPUT_BYTES = 1024 * 1024;
+
 /**
- * Whether bwrap actually confines a program here: it runs `true` inside the same kind of box
- * a stage gets. Asked once per process for each bwrap path.
+ * Whether bwrap confines a stage here as planned: the machine's `cat` prints its own
+ * `/proc/self/status` and `/proc/self/mountinfo` inside exactly the box a stage gets, and the
+ * process there must hold the planned capabilities and no more (effective and permitted), be
+ * unable to gain any (`NoNewPrivs: 1`), and see `/proc/sys` read-only. Asked once per process
+ * for each box. The error quotes bwrap when bwrap failed (the person's to read, never the
+ * planner's); otherwise it is our sentence.
  */
-export function probeBwrap(
-  bwrap: string,
-  spawner: Spawner,
-  where?: Confinement,
-): Promise<Result<void>> {
+export function probeBwrap(bwrap: string, spawner: Spawner, box: StageBox): Promise<Result<void>> {
   let known = probes.get(spawner);
   if (!known) probes.set(spawner, known = new Map());
-  let probe = known.get(bwrap);
+  const key = JSON.stringify([bwrap, box]);
+  let probe = known.get(key);
   if (!probe) {
     probe = (async (): Promise<Result<void>> => {
-      const truePath = await lookupOnPath("true", searchPath(), where?.workspace ?? null);
-      if (!truePath.ok) return err("cannot probe bwrap: no 'true' program on PATH");
-      const tmp = where ? null : await Deno.makeTempDir({ prefix: "bravebot-bwrap-probe-" });
-      const box = where ?? { workspace: tmp!, scratch: tmp!, hide: [] };
-      try {
-        const r = await spawner({
-          stages: [{ program: truePath.value, args: [] }],
-          stdin: null,
-          cwd: box.workspace,
-          env: { PATH: "/usr/bin:/bin" },
-          timeoutMs: 10_000,
-          maxOutputBytes: 4096,
-          wrapper: bwrapArgs(bwrap, box),
-        });
-        if (!r.ok) return err(`bwrap could not start: ${r.error}`);
-        if (r.value.code === 0) return ok(undefined);
+      // Like bwrap, a program of the machine, never one the repository ships.
+      const cat = await lookupOnPath("cat", searchPath(), box.workspace);
+      if (!cat.ok) return err("cannot probe bwrap: no 'cat' program on PATH");
+      const r = await spawner({
+        stages: [{ program: cat.value, args: ["/proc/self/status", "/proc/self/mountinfo"] }],
+        stdin: null,
+        cwd: box.workspace,
+        env: { PATH: "/usr/bin:/bin" },
+        timeoutMs: 10_000,
+        maxOutputBytes: PROBE_OUTPUT_BYTES,
+        wrapper: bwrapArgs(bwrap, box),
+      });
+      if (!r.ok) return err(`bwrap could not start: ${r.error}`);
+      if (r.value.code !== 0) {
         const said = new TextDecoder().decode(r.value.stderr).trim().split("\n")[0] ?? "";
         return err(
           `bwrap fails here (exit ${r.value.code ?? r.value.signal})${said ? `: ${said}` : ""}`,
         );
-      } finally {
-        if (tmp) await Deno.remove(tmp, { recursive: true }).catch(() => {});
       }
+      const seen = new TextDecoder().decode(r.value.stdout);
+      const held = checkHeld(seen, box.keep);
+      if (!held.ok) return err(`bwrap does not confine as planned here: ${held.error}`);
+      if (!readOnlyMount(seen, "/proc/sys")) {
+        return err("bwrap does not confine as planned here: /proc/sys is writable inside");
+      }
+      return ok(undefined);
     })();
-    known.set(bwrap, probe);
+    known.set(key, probe);
   }
   return probe;
 }
 
+/** Whether the top mount at `point` in a `/proc/<pid>/mountinfo` text is read-only. */
+export function readOnlyMount(mountinfo: string, point: string): boolean {
+  let top: string | null = null;
+  for (const line of mountinfo.split("\n")) {
+    // id parent major:minor root mount-point options …
+    const f = line.split(" ");
+    if (f.length > 5 && /^\d+:\d+$/.test(f[2]) && f[4] === point) top = f[5];
+  }
+  return top !== null && top.split(",").includes("ro");
+}
+
 /**
  * The wrapper for this session's run stages, or why they run unconfined (`none`, or `auto` where
- * bwrap does not work); an error, and no run, when `bwrap` is configured but unusable.
+ * bwrap does not work); an error, and no run, when `bwrap` is configured but unusable, and — in
+ * `auto` too — when bwrap works but not with what it must hide: a hide that fails never turns
+ * into no confinement at all (docs/decisions.md).
  */
 export async function planConfinement(
   settings: Settings,
@@ -152,32 +229,65 @@ export async function planConfinement(
   if (settings.sandbox === "none") {
     return ok({ confined: false, why: 'run.sandbox is "none" in the config' });
   }
-  const box = { ...c, writable: settings.runWritable, network: settings.runNetwork };
-  const found = await usableBwrap(spawner, box);
+  const found = await usableBwrap(spawner, {
+    ...c,
+    writable: settings.runWritable,
+    network: settings.runNetwork,
+  });
   if (found.ok) {
     // Like bwrap, a program of the machine, never one the repository ships.
     const cat = await lookupOnPath("cat", searchPath(), c.workspace);
     return ok({
       confined: true,
-      wrapper: bwrapArgs(found.value, box),
+      bwrap: found.bwrap,
+      box: found.box,
       wrapperGroup: cat.ok ? { reader: cat.value } : null,
     });
   }
-  if (settings.sandbox === "auto") return ok({ confined: false, why: found.error });
+  if (found.hides) {
+    return err(`${found.why}; nothing was run (set run.sandbox to "none" to run unconfined)`);
+  }
+  if (settings.sandbox === "auto") return ok({ confined: false, why: found.why });
   return err(
-    `run.sandbox is "bwrap" but ${found.error}; nothing was run (set run.sandbox to "auto" or ` +
+    `run.sandbox is "bwrap" but ${found.why}; nothing was run (set run.sandbox to "auto" or ` +
       '"none" to run unconfined)',
   );
 }
 
-/** The bwrap that confines a stage here, or why there is none. */
-async function usableBwrap(spawner: Spawner, c: Confinement): Promise<Result<string>> {
-  if (Deno.build.os !== "linux") return err("bwrap confinement exists only on Linux");
+/**
+ * The bwrap that confines a stage here and the box it was probed with, or why there is none;
+ * `hides` when bwrap confines the same box without the hides (the state, the host's sockets).
+ */
+async function usableBwrap(
+  spawner: Spawner,
+  c: Confinement,
+): Promise<
+  { ok: true; bwrap: string; box: StageBox } | { ok: false; why: string; hides: boolean }
+> {
+  if (Deno.build.os !== "linux") {
+    return { ok: false, why: "bwrap confinement exists only on Linux", hides: false };
+  }
   // The wall's own program is a program of the machine, never one the repository ships.
   const bwrap = await lookupOnPath("bwrap", searchPath(), c.workspace);
-  if (!bwrap.ok) return err("bwrap is not on PATH (install bubblewrap)");
-  const works = await probeBwrap(bwrap.value, spawner, c);
-  return works.ok ? bwrap : works;
+  if (!bwrap.ok) {
+    return { ok: false, why: "bwrap is not on PATH (install bubblewrap)", hides: false };
+  }
+  const keep = keptCapabilities([c.workspace, ...(c.writable ?? [])]);
+  const covers = await findHostCovers(replacedIn(c));
+  const box: StageBox = { ...c, keep, covers: covers.ok ? covers.value : NO_COVERS };
+  const works = covers.ok
+    ? await probeBwrap(bwrap.value, spawner, box)
+    : err(`the host's sockets cannot be hidden: ${covers.error}`);
+  if (works.ok) return { ok: true, bwrap: bwrap.value, box };
+  const bare = await probeBwrap(bwrap.value, spawner, { ...box, hide: [], covers: NO_COVERS });
+  if (bare.ok) {
+    return {
+      ok: false,
+      why: covers.ok ? `bwrap cannot hide what it must here: ${works.error}` : works.error,
+      hides: true,
+    };
+  }
+  return { ok: false, why: works.error, hides: false };
 }
 
 export interface SandboxStatus {
@@ -188,17 +298,24 @@ export interface SandboxStatus {
   detail: string;
 }
 
-/** What `bravebot doctor` reports about run confinement, and why. */
+/**
+ * What `bravebot doctor` reports about run confinement, and why: probed with `workspace` as the
+ * workspace when given (which capabilities a stage keeps depends on who owns it), with a
+ * temporary folder as scratch.
+ */
 export async function sandboxStatus(
   settings: Settings,
   spawner: Spawner = directSpawner,
+  workspace?: string,
 ): Promise<SandboxStatus> {
   const configured = settings.sandbox;
-  const tmp = await Deno.makeTempDir({ prefix: "bravebot-bwrap-probe-" });
+  const tmp = await Deno.realPath(await Deno.makeTempDir({ prefix: "bravebot-bwrap-probe-" }));
+  // Bound at its real location, as a session's workspace is (bwrap fails on a link).
+  const ws = workspace ? await Deno.realPath(workspace).catch(() => tmp) : tmp;
   try {
     const plan = await planConfinement(
       settings,
-      { workspace: tmp, scratch: tmp, hide: [] },
+      { workspace: ws, scratch: tmp, hide: [] },
       spawner,
     );
     if (!plan.ok) {
@@ -209,17 +326,12 @@ export async function sandboxStatus(
       };
     }
     if (plan.value.confined) {
-      const net = settings.runNetwork ? "network allowed (run.network)" : "no network";
       return {
         configured,
         inUse: true,
-        detail: `in use: run stages are confined by ${
-          plan.value.wrapper[0]
-        } (file system read-only except the workspace and scratch${
-          settings.runWritable.length
-            ? ` and ${plural(settings.runWritable.length, "run.writable folder")}`
-            : ""
-        }, ${net}, a PID namespace per run)`,
+        detail: `in use: run stages are confined by ${plan.value.bwrap} (${
+          describeBox(plan.value.box)
+        })`,
       };
     }
     return {

@@ -15,14 +15,18 @@
  *   `/proc/self/mem` do not exist;
  * - the workspace and the scratch folder, writable, bound last so they win.
  * - under `deno run`, an empty read-only `/deno-dir` as Deno's cache folder (nothing is cached);
- * Nothing else: no `/etc`, `/home`, `/tmp`, `/dev`; no network, no PID, IPC or UTS sharing, a new
- * session (no terminal), an empty environment, and the child dies with Brave Bot.
+ * Nothing else: no `/etc`, `/home`, `/tmp`, `/dev`, no `/proc` (so no `/proc/sys` either); no
+ * network, no PID, IPC or UTS sharing, a new session (no terminal), an empty environment, no
+ * capability (`--cap-drop ALL`: as root bwrap would keep them all, and a user namespace alone only
+ * moves them into it) but `CAP_DAC_OVERRIDE` as root over another user's workspace
+ * (capabilities.ts), and the child dies with Brave Bot.
  *
  * Programs a run stage starts need the whole system, so `spawn` stays in the in-process worker
  * (its stages have their own bwrap, src/policy/sandbox.ts); see docs/decisions.md.
  */
 import type { WallOptions } from "./permissions.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
+import { keptCapabilities } from "./capabilities.ts";
 
 /** The hidden first argument that starts the compiled binary as the kernel wall's child. */
 export const KERNEL_CHILD_ARG = "--bravebot-effect-worker";
@@ -67,13 +71,29 @@ function lstatOrNull(path: string): Deno.FileInfo | null {
  * Under `deno run`, `deno run` with the worker's narrowed flags and the entry module; compiled,
  * the binary with {@link KERNEL_CHILD_ARG} (its own flags are fixed at compile time, so it
  * narrows itself: it answers through a Deno Worker with the worker's permissions).
- * `extra` goes to the child after its own arguments (the probe's `--check`).
+ * `extra` goes to the child after its own arguments and `binds` to bwrap after the workspace's
+ * (the probe's `--check` and the status file it reads).
+ *
+ * A child that keeps a capability (root over another user's workspace) gets every namespace but
+ * the user one: in a namespace of its own the capability would not reach files of users it does
+ * not map, which is what it is kept for.
  */
-export function childArgv(plan: KernelPlan, options: WallOptions, extra: string[] = []): string[] {
+export function childArgv(
+  plan: KernelPlan,
+  options: WallOptions,
+  extra: string[] = [],
+  binds: string[] = [],
+): string[] {
   const { workspace, scratch } = options;
+  const keep = keptCapabilities([workspace, scratch]);
   const args = [
     plan.bwrap,
-    "--unshare-all",
+    ...(keep.length
+      ? ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+      : ["--unshare-all"]),
+    "--cap-drop",
+    "ALL",
+    ...keep.flatMap((cap) => ["--cap-add", cap]),
     "--as-pid-1",
     "--die-with-parent",
     "--new-session",
@@ -105,6 +125,7 @@ export function childArgv(plan: KernelPlan, options: WallOptions, extra: string[
     "--bind",
     scratch,
     scratch,
+    ...binds,
     "--remount-ro",
     "/",
     "--chdir",
@@ -159,8 +180,8 @@ let known: KernelWall | null = null;
 
 /**
  * Whether the kernel wall works here, and how to start its children: bwrap on PATH, and one
- * child started in a probe box that reads a file inside and gets NotFound for a link to a file
- * outside. Asked once per process (a few tens of ms, synchronously: EffectWorker.start is).
+ * child started in a probe box (see {@link probeKernelWall}). Asked once per process (a few tens
+ * of ms, synchronously: EffectWorker.start is).
  */
 export function kernelWall(): KernelWall {
   return known ??= probe();
@@ -185,22 +206,30 @@ function probe(): KernelWall {
   } catch (e) {
     return { ok: false, why: `cannot find the program to start: ${(e as Error).message}` };
   }
+  return probeKernelWall(plan);
+}
+
+/**
+ * Starts one child of `plan` in a probe box, which must read a file inside, get NotFound for a
+ * link to a file outside, and hold no capability and no way to gain one — its own
+ * `/proc/self/status`, bound into the box, says so (kernel_child.ts `check`).
+ */
+export function probeKernelWall(plan: KernelPlan): KernelWall {
   let box: string | null = null;
   try {
     box = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "bravebot-kernel-probe-" }));
     Deno.mkdirSync(`${box}/ws`);
     Deno.mkdirSync(`${box}/scratch`);
     Deno.writeTextFileSync(`${box}/ws/inside`, "inside\n");
+    Deno.writeTextFileSync(`${box}/ws/status`, "");
     Deno.writeTextFileSync(`${box}/outside`, "outside\n");
     Deno.symlinkSync(`${box}/outside`, `${box}/ws/link`);
     const argv = childArgv(
       plan,
       { workspace: `${box}/ws`, scratch: `${box}/scratch`, run: false },
-      [
-        "--check",
-        `${box}/ws/inside`,
-        `${box}/ws/link`,
-      ],
+      ["--check", `${box}/ws/inside`, `${box}/ws/link`, `${box}/ws/status`],
+      // With --as-pid-1 the process that binds it is the one that runs the child.
+      ["--ro-bind", "/proc/self/status", `${box}/ws/status`],
     );
     const out = new Deno.Command(argv[0], {
       args: argv.slice(1),
@@ -211,6 +240,12 @@ function probe(): KernelWall {
       stderr: "piped",
     }).outputSync();
     if (out.code === 0) return { ok: true, plan };
+    if (out.code === CHECK_HELD) {
+      return {
+        ok: false,
+        why: "the kernel wall's probe failed: its child holds capabilities or could gain them",
+      };
+    }
     const said = new TextDecoder().decode(out.stderr).trim().split("\n")[0]?.slice(0, 200) ?? "";
     return {
       ok: false,
@@ -226,6 +261,9 @@ function probe(): KernelWall {
     }
   }
 }
+
+/** The probe child's exit status when it holds a capability or could gain one. */
+export const CHECK_HELD = 6;
 
 /** Paths Deno's permission flags cannot carry (a comma separates them) keep the old wall. */
 export function kernelPlaces(options: WallOptions): string | null {

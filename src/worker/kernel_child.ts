@@ -6,12 +6,15 @@
  * - compiled, as the binary with `--bravebot-effect-worker WORKSPACE SCRATCH` (main.ts): the
  *   binary's own permissions are fixed at compile time, so it narrows itself, answering
  *   through a Deno Worker with the worker's permissions ({@link serveThroughWorker}).
- * `--check INSIDE LINK` (the probe) instead reads both and exits 0 only when INSIDE was read and
- * LINK, a link to a file outside, was not found.
+ * `--check INSIDE LINK STATUS` (the probe) instead exits 0 only when INSIDE was read, LINK, a link
+ * to a file outside, was not found, and STATUS — its own `/proc/self/status`, bound into the box —
+ * shows no capability and no way to gain one.
  */
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
 import { workerPermissions } from "./permissions.ts";
+import { checkHeld } from "./capabilities.ts";
+import { CHECK_HELD } from "./kernel.ts";
 
 type Answer = (
   id: number,
@@ -62,8 +65,11 @@ export async function serveThroughWorker(workspace: string, scratch: string): Pr
   );
 }
 
-/** The probe: 0 when `inside` reads and `link` (to a file outside) is not there at all. */
-export function check(inside: string, link: string): number {
+/**
+ * The probe: 0 when `inside` reads, `link` (to a file outside) is not there at all, and `status`
+ * shows no capability held and none to gain ({@link CHECK_HELD} otherwise).
+ */
+export function check(inside: string, link: string, status: string): number {
   try {
     Deno.readFileSync(inside);
   } catch {
@@ -73,14 +79,19 @@ export function check(inside: string, link: string): number {
     Deno.readFileSync(link);
     return 4; // read through the link: the namespace does not contain the worker
   } catch (e) {
-    return (e as Error).name === "NotFound" ? 0 : 5;
+    if ((e as Error).name !== "NotFound") return 5;
+  }
+  try {
+    return checkHeld(Deno.readTextFileSync(status), []).ok ? 0 : CHECK_HELD;
+  } catch {
+    return CHECK_HELD;
   }
 }
 
 /** The child's main, for both ways of starting it; `args` after the entry (or hidden flag). */
 export async function childMain(args: string[], compiled: boolean): Promise<number> {
   const checkAt = args.indexOf("--check");
-  if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2]);
+  if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2], args[checkAt + 3]);
   if (compiled) {
     await serveThroughWorker(args[0], args[1]);
   } else {

@@ -34,7 +34,7 @@ Deno.test("kernel argv: under deno run, deno run with the narrowed flags and the
   assert.equal(argv[0], "/usr/bin/bwrap");
   for (
     const part of [
-      "--unshare-all --as-pid-1 --die-with-parent --new-session",
+      "--unshare-all --cap-drop ALL --as-pid-1 --die-with-parent --new-session",
       "--ro-bind /opt/deno /opt/deno",
       "--ro-bind /src /src",
       "--ro-bind /proc/self/maps /proc/self/maps",

@@ -417,7 +417,8 @@ export async function runDoctor(workspace: string, settings: Settings): Promise<
   }
   checks.push(await wallCheck(workspace));
   try {
-    const s = await sandboxStatus(settings);
+    // Probed over this workspace: who owns it decides which capabilities a stage keeps.
+    const s = await sandboxStatus(settings, undefined, workspace);
     checks.push({
       name: "sandbox",
       ok: s.configured === "none" || s.inUse,

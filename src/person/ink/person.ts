@@ -240,7 +240,11 @@ export class InkPerson implements Person {
     for (const warning of r.warnings) this.#line(pc.yellow(`note: ${escapeForScreen(warning)}`));
     this.#line(
       r.confinement.confined
-        ? pc.dim("runs confined by bwrap: the workspace and scratch writable, no network")
+        ? pc.dim(
+          `runs confined by bwrap: ${
+            escapeForScreen(r.confinement.detail ?? "the workspace and scratch writable")
+          }`,
+        )
         : pc.yellow(`runs unconfined: ${escapeForScreen(r.confinement.why)}`),
     );
     const single = r.stages.length === 1 ? r.stages[0] : null;
