@@ -4,7 +4,7 @@
  */
 import { dirname } from "node:path";
 import type { z } from "zod";
-import { escapeForScreen } from "../util/escape.ts";
+import { printErr } from "../util/output.ts";
 import { ensurePrivateDir } from "./dirs.ts";
 
 export type Loaded<T> =
@@ -164,7 +164,7 @@ export class LockTimeout extends Error {
   }
 }
 
-const toStderr = (line: string) => console.error(escapeForScreen(`bravebot: ${line}`));
+const toStderr = (line: string) => printErr(`bravebot: ${line}`);
 let lockReporter: (line: string) => void = toStderr;
 
 /**
