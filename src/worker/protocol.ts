@@ -117,8 +117,17 @@ export interface SnapshotResult {
   paths: string;
   kinds: string;
   stats: Float64Array;
-  /** False when the tree held more entries than were recorded (`seen` of them). */
+  /** False when anything was left out: an entry past the bounds, or a marked folder. */
   complete: boolean;
+  /** Every entry seen outside the marked folders was recorded. */
+  recordedAll: boolean;
+  /** Every folder seen outside the marked folders was recorded (before a run, past the bound). */
+  foldersRecorded: boolean;
+  /**
+   * Folders nothing beneath which is known ("" is the root): not listable, an entry not
+   * `lstat`-able, swapped while listed, or marked whole past the bounds.
+   */
+  blind: string[];
   seen: number;
   /** Folders or entries that could not be read (gone, or no permission). */
   unreadable: number;
@@ -163,8 +172,20 @@ export type WorkerRequest =
    * second one goes straight to SIGKILL. Answers how many were running.
    */
   | { op: "stopSpawns" }
-  /** Every entry below `root` by lstat, not entering `skip`, recording at most `maxEntries`. */
-  | { op: "snapshot"; root: string; skip: string[]; maxEntries: number };
+  /**
+   * Every entry below `root` by lstat, not entering `skip`, recording `maxEntries` in full; past
+   * them up to `maxChanges` more (with `since`: entries changed at or after it; without: folders),
+   * then folders marked whole, at most `maxMarks` (snapshot.ts).
+   */
+  | {
+    op: "snapshot";
+    root: string;
+    skip: string[];
+    maxEntries: number;
+    maxChanges?: number;
+    maxMarks?: number;
+    since?: number;
+  };
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
   : R extends { op: "read"; withStat: true } ? StatRead
