@@ -21,6 +21,12 @@ import {
   UNKNOWN_SNAPSHOT,
   unpackSnapshot,
 } from "./run_changes.ts";
+import {
+  closeLeftoverWatch,
+  leftoverWatchSince,
+  openLeftoverWatch,
+  runCgroup,
+} from "./leftovers.ts";
 import type { Policy } from "./core.ts";
 import { describeKind, staleFileRef } from "./core.ts";
 import {
@@ -593,8 +599,8 @@ function workerSpawner(policy: Policy): Spawner {
 }
 
 /**
- * The workspace as it is now, within the settings' bounds; after a run (`since`, its start) the
- * entries changed since come back past the first bound. A snapshot that failed knows nothing.
+ * The workspace as it is now, within the settings' bounds; with `since` (after a run, its start)
+ * the entries changed since come back past the first bound. A snapshot that failed knows nothing.
  */
 async function snapshotWorkspace(
   policy: Policy,
@@ -710,8 +716,13 @@ export async function carryOutRun(
   }
 
   const command = displayPipeline(run.stages);
-  // What the stages may write is found by comparing the workspace before and after (§13).
-  const before = await snapshotWorkspace(policy, settings);
+  // Unconfined, the run gets a cgroup folder of its own where one can be made (leftovers.ts).
+  const cgroup = confined ? null : (await runCgroup(policy, workerSpawner(policy))).cgroup;
+  // What the stages may write is found by comparing the workspace before and after (§13). The
+  // snapshot before also closes the watch on a previous unconfined run's leftovers, so it keeps
+  // what changed since that run even past its bound.
+  const before = await snapshotWorkspace(policy, settings, leftoverWatchSince(policy));
+  await closeLeftoverWatch(policy, before);
   const startMs = await runStart(before);
   // The person who approved the command sees it print, whatever the planner is shown (§15).
   const watching = personWatch(policy, decision.by === "person");
@@ -727,13 +738,25 @@ export async function carryOutRun(
       ...(wrapper ? { wrapper } : {}),
       ...(confined?.wrapperGroup ? { wrapperGroup: confined.wrapperGroup } : {}),
       ...(watching ? { streamBytes: watching.streamBytes } : {}),
+      ...(cgroup ? { cgroup } : {}),
     },
   }, watching?.onProgress);
   // Files carry the run's label (§13), whether it ran or a later stage could not start.
   const filesLabel = policy.contextTainted ? "U" : decision.outputLabel.integrity;
+  const afterBegun = Date.now();
   const after = await snapshotWorkspace(policy, settings, startMs);
   const changes = compareSnapshots(before, after, startMs);
   await recordChanges(policy, changes, filesLabel, command);
+  // Unconfined, and not every process it started known to be gone: the watch stands.
+  if (!confined && !(spawned.ok && spawned.value.cgroupEnded === true)) {
+    openLeftoverWatch(policy, {
+      since: startMs,
+      integrity: filesLabel,
+      after,
+      afterBegun,
+      command,
+    });
+  }
   if (!spawned.ok) {
     const { name, message, stage } = spawned.error;
     await policy.record({

@@ -61,6 +61,21 @@ export interface PrefixEntry {
 }
 
 /**
+ * While an unconfined run may have left processes running that nothing ended (no writable
+ * cgroup): files changed at or after `since` take its integrity, and names the snapshot after it
+ * did not hold are untrusted names, until the next snapshot records what changed (decisions.md,
+ * policy/leftovers.ts). Held in memory, never saved.
+ */
+export interface LeftoverWatch {
+  readonly since: number;
+  readonly integrity: Integrity;
+  /** The paths the snapshot after the run held. */
+  readonly known: { has(rel: string): boolean };
+  /** Whether `rel` changed at or after `since`; true when that cannot be told. */
+  readonly changedSince: (rel: string) => Promise<boolean>;
+}
+
+/**
  * Paths a run can never make trusted, whatever its label (design.md §13): git's own files (they
  * tell git what to run), Brave Bot's workspace folder (skills, config) and the project memory.
  */
@@ -175,6 +190,8 @@ export class TrustMap {
   #rules: TrustRule[] = [];
   #files = new Map<string, FileEntry>();
   #prefixes = new Map<string, PrefixEntry>();
+  /** The open watch on an unconfined run's leftovers, if any (the policy layer sets it). */
+  leftovers: LeftoverWatch | null = null;
 
   constructor(readonly workspace: string) {}
 
@@ -246,12 +263,14 @@ export class TrustMap {
 
   /**
    * Whether a run chose (or may have chosen) this name: it is content nobody vouched for
-   * (design.md §13). So is every name beneath a prefix entry.
+   * (design.md §13). So is every name beneath a prefix entry, and, while a watch on an unconfined
+   * run's leftovers is open, every name the snapshot after that run did not hold.
    */
   nameChosenByRun(rel: string): boolean {
     if (rel === ".") return false;
     if (this.#files.get(rel)?.nameChosen === true) return true;
-    return this.#marksOver(rel).length > 0;
+    if (this.#marksOver(rel).length > 0) return true;
+    return this.leftovers !== null && !this.leftovers.known.has(rel);
   }
 
   /** Applies a first-use answer: the whole workspace minus foreign trees, or nothing. */
@@ -294,7 +313,7 @@ export class TrustMap {
    * The integrity of a file's content. `currentHash` is asked only when a hash-bound entry
    * exists, so the common case costs no read. An entry without a hash counts only when it
    * untrusts, or when no mark lies above the file; past the entry, the rules and the marks
-   * decide.
+   * decide, and an open leftover watch lowers a file changed since its run began.
    */
   async fileIntegrity(rel: string, currentHash: () => Promise<string | null>): Promise<Integrity> {
     const entry = this.#files.get(rel);
@@ -303,7 +322,10 @@ export class TrustMap {
         if (entry.integrity === "U" || this.#marksOver(rel).length === 0) return entry.integrity;
       } else if (await currentHash() === entry.sha256) return entry.integrity;
     }
-    return this.ruleIntegrity(rel);
+    const integrity = this.ruleIntegrity(rel);
+    const watch = this.leftovers;
+    if (integrity === "T" && watch?.integrity === "U" && await watch.changedSince(rel)) return "U";
+    return integrity;
   }
 
   /** A copy with extra rules on top, for one run's `--approvals` file; never saved. */
@@ -313,6 +335,7 @@ export class TrustMap {
     copy.#rules = [...this.#rules];
     copy.#files = this.#files; // shared: writes during the run are real and must persist
     copy.#prefixes = this.#prefixes;
+    copy.leftovers = this.leftovers;
     for (const rule of rules) copy.setRule(rule.dir, rule.trusted);
     return copy;
   }

@@ -655,3 +655,29 @@ Deno.test("trust map: marks only move towards untrusted, are saved, and the pers
   assert.equal(back.ruleIntegrity("x/q"), "T");
   assert.equal(back.removePrefix("x"), false);
 });
+
+Deno.test("trust map: an open leftover watch lowers what changed since and hides names it did not see", async () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setFile("kept.txt", { integrity: "T", sha256: HASH_A, why: "write" });
+  const changed = new Set(["late.txt", "kept.txt"]);
+  map.leftovers = {
+    since: 0,
+    integrity: "U",
+    known: new Set(["src", "src/a.ts", "late.txt", "kept.txt"]),
+    changedSince: (rel) => Promise.resolve(changed.has(rel)),
+  };
+  assert.equal(await map.fileIntegrity("src/a.ts", noHash), "T");
+  assert.equal(await map.fileIntegrity("late.txt", noHash), "U");
+  assert.equal(
+    await map.fileIntegrity("kept.txt", () => Promise.resolve(HASH_A)),
+    "T",
+    "the approved bytes are still the approved bytes",
+  );
+  assert.equal(map.nameChosenByRun("src/a.ts"), false);
+  assert.equal(map.nameChosenByRun("src/new.ts"), true);
+  assert.equal(map.withOverlay([]).nameChosenByRun("src/new.ts"), true, "overlays keep it");
+  map.leftovers = null;
+  assert.equal(await map.fileIntegrity("late.txt", noHash), "T");
+  assert.equal(map.nameChosenByRun("src/new.ts"), false);
+});

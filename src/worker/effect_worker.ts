@@ -20,7 +20,7 @@ import {
   write,
 } from "./ops/fs.ts";
 import { probe } from "./ops/probe.ts";
-import { snapshotTree } from "./ops/snapshot.ts";
+import { changeTimes, snapshotTree } from "./ops/snapshot.ts";
 import { findInFiles } from "./ops/search.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
 import { setRoots } from "./ops/wall.ts";
@@ -80,6 +80,8 @@ async function handle(
       }, request.since);
       return { value, transfer: [value.stats.buffer as ArrayBuffer] };
     }
+    case "changeTimes":
+      return { value: changeTimes(request.paths), transfer: [] };
     case "probe":
       return { value: await probe(request.what, request.target), transfer: [] };
     case "stopSpawns":

@@ -57,6 +57,18 @@ export interface SpawnStage {
   args: string[];
 }
 
+/**
+ * Where an unconfined run's processes are gathered so that all of them end with it
+ * (ops/cgroup.ts): a writable cgroup v2 folder, and the machine's programs that act on it.
+ */
+export interface SpawnCgroup {
+  /** The folder the run's own folder is made in. */
+  parent: string;
+  sh: string;
+  mkdir: string;
+  rmdir: string;
+}
+
 export interface SpawnRequest {
   stages: SpawnStage[];
   /** Bytes for the first stage's stdin; null gives it an empty stream, never the terminal. */
@@ -75,6 +87,8 @@ export interface SpawnRequest {
    * by which that child is found in /proc.
    */
   wrapperGroup?: { reader: string };
+  /** Runs every stage in a cgroup folder of its own, killed whole when the stages have exited. */
+  cgroup?: SpawnCgroup;
   /**
    * How many bytes of output to send on as they come, for the person's screen (design.md §15):
    * the last stage's stdout and every stderr, in order of arrival, until this many were sent.
@@ -106,6 +120,11 @@ export interface SpawnResult {
   stopSignals: string[];
   stdoutBytes: number;
   stderrBytes: number;
+  /**
+   * With `cgroup`: whether every process the run started is known to have ended (its folder was
+   * killed and found empty). False when the folder could not be made or emptied.
+   */
+  cgroupEnded?: boolean;
 }
 
 /**
@@ -174,7 +193,7 @@ export type WorkerRequest =
   | { op: "stopSpawns" }
   /**
    * Every entry below `root` by lstat, not entering `skip`, recording `maxEntries` in full; past
-   * them up to `maxChanges` more (with `since`: entries changed at or after it; without: folders),
+   * them up to `maxChanges` more (folders, and with `since` entries changed at or after it),
    * then folders marked whole, at most `maxMarks` (snapshot.ts).
    */
   | {
@@ -185,7 +204,9 @@ export type WorkerRequest =
     maxChanges?: number;
     maxMarks?: number;
     since?: number;
-  };
+  }
+  /** Each path's change time (ms) by lstat, null where it cannot be had. */
+  | { op: "changeTimes"; paths: string[] };
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
   : R extends { op: "read"; withStat: true } ? StatRead
@@ -200,6 +221,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "probe" } ? { refused: boolean; error: string | null }
   : R extends { op: "stopSpawns" } ? { stopped: number }
   : R extends { op: "snapshot" } ? SnapshotResult
+  : R extends { op: "changeTimes" } ? (number | null)[]
   : never;
 
 /** An error crossing the wall keeps its name (`NotCapable`, `NotFound`, …) and message. */

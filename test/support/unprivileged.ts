@@ -60,7 +60,7 @@ export function alsoWithoutCapabilities(
           "--allow-env",
           "--no-check",
           "--filter",
-          name,
+          `/^${name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$/`,
           fileURLToPath(module),
         ],
         env: { [CHILD]: "1", NO_COLOR: "1" },

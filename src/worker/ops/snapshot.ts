@@ -14,15 +14,15 @@
  * and the caller must treat everything beneath it as touched. Memory stays bounded whatever the
  * tree holds (a run may create 300,000 files):
  * 1. the first `bounds.entries` entries are recorded in full;
- * 2. past them, up to `bounds.changes` more: after a run (`since` given) only entries whose
- *    change time is at or after `since`, which every write moves and no program can set back;
- *    before one, only folders (so that a folder created meanwhile can still be told apart);
+ * 2. past them, up to `bounds.changes` more: folders (so that a folder made by a run can still be
+ *    told apart from one it added a file to), and, with `since` (after a run), every entry whose
+ *    change time is at or after it, which every write moves and no program can set back;
  * 3. past both, a folder holding an entry that step 2 would have recorded is marked whole, and
  *    so is a folder whose subfolders would make the walk's own queue longer than `bounds.queue`;
  *    at most `bounds.marks` marks are kept, merged into their parents past it.
  */
 import type { SnapshotResult } from "../protocol.ts";
-import { beforeAct, checkPath } from "./wall.ts";
+import { beforeAct, checkPath, folderOf, lstatInside } from "./wall.ts";
 
 /** Fields per entry in {@link SnapshotResult.stats}. */
 export const SNAPSHOT_FIELDS = 5;
@@ -130,9 +130,10 @@ export function snapshotTree(
     dev: top.info.dev ?? 0,
     ino: top.info.ino ?? 0,
   }];
-  /** Whether an entry past the full bound is one to keep (step 2). */
-  const wanted = (kind: string, ctimeMs: number) =>
-    since === undefined ? kind === "d" : ctimeMs >= since;
+  /** Whether an entry changed at or after `since` (none does without one). */
+  const changedSince = (ctimeMs: number) => since !== undefined && ctimeMs >= since;
+  /** Whether an entry past the full bound is one to keep (step 2): a folder, or a change. */
+  const wanted = (kind: string, ctimeMs: number) => kind === "d" || changedSince(ctimeMs);
 
   while (pending.length > 0) {
     const { rel, dev, ino } = pending.pop()!;
@@ -204,8 +205,8 @@ export function snapshotTree(
           continue;
         }
         if (extra >= maxChanges) {
-          if (since === undefined) {
-            foldersLeft = true;
+          if (!changedSince(child.stats[4])) {
+            foldersLeft = true; // a folder, unchanged: only whether it existed is lost
             left = true;
             continue;
           }
@@ -231,4 +232,18 @@ export function snapshotTree(
     seen,
     unreadable,
   };
+}
+
+/**
+ * The change time (ms) of each path, by `lstat`, or null where it cannot be had: how the policy
+ * layer tells whether a file changed since an unconfined run began (its leftover watch).
+ */
+export function changeTimes(paths: readonly string[]): (number | null)[] {
+  return paths.map((path) => {
+    try {
+      return lstatInside(path, folderOf).ctime?.getTime() ?? null;
+    } catch {
+      return null;
+    }
+  });
 }
