@@ -245,3 +245,22 @@ alsoWithoutCapabilities(
     }
   },
 );
+
+Deno.test("run changes: one folder with more new entries than both bounds is marked, not held", async () => {
+  const root = await tree({ "keep.txt": "k" });
+  try {
+    const bounds = { entries: 3, changes: 4, marks: 10 };
+    const before = unpackSnapshot(snapshotTree(root, [], bounds));
+    const start = await runStart(before);
+    await Deno.mkdir(join(root, "flood"));
+    for (let i = 0; i < 40; i++) await Deno.writeTextFile(join(root, `flood/f${i}`), "x");
+    const raw = snapshotTree(root, [], bounds, secondOf(start));
+    assert.deepEqual(raw.blind, ["flood"]);
+    assert.ok(raw.paths.split("\0").length <= bounds.entries + bounds.changes, raw.paths);
+    const changes = compareSnapshots(before, unpackSnapshot(raw), start);
+    assert.deepEqual(changes.blind, ["flood"]);
+    assert.ok(changes.created.includes("flood"), JSON.stringify(changes));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -18,8 +18,9 @@
  *    told apart from one it added a file to), and, with `since` (after a run), every entry whose
  *    change time is at or after it, which every write moves and no program can set back;
  * 3. past both, a folder holding an entry that step 2 would have recorded is marked whole, and
- *    so is a folder whose subfolders would make the walk's own queue longer than `bounds.queue`;
- *    at most `bounds.marks` marks are kept, merged into their parents past it.
+ *    so is a folder whose subfolders would make the walk's own queue longer than `bounds.queue`,
+ *    and one that alone holds more entries to keep than both bounds; at most `bounds.marks` marks
+ *    are kept, merged into their parents past it.
  */
 import type { SnapshotResult } from "../protocol.ts";
 import { beforeAct, checkPath, folderOf, lstatInside } from "./wall.ts";
@@ -173,6 +174,12 @@ export function snapshotTree(
           kind,
           stats: [info.dev ?? 0, info.ino ?? 0, info.size, info.mtime?.getTime() ?? 0, ctimeMs],
         });
+        // One folder holding more than both bounds (a run made 300,000 files in it) is marked
+        // whole rather than held in memory.
+        if (here.length >= maxEntries + maxChanges) {
+          blind = true;
+          break;
+        }
       }
       if (!blind) {
         const now = rel === "" ? Deno.statSync(dir) : Deno.lstatSync(dir);
