@@ -14,6 +14,7 @@ import type { PrivatePaths } from "./private.ts";
 import { type RefRecord, type RefTable } from "./refs.ts";
 import {
   type FileEntry,
+  type LeftoverWatch,
   loadTrustMap,
   normaliseRuleDir,
   type StoredTrust,
@@ -74,6 +75,7 @@ export class Policy {
   /** Reloads and changes of the stored map, one at a time, so an older read never wins. */
   #trustQueue: Promise<unknown> = Promise.resolve();
   #problemListeners: ((problem: string) => void)[] = [];
+  #leftovers: LeftoverWatch | null = null;
   #context: Label = label("T", "pub");
   #contextListeners: ((l: Label) => void)[] = [];
 
@@ -115,7 +117,18 @@ export class Policy {
       const dir = normaliseRuleDir(d);
       return dir.ok ? [{ dir: dir.value, trusted }] : [];
     });
-    return rules.length ? this.storedTrust.withOverlay(rules) : this.storedTrust;
+    const map = rules.length ? this.storedTrust.withOverlay(rules) : this.storedTrust;
+    map.leftovers = this.#leftovers;
+    return map;
+  }
+
+  /**
+   * Opens (or, with null, closes) the watch on what an unconfined run may have left running
+   * (policy/leftovers.ts): it stays on the map decisions use, across reloads of the stored one.
+   */
+  watchLeftovers(watch: LeftoverWatch | null): void {
+    this.#leftovers = watch;
+    this.trust = this.#overlay();
   }
 
   /**

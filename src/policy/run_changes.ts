@@ -5,9 +5,12 @@
  * change time is at or after the run's start, which no program can set back (it moves on every
  * write, and `touch -d` moves it too). Removed files are those the second snapshot no longer has.
  *
- * Past the snapshot's bound the first snapshot is partial: then a file counts as changed when
- * its change time is at or after the run's start, and whether it was created cannot be told (so
- * its name must be taken as chosen by the run).
+ * No blind spot. Where the first snapshot did not know a place (past its bound, or beneath a
+ * folder it could not see), an entry counts when its change time is at or after the run's start,
+ * and whether it was created cannot be told, so its name is taken as chosen by the run. The
+ * second snapshot records every entry changed since the run's start even past its bound; a folder
+ * it could not see beneath (not listable, an entry not `lstat`-able, or past its second bound)
+ * comes back whole, as a prefix entry of the trust map that carries the run's label.
  *
  * Change times are reported to the whole second, so a run must start in a second in which
  * nothing in the workspace changed before it ({@link runStart} waits for one): then a change
@@ -17,92 +20,136 @@
 import { plural } from "../util/plural.ts";
 import type { SnapshotResult } from "../worker/protocol.ts";
 import type { Policy } from "./core.ts";
-import type { FileEntry } from "./trust_map.ts";
+import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import type { Integrity } from "../util/label.ts";
-import { isGitPath } from "./git_dir.ts";
+import { DEFAULT_LIMITS } from "../state/settings.ts";
 
-/** How many entries a snapshot records before it falls back to change times. */
-export const SNAPSHOT_MAX_ENTRIES = 200_000;
+/** How many entries a snapshot records in full before change times decide (the settings'). */
+export const SNAPSHOT_MAX_ENTRIES = DEFAULT_LIMITS.snapshotEntries;
+
+export interface SnapshotEntry {
+  kind: string;
+  key: string;
+  ctimeMs: number;
+}
 
 export interface Snapshot {
-  readonly entries: ReadonlyMap<string, { kind: string; key: string; ctimeMs: number }>;
-  readonly complete: boolean;
+  readonly entries: ReadonlyMap<string, SnapshotEntry>;
+  /** Every entry outside the blind folders was recorded (no bound was met). */
+  readonly recordedAll: boolean;
+  /** Every folder outside the blind folders was recorded. */
+  readonly foldersRecorded: boolean;
+  /** Folders nothing beneath which is known (`.`: the root). */
+  readonly blind: readonly string[];
 }
 
 export interface RunChanges {
   /** New paths (files, links, folders): their names may have been chosen by the run. */
   created: string[];
-  /** Files (and links) whose content or identity changed. */
+  /** Files (and links) that were there before and whose content or identity changed. */
   changed: string[];
+  /**
+   * Paths changed since the run's start in a place the first snapshot did not know: created or
+   * changed, which cannot be told (folders too: a folder the run made has a chosen name).
+   */
+  unsure: string[];
   removed: string[];
-  /** False when a snapshot was partial: then created files are among `changed`, not told apart. */
+  /** Folders the second snapshot could not see beneath: everything there takes the run's label. */
+  blind: string[];
+  /** False when a snapshot was partial: then removals are not counted. */
   complete: boolean;
 }
 
+/** A failed snapshot: nothing known anywhere. */
+export const UNKNOWN_SNAPSHOT: Snapshot = {
+  entries: new Map(),
+  recordedAll: false,
+  foldersRecorded: false,
+  blind: ["."],
+};
+
 /** The worker's packed snapshot as a map from workspace-relative path to its key. */
 export function unpackSnapshot(result: SnapshotResult): Snapshot {
-  const entries = new Map<string, { kind: string; key: string; ctimeMs: number }>();
+  const entries = new Map<string, SnapshotEntry>();
   const paths = result.paths === "" ? [] : result.paths.split("\0");
   paths.forEach((path, i) => {
     const s = result.stats.subarray(i * 5, i * 5 + 5);
     entries.set(path, { kind: result.kinds[i], key: Array.from(s).join(":"), ctimeMs: s[4] });
   });
-  return { entries, complete: result.complete };
+  return {
+    entries,
+    recordedAll: result.recordedAll,
+    foldersRecorded: result.foldersRecorded,
+    blind: result.blind.map((rel) => rel === "" ? "." : rel),
+  };
 }
 
 /** The whole second a time falls in: change times are reported to the second. */
-function secondOf(ms: number): number {
+export function secondOf(ms: number): number {
   return Math.floor(ms / 1000) * 1000;
 }
 
+/** Whether `rel` lies beneath one of the folders (`.`: anything). */
+function beneathAny(folders: readonly string[], rel: string): boolean {
+  return folders.some((dir) => isBeneath(dir, rel));
+}
+
 /**
- * When a run may start, given the snapshot taken before it: now, unless something in the
- * workspace changed in the current second (or the snapshot is partial, so that cannot be told),
- * in which case at the start of the next second. Waits that long, and returns the start.
+ * How far into a second a run starts at the earliest. The kernel stamps change times from a
+ * coarse clock that may lag the real one by a tick (up to 10 ms): a write made in the first
+ * moments of a second can carry the second before, which the run's start must not be.
+ */
+const START_MARGIN_MS = 50;
+
+/**
+ * When a run may start, given the snapshot taken before it: in the current second, unless
+ * something in the workspace changed in it (or the snapshot is partial, so that cannot be told),
+ * in which case in the next one; in either, no earlier than {@link START_MARGIN_MS} into it.
+ * Waits that long, and returns the start.
  */
 export async function runStart(before: Snapshot, now = () => Date.now()): Promise<number> {
   const current = secondOf(now());
   let latest = -Infinity;
   for (const entry of before.entries.values()) latest = Math.max(latest, entry.ctimeMs);
-  if (before.complete && secondOf(latest) < current) return now();
-  const wait = current + 1000 - now();
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait + 2));
+  const whole = before.recordedAll && before.blind.length === 0;
+  const second = whole && secondOf(latest) < current ? current : current + 1000;
+  const wait = second + START_MARGIN_MS - now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   return now();
 }
 
 /**
  * Compares the snapshots taken before and after a run that started at `startMs` (the clock of
- * the machine the files are on). Folders count only when created: adding a file to one changes
- * its times, not its content.
+ * the machine the files are on). Folders count only when created (or, where the first snapshot
+ * did not know them, when their change time moved): adding a file to one changes its times, not
+ * its content. What lies beneath a folder the second snapshot could not see is in `blind`.
  */
 export function compareSnapshots(before: Snapshot, after: Snapshot, startMs: number): RunChanges {
   const since = secondOf(startMs);
   const created: string[] = [];
   const changed: string[] = [];
+  const unsure: string[] = [];
   const removed: string[] = [];
   for (const [path, now] of after.entries) {
+    if (beneathAny(after.blind, path)) continue;
     const was = before.entries.get(path);
     if (was === undefined) {
-      if (before.complete) created.push(path);
-      else if (now.ctimeMs >= since && now.kind !== "d") changed.push(path);
+      const known = !beneathAny(before.blind, path) &&
+        (before.recordedAll || (now.kind === "d" && before.foldersRecorded));
+      if (known) created.push(path);
+      else if (now.ctimeMs >= since) unsure.push(path);
       continue;
     }
     if (now.kind === "d" && was.kind === "d") continue;
     if (was.key !== now.key || now.ctimeMs >= since) changed.push(path);
   }
-  if (after.complete) {
-    for (const path of before.entries.keys()) if (!after.entries.has(path)) removed.push(path);
+  const complete = before.recordedAll && after.recordedAll;
+  if (complete) {
+    for (const path of before.entries.keys()) {
+      if (!after.entries.has(path) && !beneathAny(after.blind, path)) removed.push(path);
+    }
   }
-  return { created, changed, removed, complete: before.complete && after.complete };
-}
-
-/**
- * Paths a run can never make trusted, whatever its label (design.md §13): git's own files (they
- * tell git what to run), Brave Bot's workspace folder (skills, config) and the project memory.
- */
-export function neverTrustedFromRun(rel: string): boolean {
-  const first = rel.split("/")[0];
-  return isGitPath(rel) || first === ".bravebot" || rel === "AGENTS.md";
+  return { created, changed, unsure, removed, blind: [...after.blind], complete };
 }
 
 /**
@@ -110,33 +157,40 @@ export function neverTrustedFromRun(rel: string): boolean {
  * the run's integrity; a changed one the join of the run's and its own (a vouched command that
  * rewrites a vendored file does not make it trusted: labels only move towards `U`). `T` is bound
  * to the bytes the file has now, and never given to the paths of {@link neverTrustedFromRun}.
- * Every created name — and, when the snapshots were partial, every changed one, since it may
- * have been created — is marked as chosen by the run.
+ * Every created name, and every name that may have been created, is marked as chosen by the run;
+ * every folder it could not see beneath becomes a prefix entry with the run's label.
  */
 export async function recordRunChanges(
   policy: Policy,
   changes: RunChanges,
   integrity: Integrity,
 ): Promise<void> {
-  const touched = [...changes.created, ...changes.changed];
-  if (touched.length === 0) return;
+  const touched = [...changes.created, ...changes.changed, ...changes.unsure];
+  if (touched.length === 0 && changes.blind.length === 0) return;
   const created = new Set(changes.created);
+  const changed = new Set(changes.changed);
   const entries: [string, FileEntry][] = [];
   for (const rel of touched) {
-    const nameChosen = created.has(rel) || !changes.complete;
+    let hashed: Promise<string | null> | undefined;
+    const hash = () =>
+      hashed ??= policy.worker.call({ op: "hash", path: `${policy.workspace.root}/${rel}` })
+        .then((h) => h.ok ? h.value : null);
+    // Bytes a hash-bound entry still matches are the ones approved or vouched for, whatever
+    // touched the file (a `touch`, a rewrite that put them back): that entry stands.
+    const bound = policy.trust.files.get(rel)?.sha256;
+    if (bound !== undefined && !created.has(rel) && await hash() === bound) continue;
+    const nameChosen = !changed.has(rel);
     let entry: FileEntry = { integrity: "U", why: "run", ...(nameChosen ? { nameChosen } : {}) };
-    const own = created.has(rel) && changes.complete ? "T" : priorIntegrity(policy, rel);
+    const own = created.has(rel) ? "T" : priorIntegrity(policy, rel);
     if (integrity === "T" && own === "T" && !neverTrustedFromRun(rel)) {
-      const hash = await policy.worker.call({
-        op: "hash",
-        path: `${policy.workspace.root}/${rel}`,
-      });
-      if (hash.ok) entry = { ...entry, integrity: "T", sha256: hash.value };
+      const sha256 = await hash();
+      if (sha256 !== null) entry = { ...entry, integrity: "T", sha256 };
     }
     entries.push([rel, entry]);
   }
   await policy.changeTrust((map) => {
     for (const [rel, entry] of entries) map.setFile(rel, entry);
+    for (const dir of changes.blind) map.setPrefix(dir, { integrity, why: "run" });
   });
 }
 
@@ -147,13 +201,19 @@ function priorIntegrity(policy: Policy, rel: string): Integrity {
 
 /** The line a run's result gives the planner about the files it touched (counts only). */
 export function changesLine(changes: RunChanges): string | null {
-  const { created, changed, removed, complete } = changes;
-  if (complete && created.length + changed.length + removed.length === 0) return null;
-  const files = (n: number) => plural(n, "file");
-  if (!complete) {
-    return `files: ${files(changed.length)} created or changed (the workspace is larger than ` +
-      "the snapshot's bound, so removals are not counted); they are marked untrusted unless " +
-      "the command was vouched";
+  const { created, changed, unsure, removed, blind, complete } = changes;
+  const touched = created.length + changed.length + unsure.length + removed.length;
+  if (complete && touched === 0 && blind.length === 0) return null;
+  const counts = [`${created.length} created`, `${changed.length} changed`];
+  if (unsure.length > 0) counts.push(`${unsure.length} created or changed`);
+  counts.push(complete ? `${removed.length} removed` : "removals not counted");
+  const notes: string[] = [];
+  if (!complete) notes.push("the workspace is larger than the snapshot's bound");
+  if (blind.length > 0) {
+    notes.push(
+      `${plural(blind.length, "folder")} could not be seen into, so everything in ` +
+        `${blind.length === 1 ? "it" : "them"} takes the run's label`,
+    );
   }
-  return `files: ${created.length} created, ${changed.length} changed, ${removed.length} removed`;
+  return `files: ${counts.join(", ")}${notes.length ? ` (${notes.join("; ")})` : ""}`;
 }

@@ -18,12 +18,19 @@ import {
   type RunChanges,
   runStart,
   type Snapshot,
-  SNAPSHOT_MAX_ENTRIES,
+  UNKNOWN_SNAPSHOT,
   unpackSnapshot,
 } from "./run_changes.ts";
+import {
+  closeLeftoverWatch,
+  leftoverWatchSince,
+  openLeftoverWatch,
+  runCgroup,
+} from "./leftovers.ts";
 import type { Policy } from "./core.ts";
 import { describeKind, staleFileRef } from "./core.ts";
 import {
+  type Integrity,
   joinLabels,
   type Label,
   label,
@@ -604,15 +611,26 @@ function workerSpawner(policy: Policy): Spawner {
   return spawner;
 }
 
-/** The workspace as it is now; a snapshot that failed counts as partial and empty. */
-async function snapshotWorkspace(policy: Policy): Promise<Snapshot> {
+/**
+ * The workspace as it is now, within the settings' bounds; with `since` (after a run, its start)
+ * the entries changed since come back past the first bound. A snapshot that failed knows nothing.
+ */
+async function snapshotWorkspace(
+  policy: Policy,
+  settings: Settings,
+  since?: number,
+): Promise<Snapshot> {
+  const { snapshotEntries, snapshotChanges, snapshotMarks } = settings.limits;
   const taken = await policy.worker.call({
     op: "snapshot",
     root: policy.workspace.root,
     skip: [...policy.workspace.protectedDirs],
-    maxEntries: SNAPSHOT_MAX_ENTRIES,
+    maxEntries: snapshotEntries,
+    maxChanges: snapshotChanges,
+    maxMarks: snapshotMarks,
+    ...(since !== undefined ? { since: Math.floor(since / 1000) * 1000 } : {}),
   });
-  return taken.ok ? unpackSnapshot(taken.value) : { entries: new Map(), complete: false };
+  return taken.ok ? unpackSnapshot(taken.value) : UNKNOWN_SNAPSHOT;
 }
 
 /**
@@ -623,12 +641,12 @@ async function snapshotWorkspace(policy: Policy): Promise<Snapshot> {
 async function recordChanges(
   policy: Policy,
   changes: RunChanges,
-  output: Label,
+  integrity: Integrity,
   command: string,
 ): Promise<void> {
-  const touched = changes.created.length + changes.changed.length + changes.removed.length;
-  if (touched === 0 && changes.complete) return;
-  const integrity = policy.contextTainted ? "U" : output.integrity;
+  const { created, changed, unsure, removed, blind, complete } = changes;
+  const touched = created.length + changed.length + unsure.length + removed.length;
+  if (touched === 0 && blind.length === 0 && complete) return;
   await recordRunChanges(policy, changes, integrity);
   await policy.record({
     tool: "run",
@@ -636,8 +654,9 @@ async function recordChanges(
     labels: { files: label(integrity, "pub") },
     decision: "files changed by the run",
     by: "rule",
-    reason: `${changes.created.length} created, ${changes.changed.length} changed, ` +
-      `${changes.removed.length} removed${changes.complete ? "" : " (snapshot partial)"}`,
+    reason: `${created.length} created, ${changed.length + unsure.length} changed, ` +
+      `${removed.length} removed${complete ? "" : " (snapshot partial)"}` +
+      (blind.length ? `, ${blind.length} folders not seen into` : ""),
   });
 }
 
@@ -727,8 +746,13 @@ export async function carryOutRun(
   }
 
   const command = displayPipeline(run.stages);
-  // What the stages may write is found by comparing the workspace before and after (§13).
-  const before = await snapshotWorkspace(policy);
+  // Unconfined, the run gets a cgroup folder of its own where one can be made (leftovers.ts).
+  const cgroup = confined ? null : (await runCgroup(policy, workerSpawner(policy))).cgroup;
+  // What the stages may write is found by comparing the workspace before and after (§13). The
+  // snapshot before also closes the watch on a previous unconfined run's leftovers, so it keeps
+  // what changed since that run even past its bound.
+  const before = await snapshotWorkspace(policy, settings, leftoverWatchSince(policy));
+  await closeLeftoverWatch(policy, before);
   const startMs = await runStart(before);
   // The person who approved the command sees it print, whatever the planner is shown (§15).
   const watching = personWatch(policy, decision.by === "person");
@@ -744,8 +768,25 @@ export async function carryOutRun(
       ...(wrapper ? { wrapper } : {}),
       ...(confined?.wrapperGroup ? { wrapperGroup: confined.wrapperGroup } : {}),
       ...(watching ? { streamBytes: watching.streamBytes } : {}),
+      ...(cgroup ? { cgroup } : {}),
     },
   }, watching?.onProgress);
+  // Files carry the run's label (§13), whether it ran or a later stage could not start.
+  const filesLabel = policy.contextTainted ? "U" : decision.outputLabel.integrity;
+  const afterBegun = Date.now();
+  const after = await snapshotWorkspace(policy, settings, startMs);
+  const changes = compareSnapshots(before, after, startMs);
+  await recordChanges(policy, changes, filesLabel, command);
+  // Unconfined, and not every process it started known to be gone: the watch stands.
+  if (!confined && !(spawned.ok && spawned.value.cgroupEnded === true)) {
+    openLeftoverWatch(policy, {
+      since: startMs,
+      integrity: filesLabel,
+      after,
+      afterBegun,
+      command,
+    });
+  }
   if (!spawned.ok) {
     const { name, message, stage } = spawned.error;
     await policy.record({
@@ -765,8 +806,6 @@ export async function carryOutRun(
   }
   const result = spawned.value;
   watching?.end(result);
-  const changes = compareSnapshots(before, await snapshotWorkspace(policy), startMs);
-  await recordChanges(policy, changes, decision.outputLabel, command);
   const kept = await keepOutput(
     policy,
     settings,

@@ -6,6 +6,13 @@
  * foreign trees of the first-use choice), and counts as long as the prefix it matched. Per-file
  * entries, written after writes and file vouches, override the rules for that one file; a
  * trusting entry is bound to the file's content hash, so a later change falls back to the rules.
+ *
+ * Prefix entries are a run's mark on a folder its snapshot could not see beneath (design.md §13:
+ * no blind spot): everything beneath it takes that run's label, over any rule — a `U` mark makes
+ * the content untrusted, and every name beneath any mark is an untrusted name. Only a per-file
+ * entry whose hash still matches the bytes (or an untrusting one) wins over a mark: those bytes
+ * are the ones the person approved or vouched for. Later runs only add marks; the person clears
+ * one with `trust remove` of that folder.
  */
 import { join, relative } from "node:path";
 import { z } from "zod";
@@ -18,6 +25,7 @@ import {
   updateJsonFile,
 } from "../state/jsonfile.ts";
 import { checkPathSyntax } from "./paths.ts";
+import { isGitPath } from "./git_dir.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 export interface TrustRule {
@@ -37,6 +45,48 @@ export interface FileEntry {
    * never shown as text, whatever the directory. It stays with the path once set.
    */
   readonly nameChosen?: true;
+}
+
+/**
+ * A prefix entry: a folder beneath which a run's snapshot could not see (not listable, an entry
+ * not `lstat`-able, or past the snapshot's bounds), so everything beneath it may be the run's.
+ */
+export interface PrefixEntry {
+  /**
+   * The run's label: `U` makes all content beneath untrusted; `T` (a vouched run in a trusted
+   * context) leaves content to the rest of the map, except the paths no run makes trusted.
+   */
+  readonly integrity: Integrity;
+  readonly why: "run";
+}
+
+/**
+ * While an unconfined run may have left processes running that nothing ended (no writable
+ * cgroup): files changed at or after `since` take its integrity, and names the snapshot after it
+ * did not hold are untrusted names, until the next snapshot records what changed (decisions.md,
+ * policy/leftovers.ts). Held in memory, never saved.
+ */
+export interface LeftoverWatch {
+  readonly since: number;
+  readonly integrity: Integrity;
+  /** The paths the snapshot after the run held. */
+  readonly known: { has(rel: string): boolean };
+  /** Whether `rel` changed at or after `since`; true when that cannot be told. */
+  readonly changedSince: (rel: string) => Promise<boolean>;
+}
+
+/**
+ * Paths a run can never make trusted, whatever its label (design.md §13): git's own files (they
+ * tell git what to run), Brave Bot's workspace folder (skills, config) and the project memory.
+ */
+export function neverTrustedFromRun(rel: string): boolean {
+  const first = rel.split("/")[0];
+  return isGitPath(rel) || first === ".bravebot" || rel === "AGENTS.md";
+}
+
+/** Whether `rel` lies strictly beneath the folder `dir` (`.`: the workspace root). */
+export function isBeneath(dir: string, rel: string): boolean {
+  return dir === "." ? rel !== "." : rel.startsWith(dir + "/");
 }
 
 /** The trees the first-use "trust the workspace" answer leaves untrusted, at any depth. */
@@ -71,6 +121,10 @@ const fileSchema = z.object({
       nameChosen: z.literal(true).optional(),
     }),
   ),
+  prefixes: z.record(
+    z.string(),
+    z.object({ integrity: z.enum(["T", "U"]), why: z.literal("run") }),
+  ).optional(),
 });
 
 /** Normalises a rule's directory as a person would type it: `src/`, `./src`, `.`, `**\/vendor`. */
@@ -135,6 +189,9 @@ export class TrustMap {
   generation = 0;
   #rules: TrustRule[] = [];
   #files = new Map<string, FileEntry>();
+  #prefixes = new Map<string, PrefixEntry>();
+  /** The open watch on an unconfined run's leftovers, if any (the policy layer sets it). */
+  leftovers: LeftoverWatch | null = null;
 
   constructor(readonly workspace: string) {}
 
@@ -144,6 +201,46 @@ export class TrustMap {
 
   get files(): ReadonlyMap<string, FileEntry> {
     return this.#files;
+  }
+
+  get prefixes(): ReadonlyMap<string, PrefixEntry> {
+    return this.#prefixes;
+  }
+
+  /**
+   * Marks the folder `dir` (`.`: the root) with a run's label. Labels only move towards `U`: a
+   * mark that one above it already implies is not added, and one that implies those beneath it
+   * replaces them.
+   */
+  setPrefix(dir: string, entry: PrefixEntry): void {
+    for (const [at, mark] of this.#prefixes) {
+      const above = at === dir || isBeneath(at, dir);
+      if (above && (mark.integrity === "U" || entry.integrity === "T")) return;
+    }
+    for (const [at, mark] of [...this.#prefixes]) {
+      if (isBeneath(dir, at) && (entry.integrity === "U" || mark.integrity === "T")) {
+        this.#prefixes.delete(at);
+      }
+    }
+    this.#prefixes.set(dir, entry);
+  }
+
+  /** The person clears a run's mark (`trust remove DIR`); false when there was none. */
+  removePrefix(dir: string): boolean {
+    return this.#prefixes.delete(dir);
+  }
+
+  /** The marks `rel` lies beneath: its folders' entries, one look-up per level. */
+  #marksOver(rel: string): PrefixEntry[] {
+    if (this.#prefixes.size === 0 || rel === ".") return [];
+    const marks: PrefixEntry[] = [];
+    for (let i = rel.lastIndexOf("/"); i > 0; i = rel.lastIndexOf("/", i - 1)) {
+      const mark = this.#prefixes.get(rel.slice(0, i));
+      if (mark) marks.push(mark);
+    }
+    const root = this.#prefixes.get(".");
+    if (root) marks.push(root);
+    return marks;
   }
 
   /** Adds or replaces the rule for `dir` (already normalised). */
@@ -164,9 +261,16 @@ export class TrustMap {
     this.#files.set(rel, chosen ? { ...entry, nameChosen: true } : entry);
   }
 
-  /** Whether a run chose this name: it is content nobody vouched for (design.md §13). */
+  /**
+   * Whether a run chose (or may have chosen) this name: it is content nobody vouched for
+   * (design.md §13). So is every name beneath a prefix entry, and, while a watch on an unconfined
+   * run's leftovers is open, every name the snapshot after that run did not hold.
+   */
   nameChosenByRun(rel: string): boolean {
-    return this.#files.get(rel)?.nameChosen === true;
+    if (rel === ".") return false;
+    if (this.#files.get(rel)?.nameChosen === true) return true;
+    if (this.#marksOver(rel).length > 0) return true;
+    return this.leftovers !== null && !this.leftovers.known.has(rel);
   }
 
   /** Applies a first-use answer: the whole workspace minus foreign trees, or nothing. */
@@ -178,8 +282,18 @@ export class TrustMap {
     }
   }
 
-  /** The integrity the directory rules give `rel` (a file or a directory). */
+  /**
+   * The integrity the directory rules give `rel` (a file or a directory), lowered by the prefix
+   * entries above it: a `U` mark makes it `U`; a `T` one does for the paths no run makes trusted.
+   */
   ruleIntegrity(rel: string): Integrity {
+    const marks = this.#marksOver(rel);
+    if (marks.some((m) => m.integrity === "U")) return "U";
+    if (marks.length > 0 && neverTrustedFromRun(rel)) return "U";
+    return this.#rulesOnly(rel);
+  }
+
+  #rulesOnly(rel: string): Integrity {
     let best = -1;
     let trusted = false;
     for (const rule of this.#rules) {
@@ -197,15 +311,21 @@ export class TrustMap {
 
   /**
    * The integrity of a file's content. `currentHash` is asked only when a hash-bound entry
-   * exists, so the common case costs no read.
+   * exists, so the common case costs no read. An entry without a hash counts only when it
+   * untrusts, or when no mark lies above the file; past the entry, the rules and the marks
+   * decide, and an open leftover watch lowers a file changed since its run began.
    */
   async fileIntegrity(rel: string, currentHash: () => Promise<string | null>): Promise<Integrity> {
     const entry = this.#files.get(rel);
     if (entry) {
-      if (entry.sha256 === undefined) return entry.integrity;
-      if (await currentHash() === entry.sha256) return entry.integrity;
+      if (entry.sha256 === undefined) {
+        if (entry.integrity === "U" || this.#marksOver(rel).length === 0) return entry.integrity;
+      } else if (await currentHash() === entry.sha256) return entry.integrity;
     }
-    return this.ruleIntegrity(rel);
+    const integrity = this.ruleIntegrity(rel);
+    const watch = this.leftovers;
+    if (integrity === "T" && watch?.integrity === "U" && await watch.changedSince(rel)) return "U";
+    return integrity;
   }
 
   /** A copy with extra rules on top, for one run's `--approvals` file; never saved. */
@@ -214,6 +334,8 @@ export class TrustMap {
     copy.firstUse = this.firstUse;
     copy.#rules = [...this.#rules];
     copy.#files = this.#files; // shared: writes during the run are real and must persist
+    copy.#prefixes = this.#prefixes;
+    copy.leftovers = this.leftovers;
     for (const rule of rules) copy.setRule(rule.dir, rule.trusted);
     return copy;
   }
@@ -226,6 +348,7 @@ export class TrustMap {
       firstUse: this.firstUse,
       rules: [...this.#rules],
       files: Object.fromEntries(this.#files),
+      ...(this.#prefixes.size > 0 ? { prefixes: Object.fromEntries(this.#prefixes) } : {}),
     };
   }
 
@@ -235,6 +358,7 @@ export class TrustMap {
     map.generation = data.generation ?? 0;
     for (const rule of data.rules) map.setRule(rule.dir, rule.trusted);
     for (const [rel, entry] of Object.entries(data.files)) map.setFile(rel, entry);
+    for (const [dir, entry] of Object.entries(data.prefixes ?? {})) map.setPrefix(dir, entry);
     return map;
   }
 }

@@ -593,3 +593,97 @@ Deno.test("trust map (adversarial): only a directory that exists in the workspac
     await Deno.remove(root, { recursive: true });
   }
 });
+
+// Prefix entries (design.md §13, issue 21): a folder a run's snapshot could not see beneath.
+Deno.test("trust map: beneath a run's untrusting mark, content and names are untrusted over any rule", async () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setRule("d/inner", true);
+  map.setPrefix("d", { integrity: "U", why: "run" });
+  assert.equal(map.ruleIntegrity("d"), "T", "the marked folder itself was seen");
+  assert.equal(map.ruleIntegrity("d/x.txt"), "U");
+  assert.equal(map.ruleIntegrity("d/inner/y.txt"), "U", "a longer rule does not beat a mark");
+  assert.equal(await map.fileIntegrity("d/x.txt", noHash), "U");
+  assert.equal(map.nameChosenByRun("d"), false);
+  assert.equal(map.nameChosenByRun("d/x.txt"), true, "a name under a mark is an untrusted name");
+  assert.equal(map.nameChosenByRun("d/inner/y.txt"), true);
+  assert.equal(map.nameChosenByRun("dd/x.txt"), false, "only beneath the folder itself");
+  assert.equal(map.ruleIntegrity("src/a.ts"), "T");
+});
+
+Deno.test("trust map: a hash-bound entry whose bytes still match wins over a mark; one that does not falls to it", async () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setFile("d/vouched.txt", { integrity: "T", sha256: HASH_A, why: "vouch" });
+  map.setFile("d/old.txt", { integrity: "T", why: "write" }); // an entry bound to no hash
+  map.setPrefix("d", { integrity: "U", why: "run" });
+  assert.equal(await map.fileIntegrity("d/vouched.txt", () => Promise.resolve(HASH_A)), "T");
+  assert.equal(await map.fileIntegrity("d/vouched.txt", () => Promise.resolve(HASH_B)), "U");
+  assert.equal(await map.fileIntegrity("d/old.txt", noHash), "U");
+  map.setFile("d/written.txt", { integrity: "T", sha256: HASH_B, why: "write" });
+  assert.equal(await map.fileIntegrity("d/written.txt", () => Promise.resolve(HASH_B)), "T");
+  assert.equal(map.nameChosenByRun("d/written.txt"), true, "the name stays untrusted");
+});
+
+Deno.test("trust map: a vouched run's mark leaves content to the rules, but not for the paths no run makes trusted", () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setRule("vendor", false);
+  map.setPrefix(".", { integrity: "T", why: "run" });
+  assert.equal(map.ruleIntegrity("src/a.ts"), "T");
+  assert.equal(map.ruleIntegrity("vendor/a.js"), "U");
+  for (const rel of ["AGENTS.md", ".bravebot/skills/x/SKILL.md", "pkg/.git/config"]) {
+    assert.equal(map.ruleIntegrity(rel), "U", rel);
+  }
+  assert.equal(map.nameChosenByRun("src/a.ts"), true, "whatever the label, names are the run's");
+});
+
+Deno.test("trust map: marks only move towards untrusted, are saved, and the person removes one", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "trust.json");
+  const { map } = await updateTrustMap(file, "/w", (map) => {
+    map.setRule(".", true);
+    map.setPrefix("a/b", { integrity: "T", why: "run" });
+    map.setPrefix("a/b/c", { integrity: "U", why: "run" });
+    map.setPrefix("a/b", { integrity: "T", why: "run" });
+    map.setPrefix("x/y", { integrity: "U", why: "run" });
+    map.setPrefix("x", { integrity: "U", why: "run" }); // implies x/y
+    map.setPrefix("x/z", { integrity: "T", why: "run" }); // implied by x
+  });
+  assert.deepEqual([...map.prefixes.keys()].sort(), ["a/b", "a/b/c", "x"]);
+  map.setPrefix("a/b", { integrity: "U", why: "run" });
+  assert.deepEqual([...map.prefixes.keys()].sort(), ["a/b", "x"], "U at a/b implies a/b/c");
+  assert.equal(map.prefixes.get("a/b")?.integrity, "U");
+  const { map: back } = await loadTrustMap(file, "/w");
+  assert.deepEqual([...back.prefixes.keys()].sort(), ["a/b", "a/b/c", "x"]);
+  assert.equal(back.ruleIntegrity("x/q"), "U");
+  assert.equal(back.removePrefix("x"), true);
+  assert.equal(back.ruleIntegrity("x/q"), "T");
+  assert.equal(back.removePrefix("x"), false);
+});
+
+Deno.test("trust map: an open leftover watch lowers what changed since and hides names it did not see", async () => {
+  const map = new TrustMap("/w");
+  map.setRule(".", true);
+  map.setFile("kept.txt", { integrity: "T", sha256: HASH_A, why: "write" });
+  const changed = new Set(["late.txt", "kept.txt"]);
+  map.leftovers = {
+    since: 0,
+    integrity: "U",
+    known: new Set(["src", "src/a.ts", "late.txt", "kept.txt"]),
+    changedSince: (rel) => Promise.resolve(changed.has(rel)),
+  };
+  assert.equal(await map.fileIntegrity("src/a.ts", noHash), "T");
+  assert.equal(await map.fileIntegrity("late.txt", noHash), "U");
+  assert.equal(
+    await map.fileIntegrity("kept.txt", () => Promise.resolve(HASH_A)),
+    "T",
+    "the approved bytes are still the approved bytes",
+  );
+  assert.equal(map.nameChosenByRun("src/a.ts"), false);
+  assert.equal(map.nameChosenByRun("src/new.ts"), true);
+  assert.equal(map.withOverlay([]).nameChosenByRun("src/new.ts"), true, "overlays keep it");
+  map.leftovers = null;
+  assert.equal(await map.fileIntegrity("late.txt", noHash), "T");
+  assert.equal(map.nameChosenByRun("src/new.ts"), false);
+});

@@ -24,6 +24,13 @@ export interface Limits {
   refOutputBytes: number;
   askQuestions: number;
   toolCallsPerReply: number;
+  /**
+   * A run's snapshots (design.md §13): entries recorded in full, then how many changed ones (or
+   * folders, before the run) past them, then how many folders marked whole at most.
+   */
+  snapshotEntries: number;
+  snapshotChanges: number;
+  snapshotMarks: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -40,6 +47,9 @@ export const DEFAULT_LIMITS: Limits = {
   refOutputBytes: 16 * 1024 * 1024,
   askQuestions: 4,
   toolCallsPerReply: 16,
+  snapshotEntries: 200_000,
+  snapshotChanges: 100_000,
+  snapshotMarks: 1_000,
 };
 
 export interface EndpointSettings {

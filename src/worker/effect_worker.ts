@@ -20,7 +20,7 @@ import {
   write,
 } from "./ops/fs.ts";
 import { probe } from "./ops/probe.ts";
-import { snapshotTree } from "./ops/snapshot.ts";
+import { changeTimes, snapshotTree } from "./ops/snapshot.ts";
 import { findInFiles } from "./ops/search.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
 import { setRoots } from "./ops/wall.ts";
@@ -75,9 +75,15 @@ async function handle(
     case "spawn":
       return { value: await spawnPipeline(request.request, progress), transfer: [] };
     case "snapshot": {
-      const value = snapshotTree(request.root, request.skip, request.maxEntries);
+      const value = snapshotTree(request.root, request.skip, {
+        entries: request.maxEntries,
+        changes: request.maxChanges ?? 0,
+        marks: request.maxMarks ?? 1_000,
+      }, request.since);
       return { value, transfer: [value.stats.buffer as ArrayBuffer] };
     }
+    case "changeTimes":
+      return { value: changeTimes(request.paths), transfer: [] };
     case "probe":
       return { value: await probe(request.what, request.target), transfer: [] };
     case "stopSpawns":

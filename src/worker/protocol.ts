@@ -88,6 +88,18 @@ export interface SpawnStage {
   args: string[];
 }
 
+/**
+ * Where an unconfined run's processes are gathered so that all of them end with it
+ * (ops/cgroup.ts): a writable cgroup v2 folder, and the machine's programs that act on it.
+ */
+export interface SpawnCgroup {
+  /** The folder the run's own folder is made in. */
+  parent: string;
+  sh: string;
+  mkdir: string;
+  rmdir: string;
+}
+
 export interface SpawnRequest {
   stages: SpawnStage[];
   /** Bytes for the first stage's stdin; null gives it an empty stream, never the terminal. */
@@ -106,6 +118,8 @@ export interface SpawnRequest {
    * by which that child is found in /proc.
    */
   wrapperGroup?: { reader: string };
+  /** Runs every stage in a cgroup folder of its own, killed whole when the stages have exited. */
+  cgroup?: SpawnCgroup;
   /**
    * How many bytes of output to send on as they come, for the person's screen (design.md §15):
    * the last stage's stdout and every stderr, in order of arrival, until this many were sent.
@@ -137,6 +151,11 @@ export interface SpawnResult {
   stopSignals: string[];
   stdoutBytes: number;
   stderrBytes: number;
+  /**
+   * With `cgroup`: whether every process the run started is known to have ended (its folder was
+   * killed and found empty). False when the folder could not be made or emptied.
+   */
+  cgroupEnded?: boolean;
 }
 
 /**
@@ -148,8 +167,17 @@ export interface SnapshotResult {
   paths: string;
   kinds: string;
   stats: Float64Array;
-  /** False when the tree held more entries than were recorded (`seen` of them). */
+  /** False when anything was left out: an entry past the bounds, or a marked folder. */
   complete: boolean;
+  /** Every entry seen outside the marked folders was recorded. */
+  recordedAll: boolean;
+  /** Every folder seen outside the marked folders was recorded (before a run, past the bound). */
+  foldersRecorded: boolean;
+  /**
+   * Folders nothing beneath which is known ("" is the root): not listable, an entry not
+   * `lstat`-able, swapped while listed, or marked whole past the bounds.
+   */
+  blind: string[];
   seen: number;
   /** Folders or entries that could not be read (gone, or no permission). */
   unreadable: number;
@@ -195,8 +223,22 @@ export type WorkerRequest =
    * second one goes straight to SIGKILL. Answers how many were running.
    */
   | { op: "stopSpawns" }
-  /** Every entry below `root` by lstat, not entering `skip`, recording at most `maxEntries`. */
-  | { op: "snapshot"; root: string; skip: string[]; maxEntries: number };
+  /**
+   * Every entry below `root` by lstat, not entering `skip`, recording `maxEntries` in full; past
+   * them up to `maxChanges` more (folders, and with `since` entries changed at or after it),
+   * then folders marked whole, at most `maxMarks` (snapshot.ts).
+   */
+  | {
+    op: "snapshot";
+    root: string;
+    skip: string[];
+    maxEntries: number;
+    maxChanges?: number;
+    maxMarks?: number;
+    since?: number;
+  }
+  /** Each path's change time (ms) by lstat, null where it cannot be had. */
+  | { op: "changeTimes"; paths: string[] };
 
 export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lstat" } ? StatInfo
   : R extends { op: "read"; withStat: true } ? StatRead
@@ -212,6 +254,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "probe" } ? { refused: boolean; error: string | null }
   : R extends { op: "stopSpawns" } ? { stopped: number }
   : R extends { op: "snapshot" } ? SnapshotResult
+  : R extends { op: "changeTimes" } ? (number | null)[]
   : never;
 
 /** An error crossing the wall keeps its name (`NotCapable`, `NotFound`, …) and message. */

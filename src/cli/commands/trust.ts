@@ -7,6 +7,7 @@ import { openWorkspace } from "../../policy/workspace.ts";
 import { statePaths } from "../../state/session_paths.ts";
 import {
   checkTrustableDir,
+  isBeneath,
   loadTrustMap,
   normaliseRuleDir,
   type TrustMap,
@@ -29,6 +30,17 @@ export function describeTrust(map: TrustMap): string[] {
           r.dir === "." ? "./" : escapeForScreen(r.dir) + "/"
         }`,
       );
+    }
+  }
+  if (map.prefixes.size > 0) {
+    lines.push(
+      "folders a run could not see into (every name beneath is untrusted; `names`: content " +
+        "keeps its label; `trust remove DIR` clears one):",
+    );
+    for (const [dir, p] of [...map.prefixes].sort(([a], [b]) => a.localeCompare(b))) {
+      // A run may have chosen the folder's name too: escaped.
+      const shown = dir === "." ? "./" : escapeForScreen(dir) + "/";
+      lines.push(`  ${p.integrity === "T" ? "names    " : "untrusted"}  ${shown}  [${p.why}]`);
     }
   }
   if (map.files.size > 0) {
@@ -89,12 +101,27 @@ export async function checkTrustCommand(
 export function applyTrustChange(map: TrustMap, change: TrustChange): string[] {
   const shown = change.dir === "." ? "./" : change.dir + "/";
   if (change.action === "remove") {
-    if (!map.removeRule(change.dir)) return [`no rule for ${shown}; nothing changed`];
-    return [`removed the rule for ${shown}`];
+    // The person's word also clears a run's mark on exactly that folder (trust_map.ts).
+    const lines: string[] = [];
+    if (map.removeRule(change.dir)) lines.push(`removed the rule for ${shown}`);
+    if (map.removePrefix(change.dir)) lines.push(`removed a run's mark on ${shown}`);
+    return lines.length ? lines : [`no rule for ${shown}; nothing changed`];
   }
   map.setRule(change.dir, change.action === "add");
   if (map.firstUse === null) map.firstUse = "custom";
-  return [`${shown} is now ${change.action === "add" ? "trusted" : "untrusted"}`];
+  const lines = [`${shown} is now ${change.action === "add" ? "trusted" : "untrusted"}`];
+  if (change.action === "add" && [...map.prefixes.keys()].some((d) => isMarkedFor(d, change.dir))) {
+    lines.push(
+      `a run's mark still makes what lies beneath a folder in ${shown} untrusted (trust list ` +
+        "shows it; trust remove clears it)",
+    );
+  }
+  return lines;
+}
+
+/** Whether the mark on `marked` reaches into `dir`: it is `dir`, above it or beneath it. */
+function isMarkedFor(marked: string, dir: string): boolean {
+  return marked === dir || isBeneath(marked, dir) || isBeneath(dir, marked);
 }
 
 /** Applies one trust subcommand to a map in memory; returns the lines to print. */

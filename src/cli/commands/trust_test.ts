@@ -106,3 +106,25 @@ Deno.test("trust list: a file name a run created is shown escaped, never sent to
   assert.ok(shown.includes("notes⟦U+001B⟧]52;c;ZWNobyBwd25lZA==⟦U+0007⟧⟦U+202E⟧txt.exe"), shown);
   assert.ok(!shown.includes("\x1b") && !shown.includes("\u202E"), shown);
 });
+
+Deno.test("trust command: a run's marks are listed, escaped, and cleared by remove of that folder", () => {
+  const map = new TrustMap("/w");
+  applyTrustCommand(map, "add", ".");
+  map.setPrefix("d\x1b[31m", { integrity: "U", why: "run" });
+  map.setPrefix("e", { integrity: "U", why: "run" });
+  const listed = describeTrust(map).join("\n");
+  assert.match(listed, /folders a run could not see into/);
+  assert.ok(!listed.includes("\x1b"), listed);
+  assert.equal(map.ruleIntegrity("e/x"), "U");
+  assert.deepEqual(applyTrustCommand(map, "add", "e"), [
+    "e/ is now trusted",
+    "a run's mark still makes what lies beneath a folder in e/ untrusted (trust list shows it; " +
+    "trust remove clears it)",
+  ]);
+  assert.equal(map.ruleIntegrity("e/x"), "U", "a rule does not clear a mark");
+  assert.deepEqual(applyTrustCommand(map, "remove", "e"), [
+    "removed the rule for e/",
+    "removed a run's mark on e/",
+  ]);
+  assert.equal(map.ruleIntegrity("e/x"), "T");
+});

@@ -5,88 +5,252 @@
  * removed. A file-system watch is not used: it drops events silently under load.
  *
  * Links are recorded as links and never followed; folders named in `skip` (Brave Bot's state)
- * are not entered. Past `maxEntries` the walk goes on without recording, so the caller knows
- * only that the tree was larger (and falls back to change times, which every write moves).
- * Synchronous calls: each async hop costs more than the `lstat` it waits for. The root must
- * resolve inside the worker's roots, and every folder is checked after it is listed (below).
+ * are not entered. Synchronous calls: each async hop costs more than the `lstat` it waits for.
+ * The root must resolve inside the worker's roots, and every folder is checked after it is
+ * listed (below).
+ *
+ * No blind spot: a folder the walk cannot list, one with an entry it cannot `lstat` (other than
+ * one gone meanwhile), or one swapped while listed is **marked** — nothing beneath it is known,
+ * and the caller must treat everything beneath it as touched. Memory stays bounded whatever the
+ * tree holds (a run may create 300,000 files):
+ * 1. the first `bounds.entries` entries are recorded in full;
+ * 2. past them, up to `bounds.changes` more: folders (so that a folder made by a run can still be
+ *    told apart from one it added a file to), and, with `since` (after a run), every entry whose
+ *    change time is at or after it, which every write moves and no program can set back;
+ * 3. past both, a folder holding an entry that step 2 would have recorded is marked whole, and
+ *    so is a folder whose subfolders would make the walk's own queue longer than `bounds.queue`,
+ *    and one that alone holds more entries to keep than both bounds; at most `bounds.marks` marks
+ *    are kept, merged into their parents past it.
  */
 import type { SnapshotResult } from "../protocol.ts";
-import { beforeAct, checkPath } from "./wall.ts";
+import { beforeAct, checkPath, folderOf, lstatInside } from "./wall.ts";
 
 /** Fields per entry in {@link SnapshotResult.stats}. */
 export const SNAPSHOT_FIELDS = 5;
+
+/** The bounds of {@link snapshotTree}: see the module comment. */
+export interface SnapshotBounds {
+  entries: number;
+  changes: number;
+  marks: number;
+  /** Folders waiting to be listed, at most (default: `entries + changes`). */
+  queue?: number;
+}
 
 function kindCode(info: Deno.FileInfo): string {
   return info.isSymlink ? "l" : info.isFile ? "f" : info.isDirectory ? "d" : "o";
 }
 
+/** The folder holding `rel` ("" for the root's entries). */
+function parentRel(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i < 0 ? "" : rel.slice(0, i);
+}
+
+/**
+ * Folders marked whole ("" is the root): at most `max`, merged upwards past it, so that a tree
+ * with more changed folders than that costs no more memory, only coarser marks.
+ */
+export class Marks {
+  #set = new Set<string>();
+  constructor(readonly max: number) {}
+
+  /** Whether `rel` is a marked folder or lies beneath one. */
+  covers(rel: string): boolean {
+    if (this.#set.size === 0) return false;
+    if (this.#set.has("")) return true;
+    for (let at = rel; at !== ""; at = parentRel(at)) if (this.#set.has(at)) return true;
+    return false;
+  }
+
+  add(rel: string): void {
+    if (this.covers(rel)) return;
+    this.#set.add(rel);
+    if (this.#set.size > Math.max(1, this.max)) this.#merge();
+  }
+
+  /** Replaces every mark by its parent until at most half the bound are left. */
+  #merge(): void {
+    const target = Math.max(1, Math.floor(this.max / 2));
+    while (this.#set.size > target) {
+      const parents = [...this.#set].map((rel) => rel === "" ? "" : parentRel(rel));
+      this.#set = new Set();
+      // Shortest first, so that a parent is in before the marks beneath it are asked about.
+      for (const rel of parents.sort((a, b) => a.length - b.length)) this.add(rel);
+    }
+  }
+
+  /** The marks, none beneath another. */
+  list(): string[] {
+    const all = [...this.#set].sort((a, b) => a.length - b.length);
+    const kept = new Marks(Infinity);
+    for (const rel of all) kept.add(rel);
+    return [...kept.#set];
+  }
+}
+
+/** One listed entry, kept only as long as its folder's check is pending. */
+interface Child {
+  rel: string;
+  kind: string;
+  stats: [number, number, number, number, number];
+}
+
 export function snapshotTree(
   root: string,
   skip: readonly string[],
-  maxEntries: number,
+  bounds: SnapshotBounds | number,
+  since?: number,
 ): SnapshotResult {
+  // A number alone bounds the entries recorded in full; the others are the settings' defaults.
+  const b = typeof bounds === "number"
+    ? { entries: bounds, changes: 100_000, marks: 1_000 }
+    : bounds;
+  const { entries: maxEntries, changes: maxChanges, marks: maxMarks } = b;
+  const maxQueue = b.queue ?? maxEntries + maxChanges;
   const paths: string[] = [];
   const kinds: string[] = [];
   const stats: number[] = [];
   let seen = 0;
   let unreadable = 0;
-  // A folder that was not what it was when found (a race with a link): the snapshot is partial.
-  let swapped = false;
+  /** Recorded past `maxEntries` (step 2). */
+  let extra = 0;
+  /** Some entry was neither recorded nor under a mark (past the bound, and not asked for). */
+  let left = false;
+  /** Before a run: some folder past the bound was not recorded. */
+  let foldersLeft = false;
+  const marks = new Marks(maxMarks);
   const skipped = new Set(skip);
   // The root resolves inside the worker's roots (wall.ts); each folder below it is entered by
   // its name, never through a link, and is checked, after it was listed and its entries
   // lstat'ed, to be still the folder found (same device and inode), so a folder swapped for a
-  // link meanwhile contributes nothing from outside.
+  // link meanwhile contributes nothing from outside — it is marked instead.
   const top = checkPath(root);
-  const pending: { rel: string; found: Deno.FileInfo }[] = [{ rel: "", found: top.info }];
+  const pending: { rel: string; dev: number; ino: number }[] = [{
+    rel: "",
+    dev: top.info.dev ?? 0,
+    ino: top.info.ino ?? 0,
+  }];
+  /** Whether an entry changed at or after `since` (none does without one). */
+  const changedSince = (ctimeMs: number) => since !== undefined && ctimeMs >= since;
+  /** Whether an entry past the full bound is one to keep (step 2): a folder, or a change. */
+  const wanted = (kind: string, ctimeMs: number) => kind === "d" || changedSince(ctimeMs);
+
   while (pending.length > 0) {
-    const { rel, found } = pending.pop()!;
+    const { rel, dev, ino } = pending.pop()!;
+    if (marks.covers(rel)) continue;
     const dir = rel === "" ? root : `${root}/${rel}`;
-    const here: { childRel: string; info: Deno.FileInfo }[] = [];
+    const here: Child[] = [];
+    let blind = false;
     try {
       beforeAct("list", dir);
-      const names = [...Deno.readDirSync(dir)].map((e) => e.name);
-      for (const name of names) {
-        const childRel = rel === "" ? name : `${rel}/${name}`;
+      for (const entry of Deno.readDirSync(dir)) {
+        const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
         const abs = `${root}/${childRel}`;
         if (skipped.has(abs)) continue;
+        let info: Deno.FileInfo;
         try {
-          here.push({ childRel, info: Deno.lstatSync(abs) });
-        } catch {
-          unreadable++; // gone between the listing and the lstat: not there as far as we know
+          info = Deno.lstatSync(abs);
+        } catch (e) {
+          // Gone between the listing and the lstat: not there as far as we know. Anything else
+          // (no search permission on the folder) hides what the entry is: the folder is marked.
+          unreadable++;
+          if (e instanceof Deno.errors.NotFound) continue;
+          blind = true;
+          break;
+        }
+        const kind = kindCode(info);
+        const ctimeMs = info.ctime?.getTime() ?? 0;
+        // Entries that will be neither recorded nor queued are not kept while the folder is
+        // listed, so that a folder of 300,000 files costs no memory beyond the bounds.
+        const full = paths.length + here.length < maxEntries;
+        if (!full && kind !== "d" && !wanted(kind, ctimeMs)) {
+          seen++;
+          left = true;
+          continue;
+        }
+        here.push({
+          rel: childRel,
+          kind,
+          stats: [info.dev ?? 0, info.ino ?? 0, info.size, info.mtime?.getTime() ?? 0, ctimeMs],
+        });
+        // One folder holding more than both bounds (a run made 300,000 files in it) is marked
+        // whole rather than held in memory.
+        if (here.length >= maxEntries + maxChanges) {
+          blind = true;
+          break;
         }
       }
-      const now = rel === "" ? Deno.statSync(dir) : Deno.lstatSync(dir);
-      if (now.dev !== found.dev || now.ino !== found.ino) {
-        swapped = true;
-        unreadable++;
-        continue;
+      if (!blind) {
+        const now = rel === "" ? Deno.statSync(dir) : Deno.lstatSync(dir);
+        if ((now.dev ?? 0) !== dev || (now.ino ?? 0) !== ino) blind = true;
       }
-    } catch {
+    } catch (e) {
+      // A folder gone since it was found holds nothing; one that cannot be listed is marked.
       unreadable++;
+      if (e instanceof Deno.errors.NotFound) continue;
+      blind = true;
+    }
+    if (blind) {
+      marks.add(rel);
       continue;
     }
-    for (const { childRel, info } of here) {
+    for (const child of here) {
       seen++;
-      if (info.isDirectory) pending.push({ rel: childRel, found: info });
-      if (paths.length >= maxEntries) continue;
-      paths.push(childRel);
-      kinds.push(kindCode(info));
-      stats.push(
-        info.dev ?? 0,
-        info.ino ?? 0,
-        info.size,
-        info.mtime?.getTime() ?? 0,
-        info.ctime?.getTime() ?? 0,
-      );
+      if (child.kind === "d") {
+        if (pending.length >= maxQueue) {
+          // The queue itself would grow past the bound: this folder is marked whole.
+          marks.add(rel);
+          break;
+        }
+        pending.push({ rel: child.rel, dev: child.stats[0], ino: child.stats[1] });
+      }
+      if (paths.length >= maxEntries) {
+        if (!wanted(child.kind, child.stats[4])) {
+          if (child.kind === "d") foldersLeft = true;
+          left = true;
+          continue;
+        }
+        if (extra >= maxChanges) {
+          if (!changedSince(child.stats[4])) {
+            foldersLeft = true; // a folder, unchanged: only whether it existed is lost
+            left = true;
+            continue;
+          }
+          marks.add(rel); // step 3: the rest of this folder is not looked at
+          break;
+        }
+        extra++;
+      }
+      paths.push(child.rel);
+      kinds.push(child.kind);
+      stats.push(...child.stats);
     }
   }
+  const blind = marks.list();
   return {
     paths: paths.join("\0"),
     kinds: kinds.join(""),
     stats: new Float64Array(stats),
-    complete: !swapped && seen === paths.length,
+    complete: !left && blind.length === 0,
+    recordedAll: !left,
+    foldersRecorded: !foldersLeft,
+    blind,
     seen,
     unreadable,
   };
+}
+
+/**
+ * The change time (ms) of each path, by `lstat`, or null where it cannot be had: how the policy
+ * layer tells whether a file changed since an unconfined run began (its leftover watch).
+ */
+export function changeTimes(paths: readonly string[]): (number | null)[] {
+  return paths.map((path) => {
+    try {
+      return lstatInside(path, folderOf).ctime?.getTime() ?? null;
+    } catch {
+      return null;
+    }
+  });
 }

@@ -12,8 +12,14 @@
  * the way a terminal would treat a foreground command: SIGINT, then SIGTERM, then SIGKILL
  * ({@link STOP_LADDER}, climbed only by {@link Pipeline.climb}), so a command that cleans up on
  * SIGINT gets to.
+ *
+ * A process that left its group (`setsid`) escapes those signals. With `request.cgroup` (an
+ * unconfined run where a cgroup is writable, ops/cgroup.ts) every stage starts in a cgroup
+ * folder of the run's own, and once the stages have exited everything left in it is killed, so
+ * nothing the run started outlives it; the result says whether that was confirmed.
  */
 import type { OutputChunk, SpawnRequest, SpawnResult } from "../protocol.ts";
+import { endRunCgroup, enterArgv, makeRunCgroup } from "./cgroup.ts";
 
 /**
  * After the last stage exits, how long a leftover process that escaped its group (it called
@@ -161,10 +167,20 @@ async function wrappedGroup(pid: number, reader: string): Promise<number | null>
   }
 }
 
-/** Starts one stage as its own session and process group, with only the environment given. */
-function spawnStage(request: SpawnRequest, index: number): Deno.ChildProcess {
+/**
+ * Starts one stage as its own session and process group, with only the environment given; in
+ * the run's cgroup folder `cgroupDir` when there is one.
+ */
+function spawnStage(
+  request: SpawnRequest,
+  index: number,
+  cgroupDir: string | null,
+): Deno.ChildProcess {
   const stage = request.stages[index];
-  const argv = [...(request.wrapper ?? []), stage.program, ...stage.args];
+  const command = [...(request.wrapper ?? []), stage.program, ...stage.args];
+  const argv = request.cgroup && cgroupDir
+    ? enterArgv(request.cgroup, cgroupDir, command)
+    : command;
   try {
     return new Deno.Command(argv[0], {
       args: argv.slice(1),
@@ -192,10 +208,15 @@ function spawnStage(request: SpawnRequest, index: number): Deno.ChildProcess {
  * Starts every stage in order. When one cannot start, those that did are stopped and reaped,
  * so nothing outlives a failed pipeline, and that stage's failure is thrown.
  */
-async function spawnStages(request: SpawnRequest): Promise<Deno.ChildProcess[]> {
+async function spawnStages(
+  request: SpawnRequest,
+  cgroupDir: string | null,
+): Promise<Deno.ChildProcess[]> {
   const children: Deno.ChildProcess[] = [];
   try {
-    for (let i = 0; i < request.stages.length; i++) children.push(spawnStage(request, i));
+    for (let i = 0; i < request.stages.length; i++) {
+      children.push(spawnStage(request, i, cgroupDir));
+    }
   } catch (e) {
     killGroups(children);
     await Promise.all(children.map(async (c) => {
@@ -375,29 +396,33 @@ function collectOutput(
 }
 
 /**
- * Once every stage has exited: sweeps what they left behind in their groups, then gives
- * anything that escaped its group a moment before the streams are closed on it.
+ * Once every stage has exited: sweeps what they left behind in their groups and in the run's
+ * cgroup (`ending`, started here), then gives anything that escaped a moment before the streams
+ * are closed on it.
  */
 async function drain(
   p: Pipeline,
   plumbing: Promise<unknown>[],
   output: Output,
-): Promise<{ stdout: Collected; stderrs: Collected[] }> {
+  endCgroup: () => Promise<boolean>,
+): Promise<{ stdout: Collected; stderrs: Collected[]; cgroupEnded: boolean }> {
   p.killAll();
+  const ending = endCgroup();
   const grace = setTimeout(() => p.closeStreams(), POST_EXIT_GRACE_MS);
   await Promise.all(plumbing);
   const stdout = await output.stdout;
   const stderrs = await Promise.all(output.stderrs);
   clearTimeout(grace);
-  return { stdout, stderrs };
+  return { stdout, stderrs, cgroupEnded: await ending };
 }
 
 function resultOf(
   p: Pipeline,
   cap: number,
   statuses: Deno.CommandStatus[],
-  out: { stdout: Collected; stderrs: Collected[] },
+  out: { stdout: Collected; stderrs: Collected[]; cgroupEnded: boolean },
   started: number,
+  hadCgroup: boolean,
 ): SpawnResult {
   let stderr = concat(out.stderrs.map((s) => s.bytes));
   let truncated = p.truncated;
@@ -418,6 +443,7 @@ function resultOf(
     stopSignals: [...p.stopSignals],
     stdoutBytes: out.stdout.total,
     stderrBytes: out.stderrs.reduce((n, s) => n + s.total, 0),
+    ...(hadCgroup ? { cgroupEnded: out.cgroupEnded } : {}),
   };
 }
 
@@ -431,7 +457,20 @@ export async function spawnPipeline(
 ): Promise<SpawnResult> {
   check(request);
   const started = performance.now();
-  const p = new Pipeline(await spawnStages(request), request.wrapperGroup);
+  const cgroup = request.cgroup;
+  // A folder that cannot be made leaves the run without one: it runs, and the result says
+  // its processes were not confirmed ended.
+  const cgroupDir = cgroup ? await makeRunCgroup(cgroup) : null;
+  const endCgroup = () =>
+    cgroup && cgroupDir ? endRunCgroup(cgroup, cgroupDir) : Promise.resolve(false);
+  let children: Deno.ChildProcess[];
+  try {
+    children = await spawnStages(request, cgroupDir);
+  } catch (e) {
+    await endCgroup();
+    throw e;
+  }
+  const p = new Pipeline(children, request.wrapperGroup);
   const timer = setTimeout(() => {
     p.timedOut = true;
     p.stop();
@@ -446,7 +485,7 @@ export async function spawnPipeline(
   );
   const statuses = await Promise.all(p.children.map((c) => c.status));
   running.delete(p);
-  const out = await drain(p, plumbing, output);
+  const out = await drain(p, plumbing, output, endCgroup);
   clearTimeout(timer);
-  return resultOf(p, request.maxOutputBytes, statuses, out, started);
+  return resultOf(p, request.maxOutputBytes, statuses, out, started, cgroup !== undefined);
 }

@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { spawnPipeline } from "./spawn.ts";
 import type { SpawnRequest } from "../protocol.ts";
+import { findRunCgroup } from "../../policy/leftovers.ts";
+import { directSpawner } from "../../policy/sandbox.ts";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 const PATH = Deno.env.get("PATH") ?? "/usr/bin:/bin";
@@ -132,4 +134,38 @@ Deno.test("spawn: a wrapper argv prefix runs before each stage's program", async
   assert.equal(text(r.stdout), "wrapped\n");
   const env = await spawnPipeline({ ...request([["env"]]), wrapper: [which("env"), "W=1"] });
   assert.match(text(env.stdout), /^W=1$/m);
+});
+
+// Unconfined runs (issue 21): a `setsid` child escapes every group signal, so where this
+// process's cgroup is writable a run gets a cgroup folder of its own, killed when it ends.
+const found = await findRunCgroup(Deno.cwd(), Deno.cwd(), directSpawner);
+
+Deno.test({
+  name: "spawn: in its own cgroup, what a run left behind ends with it and the folder goes",
+  ignore: !found.ok,
+  fn: async () => {
+    if (!found.ok) return;
+    const dir = await Deno.makeTempDir({ prefix: "bb-cg-" });
+    try {
+      const r = await spawnPipeline(request([[
+        "sh",
+        "-c",
+        `cat /proc/self/cgroup; setsid sh -c 'touch started; sleep 1; touch late' ` +
+        "> /dev/null 2>&1 < /dev/null & while [ ! -e started ]; do sleep 0.05; done",
+      ]], { cwd: dir, cgroup: found.value }));
+      assert.equal(r.code, 0, text(r.stderr));
+      assert.equal(r.cgroupEnded, true);
+      const own = /^0::(\/.*)$/m.exec(text(r.stdout))?.[1] ?? "";
+      assert.match(own, /\/bravebot-\d+-\d+-[0-9a-f]{8}$/, "the stage ran in the run's folder");
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.equal(await Deno.lstat(join(dir, "late")).then(() => true, () => false), false);
+      // Deno does not look into /sys: `test` does.
+      const folder = `${found.value.parent}/${own.split("/").at(-1)}`;
+      const there = await new Deno.Command("sh", { args: ["-c", 'test -e "$1"', "_", folder] })
+        .output();
+      assert.equal(there.code, 1, "the run's folder was removed");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

@@ -1,0 +1,174 @@
+/**
+ * Processes a run leaves behind (design.md §13: nothing a command starts outlives the run). A
+ * confined run's PID namespace ends with it. An unconfined one escapes its stages' process groups
+ * as soon as it calls `setsid`, so:
+ *
+ * - **Where a cgroup v2 folder of this process is writable**, every unconfined run starts in a
+ *   folder of its own beneath it and is killed whole (`cgroup.kill`) once its stages exited; the
+ *   snapshot after the run is taken only when the kernel says nothing is left in it
+ *   ({@link runCgroup} finds and tries the folder once a session; `worker/ops/cgroup.ts` acts).
+ * - **Elsewhere** (macOS, most containers, a session whose cgroup belongs to root), or when a
+ *   run's folder could not be emptied, what it left behind may still be writing. Until the next
+ *   snapshot (the one before the next run) a **watch** stands: a file whose change time is at or
+ *   after that run's start takes that run's label, and a name the snapshot after it did not hold
+ *   is an untrusted name; the next snapshot records every change since as that run's
+ *   ({@link openLeftoverWatch}, {@link closeLeftoverWatch}). A leftover that waits past that
+ *   snapshot is not seen: docs/trust.md says so.
+ */
+import type { Policy } from "./core.ts";
+import type { Spawner } from "./sandbox.ts";
+import type { SpawnCgroup } from "../worker/protocol.ts";
+import { lookupOnPath, searchPath } from "./programs.ts";
+import { type Integrity, label } from "../util/label.ts";
+import { compareSnapshots, recordRunChanges, secondOf, type Snapshot } from "./run_changes.ts";
+import { err, ok, type Result } from "../util/result.ts";
+
+/**
+ * Prints this process's cgroup v2 folder, when it and its `cgroup.procs` are writable: the `0::`
+ * line of /proc/self/cgroup, placed under the cgroup2 mount of /proc/self/mountinfo whose root
+ * holds it. Run by a machine `sh` (Deno does not open /proc without every permission); the
+ * child's cgroup and mounts are this process's, inherited at its start.
+ */
+const LOCATE = `cg=
+while IFS= read -r line; do
+  case $line in 0::*) cg=\${line#0::} ;; esac
+done < /proc/self/cgroup
+case $cg in /*) ;; *) exit 10 ;; esac
+case "$cg/" in */../*|*/./*) exit 11 ;; esac
+while read -r _id _parent _dev root mnt rest; do
+  case " $rest" in *" - cgroup2 "*) ;; *) continue ;; esac
+  case "$root$mnt" in *\\\\*) continue ;; esac
+  r=\${root%/}
+  case $cg in
+    "$r"|"$r"/*)
+      rel=\${cg#"$r"}
+      dir=\${mnt%/}\${rel%/}
+      [ -n "$dir" ] || dir=/
+      [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ] || exit 12
+      printf '%s\\n' "$dir"
+      exit 0 ;;
+  esac
+done < /proc/self/mountinfo
+exit 13`;
+
+/** Whether unconfined runs are gathered in a cgroup here, or why not (for the person). */
+export type RunCgroupPlan = { cgroup: SpawnCgroup } | { cgroup: null; why: string };
+
+const plans = new WeakMap<Policy, Promise<RunCgroupPlan>>();
+
+/**
+ * The cgroup folder this session's unconfined runs are made in: found and tried once a session
+ * (a `true` started in a run folder of its own, which must then be killed and found empty).
+ */
+export function runCgroup(policy: Policy, spawner: Spawner): Promise<RunCgroupPlan> {
+  const known = plans.get(policy);
+  if (known) return known;
+  const plan = findRunCgroup(policy.workspace.root, policy.scratch, spawner)
+    .then((found): RunCgroupPlan =>
+      found.ok ? { cgroup: found.value } : { cgroup: null, why: found.error }
+    );
+  plans.set(policy, plan);
+  return plan;
+}
+
+/** The folder found and tried (see {@link runCgroup}), or why there is none. */
+export async function findRunCgroup(
+  workspace: string,
+  scratch: string,
+  spawner: Spawner,
+): Promise<Result<SpawnCgroup>> {
+  if (Deno.build.os !== "linux") return err("cgroups exist only on Linux");
+  // Programs of the machine, never ones the repository ships.
+  const programs: Record<string, string> = {};
+  for (const name of ["sh", "mkdir", "rmdir", "true"]) {
+    const found = await lookupOnPath(name, searchPath(), workspace);
+    if (!found.ok) return err(`no '${name}' program on PATH`);
+    programs[name] = found.value;
+  }
+  const base = {
+    stdin: null,
+    cwd: scratch,
+    env: { PATH: "/usr/bin:/bin" },
+    timeoutMs: 10_000,
+    maxOutputBytes: 4096,
+  };
+  const located = await spawner({
+    ...base,
+    stages: [{ program: programs.sh, args: ["-c", LOCATE, "bravebot-cgroup"] }],
+  });
+  if (!located.ok) return err(`the cgroup could not be looked for (${located.error})`);
+  const parent = new TextDecoder().decode(located.value.stdout).replace(/\n$/, "");
+  if (located.value.code !== 0 || !parent.startsWith("/") || parent.includes("\n")) {
+    return err("this process's cgroup v2 folder is not writable here");
+  }
+  const cgroup = { parent, sh: programs.sh, mkdir: programs.mkdir, rmdir: programs.rmdir };
+  const tried = await spawner({ ...base, stages: [{ program: programs.true, args: [] }], cgroup });
+  if (!tried.ok || tried.value.code !== 0 || tried.value.cgroupEnded !== true) {
+    return err("a run could not be started and ended in a cgroup folder of its own here");
+  }
+  return ok(cgroup);
+}
+
+interface OpenWatch {
+  /** The run's start: files changed at or after it take its label. */
+  since: number;
+  integrity: Integrity;
+  /** The snapshot after the run, and when it was begun. */
+  after: Snapshot;
+  afterBegun: number;
+  command: string;
+}
+
+const watches = new WeakMap<Policy, OpenWatch>();
+
+/**
+ * After an unconfined run whose processes were not all confirmed ended: until the next snapshot,
+ * files changed since `since` take `integrity`, and names `after` did not hold are untrusted.
+ */
+export function openLeftoverWatch(policy: Policy, watch: OpenWatch): void {
+  watches.set(policy, watch);
+  const since = secondOf(watch.since);
+  policy.watchLeftovers({
+    since,
+    integrity: watch.integrity,
+    known: watch.after.entries,
+    changedSince: async (rel) => {
+      const times = await policy.worker.call({
+        op: "changeTimes",
+        paths: [`${policy.workspace.root}/${rel}`],
+      });
+      const ctime = times.ok ? times.value[0] : null;
+      return ctime === null || ctime >= since;
+    },
+  });
+}
+
+/** While a watch is open, the time from which the next snapshot must keep what changed. */
+export function leftoverWatchSince(policy: Policy): number | undefined {
+  return watches.get(policy)?.afterBegun;
+}
+
+/**
+ * The next snapshot, `now`, closes the watch: whatever changed since the snapshot after the run
+ * is recorded with that run's label (and audited), as if the run had done it.
+ */
+export async function closeLeftoverWatch(policy: Policy, now: Snapshot): Promise<void> {
+  const watch = watches.get(policy);
+  if (!watch) return;
+  watches.delete(policy);
+  policy.watchLeftovers(null);
+  const changes = compareSnapshots(watch.after, now, watch.afterBegun);
+  const { created, changed, unsure, removed, blind } = changes;
+  if (created.length + changed.length + unsure.length + blind.length === 0) return;
+  await recordRunChanges(policy, changes, watch.integrity);
+  await policy.record({
+    tool: "run",
+    routing: { pipeline: watch.command },
+    labels: { files: label(watch.integrity, "pub") },
+    decision: "files changed after the unconfined run ended",
+    by: "rule",
+    reason: `${created.length} created, ${changed.length + unsure.length} changed, ` +
+      `${removed.length} removed, ${blind.length} folders not seen into, while processes it ` +
+      "started may have been running",
+  });
+}
