@@ -4,16 +4,18 @@
  * needs the bytes behind a reference. Nothing the planner sends can crash it: an unknown tool,
  * malformed arguments, a schema failure and an exception inside a tool all come back to the
  * planner as error results, and the loop goes on.
+ *
+ * It decides no rule and chooses no label: what it places in the planner context, and whether a
+ * result may go to the planner endpoint, it asks of its policy port (`DriverPolicy`).
  */
 import { z } from "zod";
-import { type DriverPolicy, shownMarkers, type ToolPolicy, withheldResult } from "../policy/api.ts";
 import {
-  formatLabel,
-  type Label,
-  TRUSTED_PRIVATE,
-  TRUSTED_PUBLIC,
-  UNTRUSTED_PRIVATE,
-} from "../util/label.ts";
+  type DriverPolicy,
+  type OutgoingResult,
+  shownMarkers,
+  type ToolPolicy,
+} from "../policy/api.ts";
+import { formatLabel, type Label } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
 import type { Asserted, TranscriptWriter } from "../state/transcript.ts";
@@ -98,7 +100,12 @@ export interface TurnOptions {
   signal?: AbortSignal;
   /** Planner replies allowed in this turn (`--max-turns`); default settings.maxTurns. */
   maxReplies?: number;
-  /** The label of the person's message: their own words are `(T,priv)` (design.md §3). */
+  /**
+   * The labels of what the person hands over with their words (a shell line's output, §9): the
+   * policy layer joins them with the label of the words themselves (design.md §3).
+   */
+  alongside?: readonly Label[];
+  /** A label already joined by the caller; taken as one more `alongside`. */
   label?: Label;
 }
 
@@ -122,7 +129,7 @@ export class Driver {
   readonly #tools: readonly ToolDef<unknown>[];
   /** The port every tool call receives, made once. */
   readonly #decide: ToolPolicy;
-  /** The driver's own port: the planner context, the recorded decisions, the egress rule. */
+  /** The driver's own port: the planner context and its labels, the decisions, the egress gate. */
   readonly #policy: DriverPolicy;
   readonly #byName: Map<string, ToolDef<unknown>>;
   readonly #specs: ToolSpec[];
@@ -138,7 +145,7 @@ export class Driver {
   #messages: ChatMessage[];
   /** What each tool result placed in the planner context. */
   readonly #placed = new WeakMap<ChatMessage, Label>();
-  /** Tool results the egress rule let go to the planner endpoint in this session. */
+  /** Tool results the egress gate let go to the planner endpoint in this session. */
   readonly #cleared = new WeakSet<ChatMessage>();
   /** Planner replies over the whole session. */
   replies = 0;
@@ -231,7 +238,7 @@ export class Driver {
     await this.#policy.refreshTrust();
     const part = this.#o.systemPrompt ? await this.#o.systemPrompt() : {
       text: buildSystemPrompt({ skills: this.#o.session.skills, oneShot: this.#o.session.oneShot }),
-      label: TRUSTED_PUBLIC,
+      label: this.#policy.systemPromptLabel(),
     };
     this.#policy.placeInContext(part.label);
     this.lastSystemPrompt = part.text;
@@ -249,27 +256,27 @@ export class Driver {
   }
 
   /**
-   * The egress rule at the moment the conversation is sent: a tool result not yet let go to
-   * this planner endpoint — one restored from a transcript, made in a session whose endpoint
-   * may have been local — is asked about now, and kept back unless the person allows it.
+   * Before the conversation is sent: a tool result not yet let go to this planner endpoint — one
+   * restored from a transcript, made in a session whose endpoint may have been local — is put to
+   * the egress gate now, and what the gate gives in its place is sent instead.
    */
   async #egressBeforeSend(): Promise<void> {
     for (let i = 0; i < this.#messages.length; i++) {
       const m = this.#messages[i];
       if (m.role !== "tool" || this.#cleared.has(m)) continue;
       const tool = this.#toolOf(m.tool_call_id, i);
-      // A result whose label was not recorded is taken as the worst, never as public.
-      const placed = this.#placed.get(m) ?? UNTRUSTED_PRIVATE;
-      if (await this.#mayGo(tool, m.content, placed, `A stored result of ${tool}`)) {
+      const label = this.#placed.get(m) ?? null;
+      const withheld = await this.#gate({ tool, content: m.content, label, stored: true });
+      if (!withheld) {
         this.#cleared.add(m);
         continue;
       }
       const kept: ChatMessage = {
         role: "tool",
         tool_call_id: m.tool_call_id,
-        content: withheldResult(tool),
+        content: withheld.content,
       };
-      this.#placed.set(kept, TRUSTED_PUBLIC);
+      this.#placed.set(kept, withheld.label);
       this.#cleared.add(kept);
       this.#messages[i] = kept;
     }
@@ -286,21 +293,26 @@ export class Driver {
     return "a tool";
   }
 
-  /** Asks the policy layer whether a result may go to the planner; a failure to ask is a no. */
-  async #mayGo(tool: string, content: string, l: Label, what?: string): Promise<boolean> {
-    try {
-      return await this.#policy.resultMayLeave(this.#o.settings.planner, tool, content, l, what);
-    } catch (e) {
-      this.#o.emit({ type: "notice", text: `could not ask about a private result: ${String(e)}` });
-      return false;
-    }
+  /**
+   * Asks the egress gate about a result going to the planner endpoint: null when it may go,
+   * else the result to send instead (why nobody could be asked goes to the person).
+   */
+  async #gate(result: OutgoingResult): Promise<ToolOutput | null> {
+    const egress = await this.#policy.gateResult(this.#o.settings.planner, result);
+    if (egress.sent) return null;
+    if (egress.problem !== null) this.#o.emit({ type: "notice", text: egress.problem });
+    return egress.withheld;
   }
 
   /** One turn: the person's message, then planner replies and tool calls until it answers. */
   async runTurn(userText: string, options: TurnOptions = {}): Promise<TurnOutcome> {
     const maxReplies = options.maxReplies ?? this.#o.settings.maxTurns;
     const turn: TurnProgress = { replies: 0, lastText: "" };
-    await this.#append({ role: "user", content: userText }, options.label ?? TRUSTED_PRIVATE);
+    const alongside = [...(options.alongside ?? []), ...(options.label ? [options.label] : [])];
+    await this.#append(
+      { role: "user", content: userText },
+      this.#policy.personWordsLabel(alongside),
+    );
     const system = await this.#system();
     await loadTokenizer();
     while (true) {
@@ -632,7 +644,7 @@ export class Driver {
             `${cap} were handled and the other ${dropped} were dropped. At most ${cap} calls a reply.]`,
         };
       }
-      // Asked about in #dispatch, before the note was added: not asked again when sent.
+      // Put to the egress gate in #dispatch, before the note was added: not asked again when sent.
       this.#cleared.add(
         await this.#append(
           { role: "tool", tool_call_id: kept[i].id, content: output.content },
@@ -710,8 +722,7 @@ export class Driver {
       }
       if (summary === "") break;
       const message = summaryMessage(summary, requestsIn(chunk));
-      // The summary holds only what the planner had: it carries the context's label.
-      const label = this.#policy.contextLabel;
+      const label = this.#policy.summaryLabel();
       const kept = this.#messages.slice(j);
       this.#messages = [message, ...kept];
       this.#placed.set(message, label);
@@ -802,9 +813,8 @@ export class Driver {
     if (fitted.cut) output = { ...output, content: fitted.content };
     // Private bytes to a planner endpoint not marked local: the person decides, once per value.
     // An error result is asked about like any other: its label says what it carries.
-    if (!(await this.#mayGo(tool.name, output.content, output.label))) {
-      output = { content: withheldResult(tool.name), isError: true, label: TRUSTED_PUBLIC };
-    }
+    const gate = { tool: tool.name, content: output.content, label: output.label, stored: false };
+    output = (await this.#gate(gate)) ?? output;
     for (const entry of this.#policy.decisions.slice(auditBefore)) {
       o.emit({
         type: "decision",
