@@ -30,6 +30,8 @@ export function driverPortHasNoEffects(driver: DriverPolicy): void {
   driver.record;
   // @ts-expect-error: the driver's port does not hand out the references' table
   driver.refs;
+  // @ts-expect-error: the driver's port does not hand out the person: the egress gate asks
+  driver.person;
 }
 
 export function toolContextHasNoPolicy(ctx: ToolContext): void {

@@ -7,11 +7,22 @@
  * one) plus the oldest rounds that fit.
  *
  * What the summary may hold is what the planner already had: it never saw untrusted bytes it was
- * not shown, so none enter the summary; it carries the planner context's label. The person's own
- * requests are kept verbatim, appended by the driver rather than left to the model.
+ * not shown, so none enter the summary; its label is the policy layer's to give
+ * (`summaryLabel`, src/policy/driver_labels.ts: the planner context's), asked when it is made.
+ * The person's own requests are kept verbatim, appended here rather than left to the model.
  * References stay valid: their bytes are in the session's state, not in the conversation.
+ *
+ * The loop that asks for summaries ({@link compactConversation}) lives here, not in the driver:
+ * it is a conversation of its own with the planner, with its own bound and its own notices.
  */
 import type { ChatMessage } from "../util/chat.ts";
+import type { ModelClient, ToolSpec } from "../model/types.ts";
+import type { Label } from "../util/label.ts";
+import type { Window } from "../util/window.ts";
+import { type DriverEvent, type TurnFailure, turnFailure } from "./events.ts";
+import { fitToWindow } from "./context_window.ts";
+import { stripReasoning } from "../util/reasoning.ts";
+import { plural } from "../util/plural.ts";
 
 /** The first line of a summary message, so a later compaction (and a person) can tell it. */
 export const SUMMARY_HEADER =
@@ -85,4 +96,80 @@ export function summaryMessage(summary: string, requests: readonly string[]): Ch
     role: "user",
     content: `${SUMMARY_HEADER}\n${summary.trim()}${REQUESTS_HEADER}${JSON.stringify(requests)}`,
   };
+}
+
+/** How many summaries one compaction asks for at most before it gives up on fitting. */
+const MAX_SUMMARIES = 6;
+
+/** What one compaction needs of the driver. */
+export interface CompactionRun {
+  planner: ModelClient;
+  system: ChatMessage;
+  specs: ToolSpec[];
+  window: Window;
+  signal?: AbortSignal;
+  /** `/compact`: summarise once, whether or not the conversation fits. */
+  once: boolean;
+  /** The number of the planner request (for the screen's `model_request`). */
+  turn: number;
+  /** The summary's label, asked of the policy layer when the summary is made. */
+  summaryLabel(): Label;
+  /** Keeps a summary: the conversation becomes `summary` followed by `kept`. */
+  keep(summary: ChatMessage, kept: readonly ChatMessage[], label: Label): Promise<void>;
+  emit(event: DriverEvent): void;
+}
+
+/**
+ * Replaces the oldest rounds of `messages` with the planner's summary of them, as many times as
+ * it takes (bounded) for the rest to fit — or once, asked for by `/compact`. Returns how many
+ * messages were replaced, or the failure that ends the turn.
+ */
+export async function compactConversation(
+  messages: readonly ChatMessage[],
+  run: CompactionRun,
+): Promise<number | TurnFailure> {
+  const { system, specs } = run;
+  const window = run.window.fit;
+  const instruction: ChatMessage = { role: "user", content: COMPACT_INSTRUCTION };
+  let current = messages;
+  let replaced = 0;
+  for (let attempt = 0; attempt < MAX_SUMMARIES; attempt++) {
+    if (!run.once && fitToWindow(system, current, specs, window).ok) break;
+    const chunkFits = (j: number) =>
+      fitToWindow(system, [...current.slice(0, j), instruction], specs, window).ok;
+    const j = cutPoint(current, chunkFits);
+    if (j === null) break;
+    const chunk = current.slice(0, j);
+    const request = fitToWindow(system, [...chunk, instruction], specs, window);
+    if (!request.ok) break;
+    run.emit({ type: "model_request", turn: run.turn });
+    let summary: string;
+    try {
+      const reply = await run.planner.complete({
+        messages: request.messages,
+        tools: specs,
+        toolChoice: "none",
+        signal: run.signal,
+      });
+      summary = stripReasoning(reply.text).text.trim();
+    } catch (e) {
+      return turnFailure(e);
+    }
+    if (summary === "") break;
+    const message = summaryMessage(summary, requestsIn(chunk));
+    const kept = current.slice(j);
+    await run.keep(message, kept, run.summaryLabel());
+    current = [message, ...kept];
+    replaced += chunk.length;
+    run.emit({
+      type: "notice",
+      text:
+        `the conversation was summarised to fit the context window (${run.window.tokens} tokens): ` +
+        `${
+          plural(chunk.length, "earlier message")
+        } became one summary; the transcript keeps them all`,
+    });
+    if (run.once) break;
+  }
+  return replaced;
 }

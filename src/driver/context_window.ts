@@ -6,6 +6,7 @@
  * valid), and when even that is not enough, stops with a message.
  */
 import type { ChatMessage, ToolSpec } from "../model/types.ts";
+import type { Settings } from "../state/settings.ts";
 
 /**
  * Characters per token when no tokenizer is loaded, on the low side so the estimate errs towards
@@ -246,6 +247,24 @@ export function cutToShare(content: string, maxChars: number): { content: string
       `${kept.join("\n")}\n[result cut to fit the model's context window: ${shown} are shown; ` +
       "narrow the call (a directory, a pattern, an offset and limit) to see the rest]",
     cut: true,
+  };
+}
+
+/**
+ * The settings a tool call runs with: the limits that size a result shown to the planner (a
+ * read_file page, a vouched command's shown output) narrowed to the window's share, so the tool
+ * itself returns less and says where to go on, rather than being cut afterwards.
+ */
+export function withinShare(settings: Settings, share: number): Settings {
+  const limits = settings.limits;
+  if (limits.readBytes <= share && limits.shownOutputChars <= share) return settings;
+  return {
+    ...settings,
+    limits: {
+      ...limits,
+      readBytes: Math.min(limits.readBytes, share),
+      shownOutputChars: Math.min(limits.shownOutputChars, share),
+    },
   };
 }
 

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { type OpenSession, openSession } from "./open.ts";
 import { type ApprovalsFile, readOutputShapes } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
-import { joinLabels, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
+import type { Label } from "../util/label.ts";
+import { systemPromptLabel } from "../policy/driver_labels.ts";
 import type { Settings } from "../state/settings.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
@@ -111,7 +112,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         unasked: await commandsRunUnasked(session.policy),
         readOutputShapes: readOutputShapes(options.approvals),
       }),
-      label: memory?.text ? joinLabels(TRUSTED_PUBLIC, memory.label) : TRUSTED_PUBLIC,
+      label: systemPromptLabel(memory?.text ? memory.label : null),
     };
   };
   const driver = new Driver({
