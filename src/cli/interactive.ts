@@ -22,7 +22,7 @@ import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts"
 import type { DriverEvent } from "../driver/events.ts";
 import type { Settings } from "../state/settings.ts";
 import { parseShellLine, type ShellLine } from "../policy/api.ts";
-import { formatLabel, joinLabels, type Label, TRUSTED_PRIVATE } from "../util/label.ts";
+import { formatLabel, type Label } from "../util/label.ts";
 import { renderTodos } from "../tools/todo_write.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
@@ -319,13 +319,13 @@ async function session(
   const runTurn = (text: string) =>
     busy(async (signal) => {
       const message = [...pending.map((p) => p.text), text].filter((t) => t !== "").join("\n\n");
-      const label = joinLabels(TRUSTED_PRIVATE, ...pending.map((p) => p.label));
+      const alongside = pending.map((p) => p.label);
       pending.length = 0;
       try {
         const outcome = await runtime.driver.runTurn(message, {
           signal,
           maxReplies: settings.maxTurns,
-          label,
+          alongside,
         });
         if (outcome.status === "aborted") print(pc.yellow("(stopped; the session goes on)"));
       } catch (e) {

@@ -100,8 +100,6 @@ export interface TurnOptions {
    * policy layer joins them with the label of the words themselves (design.md §3).
    */
   alongside?: readonly Label[];
-  /** A label already joined by the caller; taken as one more `alongside`. */
-  label?: Label;
 }
 
 /** What a turn has done so far: the replies it used and the last text the planner wrote. */
@@ -234,7 +232,7 @@ export class Driver {
   async runTurn(userText: string, options: TurnOptions = {}): Promise<TurnOutcome> {
     const maxReplies = options.maxReplies ?? this.#o.settings.maxTurns;
     const turn: TurnProgress = { replies: 0, lastText: "" };
-    const alongside = [...(options.alongside ?? []), ...(options.label ? [options.label] : [])];
+    const alongside = options.alongside ?? [];
     await this.#append(
       { role: "user", content: userText },
       this.#policy.personWordsLabel(alongside),
