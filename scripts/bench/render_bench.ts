@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { renderMarkdown, splitStable } from "../../src/person/markdown.ts";
 import { renderDiff } from "../../src/person/diff_view.ts";
-import { renderDiff as policyDiff } from "../../src/policy/writes.ts";
+import { diffPreview } from "../../src/policy/writes.ts";
 import { median } from "./measure.ts";
 import type { Row } from "./report.ts";
 
@@ -99,7 +99,7 @@ export async function renderBench(
   const stream = timeIt(Math.min(rounds, 3), () => streamed(answer, 40, 120));
   const before = Array.from({ length: 400 }, (_, i) => `line ${i} of the old text, word ${i % 7}`);
   const after = before.map((l, i) => i % 5 ? l : l.replace("old", "new"));
-  const diff = policyDiff("a.txt", before.join("\n") + "\n", after.join("\n") + "\n");
+  const diff = diffPreview("a.txt", before.join("\n") + "\n", after.join("\n") + "\n");
   const diffMs = timeIt(rounds, () => renderDiff(diff, 120, { color: true }));
   const load = await importCost(repo, Math.min(rounds, 3));
   log(

@@ -1,18 +1,17 @@
 /**
- * A write's approval preview (WriteApprovalRequest.preview, built in src/policy/writes.ts) as
+ * A write's approval preview (WriteApprovalRequest.preview, made in src/policy/writes.ts) as
  * terminal lines: removed lines red, added green, and where a removed line is followed by its
- * replacement, the words that changed highlighted (issue 17). Line numbers come from the hunk
- * headers. The person approving must see every byte: each line goes through
+ * replacement, the words that changed highlighted (issue 17). The preview is data — a diff's
+ * hunks, or the new contents whole — so nothing here parses text: line numbers come from the
+ * hunks' starts. The person approving must see every byte: each line goes through
  * {@link escapeForScreen}, and a line wider than the screen is wrapped onto rows marked `↪`,
  * never cut.
- *
- * The preview is either a unified diff or a new file (`new file NAME (N lines)` and its lines
- * each after a `+`), possibly after a sentence of the policy's own (a binary file replaced, a
- * diff too large); anything else is shown dim, as it is.
  */
 import { diffWordsWithSpace } from "diff";
 import pc from "picocolors";
 import { escapeForScreen } from "../util/escape.ts";
+import { plural } from "../util/plural.ts";
+import type { DiffHunk, WritePreview } from "./person.ts";
 import {
   type Line,
   MIN_WIDTH,
@@ -40,69 +39,64 @@ interface Row {
   parts?: { text: string; changed: boolean }[];
 }
 
-const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
+/**
+ * A hunk's header as unified diffs write it: where a side is empty, its start is the line before
+ * it (`-0,0`, `-3,0`).
+ */
+function hunkHeader(h: DiffHunk): string {
+  const oldStart = h.oldLines === 0 ? h.oldStart - 1 : h.oldStart;
+  const newStart = h.newLines === 0 ? h.newStart - 1 : h.newStart;
+  return `@@ -${oldStart},${h.oldLines} +${newStart},${h.newLines} @@`;
+}
 
-/** The preview's lines, each with its kind and number. */
-function parse(preview: string): Row[] {
-  const lines = preview.replace(/\n$/, "").split("\n");
-  const rows: Row[] = [];
-  let mode: "meta" | "hunk" | "new" = "meta";
-  let oldLeft = 0;
-  let newLeft = 0;
-  let oldNo = 0;
-  let newNo = 0;
-  for (const line of lines) {
-    if (mode === "hunk" && (oldLeft > 0 || newLeft > 0)) {
-      const sign = line[0];
-      // The hunk header's counts say where the hunk ends, so a removed line that reads
-      // `-- x` or an added `++ y` is never taken for a file header.
-      if ((sign === " " || line === "") && oldLeft > 0 && newLeft > 0) {
-        rows.push({ kind: "context", text: line.slice(1), number: newNo++ });
-        oldNo++;
-        oldLeft--;
-        newLeft--;
-        continue;
-      }
-      if (sign === "-" && oldLeft > 0) {
-        rows.push({ kind: "removed", text: line.slice(1), number: oldNo++ });
-        oldLeft--;
-        continue;
-      }
-      if (sign === "+" && newLeft > 0) {
-        rows.push({ kind: "added", text: line.slice(1), number: newNo++ });
-        newLeft--;
-        continue;
-      }
-      if (sign === "\\") {
-        rows.push({ kind: "meta", text: line });
-        continue;
-      }
-      mode = "meta";
-    }
-    const hunk = HUNK.exec(line);
-    if (hunk) {
-      oldNo = Number(hunk[1]);
-      oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
-      newNo = Number(hunk[3]);
-      newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
-      // An empty side starts at the line before it (`-0,0`, `-3,0`).
-      if (oldLeft === 0) oldNo++;
-      if (newLeft === 0) newNo++;
-      mode = "hunk";
-      rows.push({ kind: "hunk", text: line });
-    } else if (mode === "new" && line.startsWith("+")) {
-      rows.push({ kind: "added", text: line.slice(1), number: newNo++ });
-    } else if (/^new file .* \(\d+ lines?\)$/.test(line)) {
-      mode = "new";
-      newNo = 1;
-      rows.push({ kind: "file", text: line });
-    } else if (mode !== "new" && (line.startsWith("--- ") || line.startsWith("+++ "))) {
-      rows.push({ kind: "file", text: line });
-    } else {
-      if (mode === "new") mode = "meta";
-      rows.push({ kind: "meta", text: line });
-    }
+/** A hunk's lines, each with its kind and number. */
+function hunkRows(h: DiffHunk): Row[] {
+  const rows: Row[] = [{ kind: "hunk", text: hunkHeader(h) }];
+  let oldNo = h.oldStart;
+  let newNo = h.newStart;
+  for (const line of h.lines) {
+    const text = line.slice(1);
+    if (line[0] === " ") {
+      rows.push({ kind: "context", text, number: newNo++ });
+      oldNo++;
+    } else if (line[0] === "-") rows.push({ kind: "removed", text, number: oldNo++ });
+    else if (line[0] === "+") rows.push({ kind: "added", text, number: newNo++ });
+    else rows.push({ kind: "meta", text: line });
   }
+  return rows;
+}
+
+/** The preview's rows: a diff's file names and hunks, or new contents numbered from 1. */
+function rowsOf(preview: WritePreview): Row[] {
+  if (preview.kind === "diff") {
+    return [
+      { kind: "file", text: `--- ${preview.oldName}` },
+      { kind: "file", text: `+++ ${preview.newName}` },
+      ...preview.hunks.flatMap(hunkRows),
+    ];
+  }
+  const rows: Row[] = [];
+  const why = preview.instead;
+  if (why?.kind === "binary") {
+    rows.push({
+      kind: "meta",
+      text: `replaces a binary file of ${plural(why.bytes, "byte")} with:`,
+    });
+  } else if (why?.kind === "too many changes") {
+    rows.push({
+      kind: "meta",
+      text: `(the changes to ${preview.name} are too many to show as a diff: ${
+        plural(why.lines, "line")
+      } become ${preview.lineCount}; the new contents follow)`,
+    });
+  }
+  rows.push({
+    kind: "file",
+    text: `new file ${preview.name} (${plural(preview.lineCount, "line")})`,
+  });
+  preview.lines.forEach((text, i) => rows.push({ kind: "added", text, number: i + 1 }));
+  const more = preview.lineCount - preview.lines.length;
+  if (more > 0) rows.push({ kind: "meta", text: `… ${plural(more, "more line")}` });
   return rows;
 }
 
@@ -193,14 +187,13 @@ function markTrailingBlanks(body: Run[], changed: StyleName[] | undefined): Run[
 
 /** Removed, added and context lines after a gutter (`number sign `); other lines alone. */
 export function renderDiff(
-  preview: string,
+  preview: WritePreview,
   width: number,
   options: DiffViewOptions = {},
 ): string[] {
   const colors = pc.createColors(options.color === true);
   const w = Math.max(Math.floor(Number.isFinite(width) ? width : 80), MIN_WIDTH);
-  if (preview === "") return [];
-  const rows = parse(preview);
+  const rows = rowsOf(preview);
   pairWords(rows);
   const digits = Math.max(
     0,

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import stringWidth from "string-width";
 import { escapeForScreen, isControl, isInvisible } from "../util/escape.ts";
-// The previews come from the policy layer's own functions, so the format is the real one.
-import { renderDiff as policyDiff, renderNewFile } from "../policy/writes.ts";
+// The previews come from the policy layer's own functions, so the data is the real one.
+import { contentsPreview, diffPreview } from "../policy/writes.ts";
+import type { WritePreview } from "./person.ts";
 import { renderDiff } from "./diff_view.ts";
 
 const ESC = "\u001b";
@@ -26,7 +27,18 @@ function shownLines(lines: string[]): { sign: string; text: string }[] {
 }
 
 Deno.test("diff view: removed and added lines after numbered gutters, numbers from the hunk header", () => {
-  const preview = "--- a/x.ts\n+++ b/x.ts\n@@ -10,3 +20,3 @@\n keep\n-old line\n+new line\n tail";
+  const preview: WritePreview = {
+    kind: "diff",
+    oldName: "a/x.ts",
+    newName: "b/x.ts",
+    hunks: [{
+      oldStart: 10,
+      oldLines: 3,
+      newStart: 20,
+      newLines: 3,
+      lines: [" keep", "-old line", "+new line", " tail"],
+    }],
+  };
   assert.deepEqual(renderDiff(preview, 80), [
     "--- a/x.ts",
     "+++ b/x.ts",
@@ -40,7 +52,7 @@ Deno.test("diff view: removed and added lines after numbered gutters, numbers fr
 
 Deno.test("diff view: a diff of a line with backslashes is escaped once, by escapeForScreen", () => {
   const line = "const re = /\\d+\\.\\d+/;";
-  const lines = renderDiff(policyDiff("a.ts", "const re = 1;\n", `${line}\n`), 80);
+  const lines = renderDiff(diffPreview("a.ts", "const re = 1;\n", `${line}\n`), 80);
   const added = shownLines(lines).find((l) => l.sign === "+")!;
   assert.equal(added.text, escapeForScreen(line), "the view adds no escaping of its own");
 });
@@ -51,13 +63,13 @@ Deno.test({
   ignore: escapeForScreen("\\") !== "\\",
   fn() {
     const line = "const re = /\\d+\\.\\d+/;";
-    const lines = renderDiff(policyDiff("a.ts", "const re = 1;\n", `${line}\n`), 80);
+    const lines = renderDiff(diffPreview("a.ts", "const re = 1;\n", `${line}\n`), 80);
     assert.ok(lines.includes(`2 + ${line}`) || lines.includes(`1 + ${line}`), lines.join("\n"));
   },
 });
 
 Deno.test("diff view: the changed words of a replaced line are highlighted, the rest only coloured", () => {
-  const preview = policyDiff("a.ts", "const limit = 10;\n", "const limit = 20;\n");
+  const preview = diffPreview("a.ts", "const limit = 10;\n", "const limit = 20;\n");
   const lines = renderDiff(preview, 80, { color: true });
   const removed = lines.find((l) => strip(l).includes("- const"))!;
   const added = lines.find((l) => strip(l).includes("+ const"))!;
@@ -76,7 +88,7 @@ Deno.test("diff view: the changed words of a replaced line are highlighted, the 
 });
 
 Deno.test("diff view: a line rewritten whole is coloured without word highlighting", () => {
-  const preview = policyDiff("a.ts", "alpha beta gamma\n", "completely different words here\n");
+  const preview = diffPreview("a.ts", "alpha beta gamma\n", "completely different words here\n");
   const lines = renderDiff(preview, 80, { color: true });
   assert.ok(!lines.some((l) => l.includes(`${ESC}[41m`) || l.includes(`${ESC}[42m`)));
   assert.ok(
@@ -85,7 +97,7 @@ Deno.test("diff view: a line rewritten whole is coloured without word highlighti
 });
 
 Deno.test("diff view: a new file is all added lines, numbered from 1", () => {
-  const preview = renderNewFile("n.ts", "one\n++ two\n--- three\n@@ -1 +1 @@\n");
+  const preview = contentsPreview("n.ts", "one\n++ two\n--- three\n@@ -1 +1 @@\n");
   assert.deepEqual(renderDiff(preview, 80), [
     "new file n.ts (4 lines)",
     "1 + one",
@@ -93,21 +105,21 @@ Deno.test("diff view: a new file is all added lines, numbered from 1", () => {
     "3 + --- three",
     "4 + @@ -1 +1 @@",
   ]);
-  const long = renderNewFile("big.txt", "x\n".repeat(405));
+  const long = contentsPreview("big.txt", "x\n".repeat(405));
   const lines = renderDiff(long, 80);
   assert.equal(lines.at(-1), "… 5 more lines");
   assert.equal(lines.at(-2), "400 + x");
 });
 
 Deno.test("diff view: a removed line that looks like a file header stays a removed line", () => {
-  const preview = policyDiff("a.md", "-- x\n++ y\n", "+++ z\n--- w\n");
+  const preview = diffPreview("a.md", "-- x\n++ y\n", "+++ z\n--- w\n");
   const shown = shownLines(renderDiff(preview, 80));
   assert.deepEqual(shown.map((l) => l.sign + l.text), ["--- x", "-++ y", "++++ z", "+--- w"]);
 });
 
 Deno.test("diff view: a long line is wrapped onto ↪ rows at 40 columns, every character kept", () => {
   const text = "const message = 'a long string literal' + someFunction(argumentOne, argumentTwo);";
-  const lines = renderDiff(policyDiff("a.ts", "x\n", `${text}\n`), 40);
+  const lines = renderDiff(diffPreview("a.ts", "x\n", `${text}\n`), 40);
   for (const l of lines) assert.ok(stringWidth(l) <= 40, l);
   assert.ok(lines.some((l) => l.includes("↪")));
   assert.equal(shownLines(lines).find((l) => l.sign === "+")!.text, escapeForScreen(text));
@@ -116,7 +128,7 @@ Deno.test("diff view: a long line is wrapped onto ↪ rows at 40 columns, every 
 Deno.test("diff view: control, OSC and bidi characters in a line show as markers", () => {
   const hostile = "echo \u001b]52;c;aGVsbG8=\u0007 \u001b]8;;http://e\u001b\\x \u202Etxt.exe\r";
   for (const color of [false, true]) {
-    const lines = renderDiff(policyDiff("a.sh", "echo\n", `${hostile}\n`), 60, { color });
+    const lines = renderDiff(diffPreview("a.sh", "echo\n", `${hostile}\n`), 60, { color });
     const all = lines.join("\n");
     assert.ok(!all.includes(`${ESC}]`), "no OSC sequence reaches the terminal");
     assert.ok(!all.includes("\u202E") && !all.includes("\u0007") && !all.includes("\r"));
@@ -135,7 +147,8 @@ const fileText = fc.array(
 Deno.test("diff view: property: every line fits, no raw escape, and each file line reads back exactly", () => {
   fc.assert(
     fc.property(fileText, fileText, fc.constantFrom(40, 120), (before, after, width) => {
-      const preview = policyDiff("f.txt", before, after);
+      const preview = diffPreview("f.txt", before, after);
+      assert.ok(preview.kind === "diff");
       const plain = renderDiff(preview, width);
       const coloured = renderDiff(preview, width, { color: true });
       for (const l of [...plain, ...coloured]) {
@@ -148,9 +161,7 @@ Deno.test("diff view: property: every line fits, no raw escape, and each file li
       }
       assert.deepEqual(coloured.map(strip), plain);
       // The diff's own lines, escaped, are exactly what the view shows.
-      const expected = preview.split("\n").filter((l) =>
-        /^[-+ ]/.test(l) && !/^(---|\+\+\+) [ab]\//.test(l)
-      )
+      const expected = preview.hunks.flatMap((h) => h.lines).filter((l) => /^[-+ ]/.test(l))
         .map((l) => ({ sign: l[0], text: escapeForScreen(l.slice(1)) }));
       assert.deepEqual(shownLines(plain), expected);
     }),
@@ -159,16 +170,14 @@ Deno.test("diff view: property: every line fits, no raw escape, and each file li
 });
 
 Deno.test("diff view: spaces ending a changed line are shown on the highlight colour", () => {
-  const preview = policyDiff("a.txt", "x\n", "x  \n");
+  const preview = diffPreview("a.txt", "x\n", "x  \n");
   const lines = renderDiff(preview, 80, { color: true });
   const added = lines.find((l) => strip(l).startsWith("1 + "))!;
   assert.ok(added.endsWith(`${ESC}[42m  ${ESC}[49m`), JSON.stringify(added));
 });
 
 Deno.test("diff view: a binary file replaced by text: the policy's sentence, then added lines", () => {
-  const preview = `replaces a binary file of 12 bytes with:\n${
-    renderNewFile("b.bin", "text\nmore\n")
-  }`;
+  const preview = contentsPreview("b.bin", "text\nmore\n", { kind: "binary", bytes: 12 });
   assert.deepEqual(renderDiff(preview, 80), [
     "replaces a binary file of 12 bytes with:",
     "new file b.bin (2 lines)",

@@ -19,12 +19,48 @@ export interface WriteApprovalRequest {
   viaRef: boolean;
   isNew: boolean;
   /**
-   * Unified diff (edits and overwrites) or the full contents (new files), as plain text: the
-   * person's screen escapes every line (control, invisible and bidi characters) and colours it.
+   * What the write changes, as data: the screen escapes every line (control, invisible and bidi
+   * characters), numbers and colours it.
    */
-  preview: string;
+  preview: WritePreview;
   label: Label;
 }
+
+/**
+ * One hunk of a diff, as the `diff` package's `structuredPatch` makes it. Each line starts with
+ * its sign — ` ` kept, `-` removed, `+` added — or is the note `\ No newline at end of file`;
+ * the rest of the line is the file's bytes as they are, unescaped.
+ */
+export interface DiffHunk {
+  /** The hunk's first line in the old file and in the new one (1-based), and how many each has. */
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+}
+
+/** Why new contents are shown whole instead of a diff of a file that exists. */
+export type ShownWhole =
+  /** The file replaced is not text: `bytes` is its size. */
+  | { kind: "binary"; bytes: number }
+  /** The diff would be too large to compute quickly: `lines` is how many the old file has. */
+  | { kind: "too many changes"; lines: number };
+
+/** A write approval's preview: a diff, or the new contents whole. */
+export type WritePreview =
+  /** An edit or an overwrite of a text file; no hunks: the contents do not change. */
+  | { kind: "diff"; oldName: string; newName: string; hunks: DiffHunk[] }
+  | {
+    kind: "contents";
+    /** The destination, workspace-relative. */
+    name: string;
+    /** How many lines the new contents have; `lines` holds the first ones, maybe not all. */
+    lineCount: number;
+    lines: string[];
+    /** Null for a new file. */
+    instead: ShownWhole | null;
+  };
 
 export interface QuarantinedReadRequest {
   path: string;

@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Policy } from "./core.ts";
-import { joinLabels } from "../util/label.ts";
+import { joinLabels, type Label } from "../util/label.ts";
 import { decodeText, labelOfBytes } from "./reads.ts";
 import {
   approveAndWrite,
@@ -17,6 +17,7 @@ import {
   type WriteSource,
   type WriteTarget,
 } from "./writes.ts";
+import { allowQuietly, refuseQuietly, seatAt, settle, type Verdict } from "./verdict.ts";
 
 /** What the planner asks edit_file for: the schema's fields. */
 export interface EditFileRequest {
@@ -50,53 +51,99 @@ export async function editFile(policy: Policy, req: EditFileRequest): Promise<Ed
   return { status: "edited", shownAs, replaced: done.produced.replaced };
 }
 
+/** The facts an edit is decided on: the file as it is now, and the label of the planner's words. */
+export interface EditFacts {
+  shownAs: string;
+  rel: string;
+  viaRef: boolean;
+  /** The file's current bytes and their label; null: it no longer exists. */
+  file: { bytes: Uint8Array; label: Label } | null;
+  plannerWords: Label;
+  edit: Pick<EditFileRequest, "old_text" | "new_text" | "replace_all">;
+}
+
+/** An edit's verdicts: the bytes it makes, or the refusal the planner is told. */
+interface EditTerms {
+  grants: WriteSource & { replaced: number };
+  refusal: string;
+  question: never;
+  answer: never;
+  keep: never;
+}
+
 /**
- * Whether `edit` may be made to the file's `current` bytes, and the bytes it makes: only in a
- * trusted text file (the refusal of an untrusted one is audited), where old_text occurs once,
- * or at all with replace_all. A string is the refusal, for the planner.
+ * Whether `edit` may be made to the file, and the bytes it makes: only in a trusted text file
+ * (the refusal of an untrusted one is audited, and comes before any comparison), where old_text
+ * occurs once, or at all with replace_all. The unchanged bytes keep the file's label; new_text
+ * carries the planner context's.
+ */
+export function evaluateEdit(f: EditFacts): Verdict<EditTerms> {
+  if (f.file === null) return refuseQuietly(`${f.shownAs} no longer exists`);
+  if (f.file.label.integrity !== "T") {
+    return {
+      kind: "refuse",
+      refusal: `edit_file requires a trusted file and ${f.shownAs} is not trusted; to change a ` +
+        "file you may not read, use spawn_processor and then write_file with contents_ref",
+      audit: {
+        tool: "edit_file",
+        routing: { path: f.rel, via_ref: f.viaRef },
+        labels: { file: f.file.label },
+        decision: "refused: file not trusted",
+        by: "rule",
+      },
+    };
+  }
+  if (decodeText(f.file.bytes) === null) {
+    return refuseQuietly(`${f.shownAs} is not UTF-8 text; it cannot be edited`);
+  }
+  const replaced = replacePassage(
+    f.file.bytes,
+    new TextEncoder().encode(f.edit.old_text),
+    new TextEncoder().encode(f.edit.new_text),
+    f.edit.replace_all ?? false,
+  );
+  if (replaced.found === 0) {
+    return refuseQuietly(
+      `old_text does not occur in ${f.shownAs} (matched byte for byte: check whitespace and indentation); nothing was changed`,
+    );
+  }
+  if (replaced.bytes === null) {
+    return refuseQuietly(
+      `old_text occurs ${replaced.found} times in ${f.shownAs}; include more surrounding text to make it unique, or set replace_all; nothing was changed`,
+    );
+  }
+  return allowQuietly({
+    bytes: replaced.bytes,
+    label: joinLabels(f.file.label, f.plannerWords),
+    replaced: replaced.found,
+  });
+}
+
+/**
+ * Decides `edit` on the file's `current` bytes (null: no file): their label is looked up, the
+ * edit evaluated, a refusal recorded. Answers the bytes to write, or the refusal as a string.
  */
 export async function decideEdit(
   policy: Policy,
   target: WriteTarget,
   current: Uint8Array | null,
-  edit: Pick<EditFileRequest, "old_text" | "new_text" | "replace_all">,
+  edit: EditFacts["edit"],
 ): Promise<(WriteSource & { replaced: number }) | string> {
   const { routed, shownAs } = target;
   const rel = routed.path.rel;
-  if (current === null) return `${shownAs} no longer exists`;
-  const fileLabel = await labelOfBytes(policy, rel, current);
-  if (fileLabel.integrity !== "T") {
-    await policy.record({
-      tool: "edit_file",
-      routing: { path: rel, via_ref: routed.viaRef !== null },
-      labels: { file: fileLabel },
-      decision: "refused: file not trusted",
-      by: "rule",
-    });
-    return `edit_file requires a trusted file and ${shownAs} is not trusted; to change a ` +
-      "file you may not read, use spawn_processor and then write_file with contents_ref";
-  }
-  if (decodeText(current) === null) {
-    return `${shownAs} is not UTF-8 text; it cannot be edited`;
-  }
-  const replaced = replacePassage(
-    current,
-    new TextEncoder().encode(edit.old_text),
-    new TextEncoder().encode(edit.new_text),
-    edit.replace_all ?? false,
-  );
-  if (replaced.found === 0) {
-    return `old_text does not occur in ${shownAs} (matched byte for byte: check whitespace and indentation); nothing was changed`;
-  }
-  if (replaced.bytes === null) {
-    return `old_text occurs ${replaced.found} times in ${shownAs}; include more surrounding text to make it unique, or set replace_all; nothing was changed`;
-  }
-  // The unchanged bytes keep the file's label; new_text carries the planner context's.
-  return {
-    bytes: replaced.bytes,
-    label: joinLabels(fileLabel, policy.plannerWords),
-    replaced: replaced.found,
-  };
+  const file = current === null
+    ? null
+    : { bytes: current, label: await labelOfBytes(policy, rel, current) };
+  const verdict = evaluateEdit({
+    shownAs,
+    rel,
+    viaRef: routed.viaRef !== null,
+    file,
+    plannerWords: policy.plannerWords,
+    edit,
+  });
+  const settled = await settle(verdict, seatAt(policy));
+  return settled.kind === "allow" ? settled.grants : settled.refusal;
 }
 
 /**

@@ -9,6 +9,16 @@ import type { Policy } from "./core.ts";
 import { formatLabel, type Label } from "../util/label.ts";
 import type { EndpointSettings } from "../state/settings.ts";
 import { sha256 } from "../util/hash.ts";
+import type { Decider } from "./audit.ts";
+import type { Answer, Question } from "../person/person.ts";
+import {
+  allowQuietly,
+  type AuditLine,
+  refuseQuietly,
+  seatAt,
+  settle,
+  type Verdict,
+} from "./verdict.ts";
 
 /** Per policy (one session): the SHA-256 of a value → whether it may be sent. */
 const answers = new WeakMap<Policy, Map<string, boolean>>();
@@ -20,6 +30,66 @@ export interface EgressValue {
   sha256: string;
 }
 
+/** The facts egress is decided on: the value, where it would go, and what was said before. */
+export interface EgressFacts {
+  endpoint: { url: string; local: boolean };
+  role: "processor" | "planner";
+  tool: string;
+  value: EgressValue;
+  /** What the person said about these bytes earlier in the session; undefined: not asked yet. */
+  before: boolean | undefined;
+  asker: Decider;
+}
+
+/** Egress verdicts: the person's answer is remembered for the value's hash. */
+interface EgressTerms {
+  grants: void;
+  refusal: void;
+  question: Question;
+  answer: Answer;
+  keep: { sha256: string; allowed: boolean };
+}
+
+/**
+ * Private bytes to a non-local endpoint ask, once per value (design.md §3): public bytes and a
+ * local endpoint need no question, and a value asked about before has its answer.
+ */
+export function evaluateEgress(f: EgressFacts): Verdict<EgressTerms> {
+  const { endpoint, role, value } = f;
+  if (endpoint.local || value.label.confidentiality !== "priv") return allowQuietly(undefined);
+  if (f.before !== undefined) {
+    return f.before ? allowQuietly(undefined) : refuseQuietly(undefined);
+  }
+  const line = (allowed: boolean): AuditLine => ({
+    tool: f.tool,
+    routing: { endpoint: endpoint.url, role },
+    labels: { content: value.label },
+    decision: allowed
+      ? "private content sent to a non-local endpoint"
+      : "private content kept back",
+    by: f.asker,
+    sha256: value.sha256,
+  });
+  return {
+    kind: "ask",
+    question: {
+      header: "Private content to a remote model",
+      question:
+        `${value.what}, labelled ${formatLabel(value.label)}, would be sent to the ${role} ` +
+        `at ${endpoint.url}, which is not marked local. Send it?`,
+      options: [{ label: "send" }, { label: "do not send" }],
+    },
+    answered: (answer) => {
+      const allowed = answer.kind === "options" && answer.chosen.length === 1 &&
+        answer.chosen[0] === "send";
+      const keep = { sha256: value.sha256, allowed };
+      return allowed
+        ? { kind: "allow", grants: undefined, audit: line(true), keep }
+        : { kind: "refuse", refusal: undefined, audit: line(false), keep };
+    },
+  };
+}
+
 /** Whether `value` may go to `endpoint`; asks the person the first time a private value would. */
 export async function mayLeave(
   policy: Policy,
@@ -28,31 +98,26 @@ export async function mayLeave(
   tool: string,
   value: EgressValue,
 ): Promise<boolean> {
-  if (endpoint.local || value.label.confidentiality !== "priv") return true;
   let known = answers.get(policy);
   if (!known) answers.set(policy, known = new Map());
-  const before = known.get(value.sha256);
-  if (before !== undefined) return before;
-  const answer = await policy.person.ask({
-    header: "Private content to a remote model",
-    question: `${value.what}, labelled ${formatLabel(value.label)}, would be sent to the ${role} ` +
-      `at ${endpoint.url}, which is not marked local. Send it?`,
-    options: [{ label: "send" }, { label: "do not send" }],
-  });
-  const allowed = answer.kind === "options" && answer.chosen.length === 1 &&
-    answer.chosen[0] === "send";
-  known.set(value.sha256, allowed);
-  await policy.record({
+  const remembered = known;
+  const verdict = evaluateEgress({
+    endpoint,
+    role,
     tool,
-    routing: { endpoint: endpoint.url, role },
-    labels: { content: value.label },
-    decision: allowed
-      ? "private content sent to a non-local endpoint"
-      : "private content kept back",
-    by: policy.asker,
-    sha256: value.sha256,
+    value,
+    before: remembered.get(value.sha256),
+    asker: policy.asker,
   });
-  return allowed;
+  const settled = await settle(
+    verdict,
+    seatAt<EgressTerms>(
+      policy,
+      (question) => policy.person.ask(question),
+      (kept) => void remembered.set(kept.sha256, kept.allowed),
+    ),
+  );
+  return settled.kind === "allow";
 }
 
 /**

@@ -12,7 +12,7 @@
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { type Label, label, UNTRUSTED_PRIVATE } from "../util/label.ts";
-import type { RefRecord } from "./refs.ts";
+import type { Assertion, RefRecord } from "./refs.ts";
 import type { Decider } from "./audit.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
@@ -22,6 +22,8 @@ import { readOutputShapes } from "./approvals_file.ts";
 import { sourceOf } from "./show.ts";
 import { sha256 } from "../util/hash.ts";
 import { plural } from "../util/plural.ts";
+import type { Approval, ReadOutputRequest } from "../person/person.ts";
+import { seatAt, settle, type Settled, type Verdict } from "./verdict.ts";
 
 /** Separates stderr from stdout in the one reference a run leaves, when stderr is not empty. */
 export const STDERR_MARKER = "[stderr]\n";
@@ -256,12 +258,181 @@ function fedBy(policy: Policy, ref: RefRecord): string | null {
   return fed.ok ? `${sourceOf(fed.value)} (ref:${ref.stdin})` : `ref:${ref.stdin}`;
 }
 
+/** The facts read_output is decided on: the reference, its bytes, and who may assert them. */
+export interface ReadOutputFacts {
+  ref: RefRecord;
+  /** The reference's bytes; null for a reference that is not a command's output. */
+  bytes: Uint8Array | null;
+  /** What the session holds asserted about this reference (a past decision), if anything. */
+  past: Omit<Assertion, "thisRun"> | undefined;
+  /** What fed the run, in words for the question (see {@link fedBy}). */
+  fedBy: string | null;
+  /** The approval policy file: whether there is one, `readOutput: true`, and its shapes. */
+  file: { present: boolean; readOutputAll: boolean; shapes: readonly Shape[] };
+  /** How many outputs this run asserted by a shape. */
+  assertedByShape: number;
+  /** The most characters the planner is shown of an output. */
+  shownOutputChars: number;
+  canAsk: boolean;
+  asker: Decider;
+}
+
+/** read_output's verdicts: what the planner is shown and how; an assertion to keep. */
+interface ReadOutputTerms {
+  grants: { as: ShownAs; text: { text: string; omitted: number; utf8: boolean }; label: Label };
+  refusal: string;
+  question: ReadOutputRequest;
+  answer: Approval;
+  keep: Omit<Assertion, "thisRun">;
+}
+
 /**
  * read_output (tools.md, design.md §16): only a command's output. A vouched command's output is
  * trusted already; an output asserted earlier stays asserted (a past decision); the approval
  * policy file asserts by `readOutput: true` or by a shape (at most {@link MAX_SHAPE_ASSERTIONS}
  * a run); anything else asks the person, who sees the exact text and what fed the run — and
  * where nobody can be asked it is declined, with nothing of it in the reason.
+ */
+export function evaluateReadOutput(f: ReadOutputFacts): Verdict<ReadOutputTerms> {
+  const { ref } = f;
+  const routing = { ref: `ref:${ref.id}`, kind: ref.kind };
+  const refused = (
+    by: Decider,
+    decision: string,
+    reason: string,
+    digest?: string,
+  ): Settled<ReadOutputTerms> => ({
+    kind: "refuse",
+    refusal: reason,
+    audit: {
+      tool: "read_output",
+      routing,
+      labels: { ref: ref.label },
+      decision,
+      by,
+      reason,
+      sha256: digest,
+    },
+  });
+  if (ref.kind !== "command_output" || f.bytes === null) {
+    return refused(
+      "rule",
+      "refused",
+      ref.kind === "file"
+        ? `ref:${ref.id} is a quarantined file, and read_output shows only what a run printed; ` +
+          `a quarantined file is not readable this way (read_file with path_ref offers the ` +
+          `person the choice, or pass it to spawn_processor)`
+        : `ref:${ref.id} is ${describeKind(ref)}; read_output shows only what a run printed`,
+    );
+  }
+  const bytes = f.bytes;
+  const digest = sha256(bytes);
+  const decoded = decodeOutput(bytes);
+  const capped = headTail(decoded.text, f.shownOutputChars);
+  const shownLabel = label("T", ref.label.confidentiality);
+  const shown = (
+    as: ShownAs,
+    decision: string,
+    by: Decider,
+    text: { text: string; omitted: number; utf8: boolean } = { ...capped, utf8: decoded.utf8 },
+  ): Settled<ReadOutputTerms> => ({
+    kind: "allow",
+    grants: { as, text, label: shownLabel },
+    audit: {
+      tool: "read_output",
+      routing,
+      labels: { ref: ref.label, shown: shownLabel },
+      decision,
+      by,
+      shape: as.kind === "asserted" && as.shape ? as.shape : undefined,
+      sha256: digest,
+    },
+    // Asserted now: kept (and counted) before the line is written.
+    ...(as.kind === "asserted" && !as.earlier
+      ? { keep: { ref: ref.id, by: as.by, shape: as.shape, sha256: digest } }
+      : {}),
+  });
+  const declined = (by: Decider, decision: string, reason: string) =>
+    refused(by, decision, reason, digest);
+  const asserted = (by: "person" | "policy-file", shape: Shape | null) => ({
+    kind: "asserted" as const,
+    by,
+    shape,
+    earlier: false,
+  });
+
+  // A vouched command's output is trusted already: showing it again asks nobody.
+  if (ref.label.integrity === "T") {
+    return shown({ kind: "trusted" }, "shown (already trusted)", "rule");
+  }
+  const past = f.past;
+  if (past && past.sha256 === digest) {
+    const again = past.shape ? matchShape(bytes, [past.shape]) : null;
+    if (!again || again.matched) {
+      const as = { kind: "asserted" as const, by: past.by, shape: past.shape, earlier: true };
+      const text = again?.matched ? { text: again.canonical, omitted: 0, utf8: true } : undefined;
+      return shown(as, `shown (asserted earlier by ${past.by})`, "rule", text);
+    }
+  }
+  if (f.file.readOutputAll) {
+    return shown(
+      asserted("policy-file", null),
+      "asserted (policy file readOutput: true)",
+      "policy-file",
+    );
+  }
+  let unasserted: string | null = null;
+  if (f.file.shapes.length > 0) {
+    // The limit is checked before the match, so a refusal past it says nothing of the bytes.
+    if (f.assertedByShape >= MAX_SHAPE_ASSERTIONS) unasserted = SHAPE_LIMIT;
+    else {
+      const match = matchShape(bytes, f.file.shapes);
+      if (match.matched) {
+        return shown(
+          asserted("policy-file", match.shape),
+          `asserted by shape ${match.shape}`,
+          "policy-file",
+          { text: match.canonical, omitted: 0, utf8: true },
+        );
+      }
+      unasserted = NO_SHAPE;
+    }
+  }
+  if (!f.canAsk) {
+    const reason = unasserted ?? "not shown: nobody can be asked in a one-shot run" +
+        (f.file.present ? " and the approval policy file does not set readOutput" : "");
+    return declined(f.asker, "declined", reason);
+  }
+  const { lines, finalNewline } = questionLines(capped.text);
+  return {
+    kind: "ask",
+    question: {
+      ref: `ref:${ref.id}`,
+      command: ref.command ?? "(a command)",
+      stdin: f.fedBy,
+      lines,
+      finalNewline,
+      size: bytes.length,
+      omitted: capped.omitted,
+      utf8: decoded.utf8,
+      label: ref.label,
+    },
+    answered: (answer) => {
+      if (answer.approved) {
+        return shown(asserted("person", null), "asserted by the person", "person");
+      }
+      const reason = answer.reason?.trim()
+        ? `the person declined to show it: ${answer.reason.trim()}`
+        : "the person declined to show it";
+      return declined("person", "refused", reason);
+    },
+  };
+}
+
+/**
+ * read_output's decision, carried out: the facts gathered (the bytes, a past assertion, the
+ * policy file, how many shapes asserted this run), evaluated, asked and recorded; an assertion
+ * is kept before its line is written.
  */
 export async function decideReadOutput(
   policy: Policy,
@@ -271,124 +442,33 @@ export async function decideReadOutput(
   const found = policy.refs.lookup(refText);
   if (!found.ok) return { shown: false, reason: found.error };
   const ref = found.value;
-  const routing = { ref: `ref:${ref.id}`, kind: ref.kind };
-  if (ref.kind !== "command_output") {
-    const reason = ref.kind === "file"
-      ? `ref:${ref.id} is a quarantined file, and read_output shows only what a run printed; ` +
-        `a quarantined file is not readable this way (read_file with path_ref offers the person ` +
-        `the choice, or pass it to spawn_processor)`
-      : `ref:${ref.id} is ${describeKind(ref)}; read_output shows only what a run printed`;
-    await policy.record({
-      tool: "read_output",
-      routing,
-      labels: { ref: ref.label },
-      decision: "refused",
-      by: "rule",
-      reason,
-    });
-    return { shown: false, reason };
-  }
-  const bytes = await policy.refs.bytes(ref);
-  const digest = sha256(bytes);
-  const decoded = decodeOutput(bytes);
-  const capped = headTail(decoded.text, settings.limits.shownOutputChars);
-  const shownLabel = label("T", ref.label.confidentiality);
-  const shown = async (
-    as: ShownAs,
-    decision: string,
-    by: Decider,
-    text: { text: string; omitted: number; utf8: boolean } = { ...capped, utf8: decoded.utf8 },
-  ): Promise<ReadOutputDecision> => {
-    const shape = as.kind === "asserted" && as.shape ? { shape: as.shape } : {};
-    await policy.record({
-      tool: "read_output",
-      routing,
-      labels: { ref: ref.label, shown: shownLabel },
-      decision,
-      by,
-      ...shape,
-      sha256: digest,
-    });
-    return { shown: true, ref, ...text, as, label: shownLabel };
-  };
-  const declined = async (by: Decider, decision: string, reason: string) => {
-    await policy.record({
-      tool: "read_output",
-      routing,
-      labels: { ref: ref.label },
-      decision,
-      by,
-      reason,
-      sha256: digest,
-    });
-    return { shown: false as const, reason };
-  };
-  /** Asserted now: counted and recorded before anything else is awaited. */
-  const assert = async (by: "person" | "policy-file", shape: Shape | null) => {
-    await policy.refs.recordAssertion({ ref: ref.id, by, shape, sha256: digest });
-    return { kind: "asserted" as const, by, shape, earlier: false };
-  };
-
-  // A vouched command's output is trusted already: showing it again asks nobody.
-  if (ref.label.integrity === "T") {
-    return await shown({ kind: "trusted" }, "shown (already trusted)", "rule");
-  }
-  const past = policy.refs.assertion(ref);
-  if (past && past.sha256 === digest) {
-    const again = past.shape ? matchShape(bytes, [past.shape]) : null;
-    if (!again || again.matched) {
-      const as = { kind: "asserted" as const, by: past.by, shape: past.shape, earlier: true };
-      const text = again?.matched ? { text: again.canonical, omitted: 0, utf8: true } : undefined;
-      return await shown(as, `shown (asserted earlier by ${past.by})`, "rule", text);
-    }
-  }
-  if (policy.approvals?.readOutput === true) {
-    return await shown(
-      await assert("policy-file", null),
-      "asserted (policy file readOutput: true)",
-      "policy-file",
-    );
-  }
-  const shapes = readOutputShapes(policy.approvals);
-  let unasserted: string | null = null;
-  if (shapes.length > 0) {
-    // The limit is checked before the match, so a refusal past it says nothing of the bytes.
-    if (policy.refs.assertedByShapeThisRun() >= MAX_SHAPE_ASSERTIONS) unasserted = SHAPE_LIMIT;
-    else {
-      const verdict = matchShape(bytes, shapes);
-      if (verdict.matched) {
-        return await shown(
-          await assert("policy-file", verdict.shape),
-          `asserted by shape ${verdict.shape}`,
-          "policy-file",
-          { text: verdict.canonical, omitted: 0, utf8: true },
-        );
-      }
-      unasserted = NO_SHAPE;
-    }
-  }
-  if (!policy.canAsk) {
-    const reason = unasserted ?? "not shown: nobody can be asked in a one-shot run" +
-        (policy.approvals ? " and the approval policy file does not set readOutput" : "");
-    return await declined(policy.asker, "declined", reason);
-  }
-  const { lines, finalNewline } = questionLines(capped.text);
-  const answer = await policy.person.approveReadOutput({
-    ref: `ref:${ref.id}`,
-    command: ref.command ?? "(a command)",
-    stdin: fedBy(policy, ref),
-    lines,
-    finalNewline,
-    size: bytes.length,
-    omitted: capped.omitted,
-    utf8: decoded.utf8,
-    label: ref.label,
+  const output = ref.kind === "command_output";
+  const bytes = output ? await policy.refs.bytes(ref) : null;
+  // Nothing is awaited from here to the assertion's keeping: the count read is the count kept.
+  const verdict = evaluateReadOutput({
+    ref,
+    bytes,
+    past: policy.refs.assertion(ref),
+    fedBy: output ? fedBy(policy, ref) : null,
+    file: {
+      present: policy.approvals !== null,
+      readOutputAll: policy.approvals?.readOutput === true,
+      shapes: readOutputShapes(policy.approvals),
+    },
+    assertedByShape: policy.refs.assertedByShapeThisRun(),
+    shownOutputChars: settings.limits.shownOutputChars,
+    canAsk: policy.canAsk,
+    asker: policy.asker,
   });
-  if (!answer.approved) {
-    const reason = answer.reason?.trim()
-      ? `the person declined to show it: ${answer.reason.trim()}`
-      : "the person declined to show it";
-    return await declined("person", "refused", reason);
-  }
-  return await shown(await assert("person", null), "asserted by the person", "person");
+  const settled = await settle(
+    verdict,
+    seatAt<ReadOutputTerms>(
+      policy,
+      (question) => policy.person.approveReadOutput(question),
+      (assertion) => policy.refs.recordAssertion(assertion),
+    ),
+  );
+  if (settled.kind === "refuse") return { shown: false, reason: settled.refusal };
+  const { as, text, label } = settled.grants;
+  return { shown: true, ref, ...text, as, label };
 }

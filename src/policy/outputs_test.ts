@@ -5,11 +5,25 @@ import {
   combineOutput,
   countLines,
   decodeOutput,
+  evaluateReadOutput,
   headTail,
+  type ReadOutputFacts,
   statusLines,
   stopLine,
 } from "./outputs.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
+import type { RefRecord } from "./refs.ts";
+import { MAX_SHAPE_ASSERTIONS } from "./shapes.ts";
+import { answeredWith, auditEntryOf } from "./verdict.ts";
+import type { Approval } from "../person/person.ts";
+import { sha256 } from "../util/hash.ts";
+import {
+  type Label,
+  label,
+  TRUSTED_PRIVATE,
+  UNTRUSTED_PRIVATE,
+  UNTRUSTED_PUBLIC,
+} from "../util/label.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -92,4 +106,213 @@ Deno.test("output: a stop by the person says which signal ended the run and whic
     stopLine(["SIGINT", "SIGKILL"]),
     "stopped by the person: killed with SIGKILL after it ignored SIGINT",
   );
+});
+
+// ---- read_output as a pure evaluator ----
+
+const output = (label: Label, extra: Partial<RefRecord> = {}): RefRecord => ({
+  id: 4,
+  kind: "command_output",
+  label,
+  hasBytes: true,
+  command: "printf",
+  tool: "run",
+  ...extra,
+});
+
+function readFacts(over: Partial<ReadOutputFacts> = {}): ReadOutputFacts {
+  return {
+    ref: output(UNTRUSTED_PRIVATE),
+    bytes: enc("3.1.4\n"),
+    past: undefined,
+    fedBy: "none (what the command read is named by its arguments)",
+    file: { present: false, readOutputAll: false, shapes: [] },
+    assertedByShape: 0,
+    shownOutputChars: 1000,
+    canAsk: true,
+    asker: "person",
+    ...over,
+  };
+}
+
+Deno.test("evaluateReadOutput: who asserts what, what is shown, what is kept, what the line says", () => {
+  const digest = sha256(enc("3.1.4\n"));
+  const oneShot = { canAsk: false, asker: "policy-file" as const };
+  const rows: {
+    name: string;
+    facts: ReadOutputFacts;
+    answer?: Approval;
+    /** The text shown, or the refusal's words. */
+    shown?: string;
+    refused?: string | RegExp;
+    decision: string;
+    by: string;
+    shape?: string;
+    kept?: { by: string; shape: string | null };
+  }[] = [
+    {
+      name: "not a command's output: refused by the rule",
+      facts: readFacts({
+        ref: { id: 2, kind: "file", label: UNTRUSTED_PUBLIC, hasBytes: false, tool: "read_file" },
+        bytes: null,
+      }),
+      refused: /^ref:2 is a quarantined file, and read_output shows only what a run printed/,
+      decision: "refused",
+      by: "rule",
+    },
+    {
+      name: "a vouched command's output is trusted already",
+      facts: readFacts({ ref: output(TRUSTED_PRIVATE), ...oneShot }),
+      shown: "3.1.4\n",
+      decision: "shown (already trusted)",
+      by: "rule",
+    },
+    {
+      name: "asserted earlier, the same bytes: a past decision, nothing kept",
+      facts: readFacts({ past: { ref: 4, by: "person", shape: null, sha256: digest }, ...oneShot }),
+      shown: "3.1.4\n",
+      decision: "shown (asserted earlier by person)",
+      by: "rule",
+    },
+    {
+      name: "asserted earlier by a shape: shown in the canonical form",
+      facts: readFacts({
+        past: { ref: 4, by: "policy-file", shape: "version", sha256: digest },
+        ...oneShot,
+      }),
+      shown: "3.1.4",
+      decision: "shown (asserted earlier by policy-file)",
+      by: "rule",
+      shape: "version",
+    },
+    {
+      name: "asserted earlier about other bytes: not a past decision for these",
+      facts: readFacts({ past: { ref: 4, by: "person", shape: null, sha256: "0" }, ...oneShot }),
+      refused: "not shown: nobody can be asked in a one-shot run",
+      decision: "declined",
+      by: "policy-file",
+    },
+    {
+      name: "readOutput: true asserts it, and the assertion is kept",
+      facts: readFacts({ file: { present: true, readOutputAll: true, shapes: [] }, ...oneShot }),
+      shown: "3.1.4\n",
+      decision: "asserted (policy file readOutput: true)",
+      by: "policy-file",
+      kept: { by: "policy-file", shape: null },
+    },
+    {
+      name: "a shape asserts it in its canonical form",
+      facts: readFacts({
+        file: { present: true, readOutputAll: false, shapes: ["integer", "version"] },
+        ...oneShot,
+      }),
+      shown: "3.1.4",
+      decision: "asserted by shape version",
+      by: "policy-file",
+      shape: "version",
+      kept: { by: "policy-file", shape: "version" },
+    },
+    {
+      name: "no shape matches, one-shot: declined, saying nothing of the bytes",
+      facts: readFacts({
+        file: { present: true, readOutputAll: false, shapes: ["integer"] },
+        ...oneShot,
+      }),
+      refused: /^not shown: the output matched no readOutput shape/,
+      decision: "declined",
+      by: "policy-file",
+    },
+    {
+      name: "past the shapes' limit a run: declined before any match",
+      facts: readFacts({
+        file: { present: true, readOutputAll: false, shapes: ["version"] },
+        assertedByShape: MAX_SHAPE_ASSERTIONS,
+        ...oneShot,
+      }),
+      refused: /^not shown: 16 outputs were asserted by shape in this run/,
+      decision: "declined",
+      by: "policy-file",
+    },
+    {
+      name: "a policy file without readOutput, one-shot: said so",
+      facts: readFacts({ file: { present: true, readOutputAll: false, shapes: [] }, ...oneShot }),
+      refused: "not shown: nobody can be asked in a one-shot run and the approval policy file " +
+        "does not set readOutput",
+      decision: "declined",
+      by: "policy-file",
+    },
+    {
+      name: "in a session past the limit, the person asserts it",
+      facts: readFacts({
+        file: { present: true, readOutputAll: false, shapes: ["version"] },
+        assertedByShape: MAX_SHAPE_ASSERTIONS,
+      }),
+      answer: { approved: true },
+      shown: "3.1.4\n",
+      decision: "asserted by the person",
+      by: "person",
+      kept: { by: "person", shape: null },
+    },
+    {
+      name: "the person declines, with their reason trimmed",
+      facts: readFacts(),
+      answer: { approved: false, reason: "  not the version " },
+      refused: "the person declined to show it: not the version",
+      decision: "refused",
+      by: "person",
+    },
+    {
+      name: "the person declines without a reason",
+      facts: readFacts(),
+      answer: { approved: false, reason: " " },
+      refused: "the person declined to show it",
+      decision: "refused",
+      by: "person",
+    },
+  ];
+  for (const row of rows) {
+    const verdict = evaluateReadOutput(row.facts);
+    assert.equal(verdict.kind === "ask", row.answer !== undefined, row.name);
+    const settled = answeredWith(verdict, row.answer);
+    const entry = auditEntryOf(settled)!;
+    assert.deepEqual([entry.decision, entry.by, entry.shape], [row.decision, row.by, row.shape]);
+    if (row.shown !== undefined) {
+      assert.ok(settled.kind === "allow", row.name);
+      assert.equal(settled.grants.text.text, row.shown, row.name);
+      assert.deepEqual(settled.grants.label, label("T", row.facts.ref.label.confidentiality));
+      assert.deepEqual(entry.labels, { ref: row.facts.ref.label, shown: settled.grants.label });
+      assert.equal(entry.sha256, digest, row.name);
+    } else {
+      assert.ok(settled.kind === "refuse", row.name);
+      if (typeof row.refused === "string") assert.equal(settled.refusal, row.refused, row.name);
+      else assert.match(settled.refusal, row.refused!, row.name);
+      assert.ok(!settled.refusal.includes("3.1.4"), `no bytes in the reason: ${row.name}`);
+      assert.equal(entry.reason, settled.refusal, row.name);
+    }
+    assert.deepEqual(
+      settled.keep,
+      row.kept ? { ref: 4, ...row.kept, sha256: digest } : undefined,
+      row.name,
+    );
+  }
+});
+
+Deno.test("evaluateReadOutput: the person is asked with the exact text, each line escaped, and what fed it", () => {
+  const verdict = evaluateReadOutput(readFacts({
+    ref: output(UNTRUSTED_PUBLIC, { stdin: 1, command: "cat" }),
+    bytes: enc("a\tb\r\n\u202Ec\n"),
+    fedBy: "processor answer about x.json (ref:1)",
+  }));
+  assert.ok(verdict.kind === "ask");
+  assert.deepEqual(verdict.question, {
+    ref: "ref:4",
+    command: "cat",
+    stdin: "processor answer about x.json (ref:1)",
+    lines: ["a⟦U+0009⟧b⟦U+000D⟧", "⟦U+202E⟧c"],
+    finalNewline: true,
+    size: 10,
+    omitted: 0,
+    utf8: true,
+    label: UNTRUSTED_PUBLIC,
+  });
 });

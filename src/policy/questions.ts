@@ -8,6 +8,7 @@ import type { Policy } from "./core.ts";
 import type { Answer, Question } from "../person/person.ts";
 import { type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { messageOf } from "../util/result.ts";
+import { allowQuietly, seatAt, settle, type Verdict } from "./verdict.ts";
 
 /** Why a call is refused before anything is asked, or null when it may go ahead. */
 export function askRefusal(
@@ -63,64 +64,136 @@ export interface AskOptions {
   notify(text: string): void;
 }
 
+/** The facts an ask_user call is decided on. */
+export interface AskFacts {
+  headers: string[];
+  limit: number;
+  contextTainted: boolean;
+  canAsk: boolean;
+}
+
+/** Whether a call may ask: refused by the rule, declined where nobody can be asked, or asked. */
+interface AskCallTerms {
+  grants: void;
+  refusal: Extract<AskOutcome, { kind: "refused" | "nobody" }>;
+  question: never;
+  answer: never;
+  keep: never;
+}
+
+/** One question: the answer in the words the planner is told, and whether it was given earlier. */
+interface QuestionTerms {
+  grants: { said: string; earlier: boolean };
+  refusal: never;
+  question: Question;
+  answer: Answer;
+  /** The answer, remembered for the session under the question's text. */
+  keep: { question: string; said: string };
+}
+
+/** ask_user's first decision: whether this call may ask at all (design.md §3, §4). */
+export function evaluateAsk(f: AskFacts): Verdict<AskCallTerms> {
+  const refusal = askRefusal(f.headers.length, f.limit, f.contextTainted);
+  if (refusal) {
+    return {
+      kind: "refuse",
+      refusal: { kind: "refused", reason: refusal },
+      audit: {
+        tool: "ask_user",
+        routing: { questions: f.headers },
+        decision: "refused",
+        by: "rule",
+        reason: refusal,
+      },
+    };
+  }
+  if (!f.canAsk) {
+    return {
+      kind: "refuse",
+      refusal: { kind: "nobody" },
+      audit: {
+        tool: "ask_user",
+        routing: { questions: f.headers },
+        decision: "declined",
+        by: "nobody",
+        reason: "one-shot run: nobody can be asked",
+      },
+    };
+  }
+  return allowQuietly(undefined);
+}
+
+/**
+ * One question of a call that may ask: a question the session remembers is answered from
+ * memory, unasked and unrecorded (its answer was recorded when given); else the person is asked,
+ * and only the options they were offered count as chosen. Their answer is their own words,
+ * `(T,priv)`.
+ */
+export function evaluateQuestion(
+  q: Question,
+  remembered: string | undefined,
+): Verdict<QuestionTerms> {
+  if (remembered !== undefined) return allowQuietly({ said: remembered, earlier: true });
+  return {
+    kind: "ask",
+    question: q,
+    answered: (given) => {
+      let answer = given;
+      if (answer.kind === "options" && q.options) {
+        // A label the person's screen never offered is not passed on as a choice.
+        const known = new Set(q.options.map((o) => o.label));
+        answer = { kind: "options", chosen: answer.chosen.filter((c) => known.has(c)) };
+      }
+      const said = describeAnswer(q, answer);
+      return {
+        kind: "allow",
+        grants: { said, earlier: false },
+        keep: { question: q.question, said },
+        audit: {
+          tool: "ask_user",
+          routing: { question: q.header },
+          decision: answer.kind === "skipped" ? "skipped" : "answered",
+          by: "person",
+          gave: { answer: TRUSTED_PRIVATE },
+        },
+      };
+    },
+  };
+}
+
 /** ask_user's decision: refuses, declines where nobody can be asked, or asks one at a time. */
 export async function askPerson(
   policy: Policy,
   questions: readonly Question[],
   options: AskOptions,
 ): Promise<AskOutcome> {
-  const headers = questions.map((q) => q.header);
-  const refusal = askRefusal(questions.length, options.limit, policy.contextTainted);
-  if (refusal) {
-    await policy.record({
-      tool: "ask_user",
-      routing: { questions: headers },
-      decision: "refused",
-      by: "rule",
-      reason: refusal,
-    });
-    return { kind: "refused", reason: refusal };
-  }
-  if (!policy.canAsk) {
-    await policy.record({
-      tool: "ask_user",
-      routing: { questions: headers },
-      decision: "declined",
-      by: "nobody",
-      reason: "one-shot run: nobody can be asked",
-    });
-    return { kind: "nobody" };
-  }
+  const call = await settle(
+    evaluateAsk({
+      headers: questions.map((q) => q.header),
+      limit: options.limit,
+      contextTainted: policy.contextTainted,
+      canAsk: policy.canAsk,
+    }),
+    seatAt(policy),
+  );
+  if (call.kind === "refuse") return call.refusal;
+  const seat = seatAt<QuestionTerms>(
+    policy,
+    async (q) => {
+      try {
+        return await policy.person.ask(q);
+      } catch (e) {
+        // A prompt that could not be put (the terminal went away) is a skip, never a guess.
+        options.notify(`the question could not be put: ${messageOf(e)}`);
+        return { kind: "skipped" };
+      }
+    },
+    (kept) => void options.remembered.set(kept.question, kept.said),
+  );
   const answers: { header: string; said: string; earlier: boolean }[] = [];
   for (const q of questions) {
-    const remembered = options.remembered.get(q.question);
-    if (remembered !== undefined) {
-      answers.push({ header: q.header, said: remembered, earlier: true });
-      continue;
-    }
-    let answer: Answer;
-    try {
-      answer = await policy.person.ask(q);
-    } catch (e) {
-      // A prompt that could not be put (the terminal went away) is a skip, never a guess.
-      options.notify(`the question could not be put: ${messageOf(e)}`);
-      answer = { kind: "skipped" };
-    }
-    if (answer.kind === "options" && q.options) {
-      // A label the person's screen never offered is not passed on as a choice.
-      const known = new Set(q.options.map((o) => o.label));
-      answer = { kind: "options", chosen: answer.chosen.filter((c) => known.has(c)) };
-    }
-    const said = describeAnswer(q, answer);
-    options.remembered.set(q.question, said);
-    answers.push({ header: q.header, said, earlier: false });
-    await policy.record({
-      tool: "ask_user",
-      routing: { question: q.header },
-      decision: answer.kind === "skipped" ? "skipped" : "answered",
-      by: "person",
-      labels: { answer: TRUSTED_PRIVATE },
-    });
+    const settled = await settle(evaluateQuestion(q, options.remembered.get(q.question)), seat);
+    if (settled.kind === "allow") answers.push({ header: q.header, ...settled.grants });
   }
   return { kind: "answered", answers, label: TRUSTED_PRIVATE };
 }

@@ -7,7 +7,7 @@
  * decided here whole ({@link writeFile}); edit_file's own rules are in edits.ts.
  */
 import { countLines } from "./outputs.ts";
-import { createTwoFilesPatch } from "diff";
+import { structuredPatch } from "diff";
 import type { Policy, Routed } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
@@ -20,7 +20,15 @@ import { routeFile } from "./routing.ts";
 import { changedWhileRead, type ResolvedPath, resolvePath } from "./paths.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
-import { plural } from "../util/plural.ts";
+import type { Approval, ShownWhole, WriteApprovalRequest, WritePreview } from "../person/person.ts";
+import {
+  type AuditLine,
+  seatAt,
+  settle,
+  type Settled,
+  type Terms,
+  type Verdict,
+} from "./verdict.ts";
 
 export type WriteTool = "write_file" | "edit_file";
 
@@ -113,34 +121,59 @@ function lines(text: string): string[] {
 }
 
 /**
- * A unified diff for the person. Plain text: the person's screen escapes and colours it, so
- * what the policy decides to show and how it is drawn stay in one place each.
+ * What the person is shown of a change to an existing text file: the hunks of a diff, as data
+ * (the person's screen escapes, numbers and colours them, so what the policy decides to show and
+ * how it is drawn stay in one place each). A rewrite too large to diff quickly shows the new
+ * contents instead.
  */
-export function renderDiff(rel: string, before: string, after: string): string {
-  const tooMany = () =>
-    `(the changes to ${rel} are too many to show as a diff: ${
-      plural(lines(before).length, "line")
-    } ` +
-    `become ${lines(after).length}; the new contents follow)\n${renderNewFile(rel, after)}`;
-  if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) return tooMany();
+export function diffPreview(rel: string, before: string, after: string): WritePreview {
+  const whole = () =>
+    contentsPreview(rel, after, { kind: "too many changes", lines: lines(before).length });
+  if (before.length > DIFF_MAX_BYTES || after.length > DIFF_MAX_BYTES) return whole();
   // Bounded, so a large rewrite cannot stall the approval (an unbounded diff can take minutes).
-  const patch = createTwoFilesPatch(`a/${rel}`, `b/${rel}`, before, after, "", "", {
+  const patch = structuredPatch(`a/${rel}`, `b/${rel}`, before, after, "", "", {
     context: 3,
     maxEditLength: DIFF_MAX_EDITS,
     timeout: DIFF_TIMEOUT_MS,
-  }) as string | undefined;
-  if (patch === undefined) return tooMany();
-  return lines(patch).filter((line) => !line.startsWith("===")).join("\n");
+  });
+  if (patch === undefined) return whole();
+  return {
+    kind: "diff",
+    oldName: `a/${rel}`,
+    newName: `b/${rel}`,
+    hunks: patch.hunks.map(({ oldStart, oldLines, newStart, newLines, lines }) => ({
+      oldStart,
+      oldLines,
+      newStart,
+      newLines,
+      lines,
+    })),
+  };
 }
 
-/** The full contents of a new file for the person (plain text), long files shortened visibly. */
-export function renderNewFile(rel: string, text: string): string {
+/** New contents shown whole (a new file, or `instead` of a diff), long ones shortened visibly. */
+export function contentsPreview(
+  rel: string,
+  text: string,
+  instead: ShownWhole | null = null,
+): WritePreview {
   const body = lines(text);
-  const shown = body.slice(0, PREVIEW_MAX_LINES).map((l) => `+${l}`);
-  if (body.length > PREVIEW_MAX_LINES) {
-    shown.push(`… ${plural(body.length - PREVIEW_MAX_LINES, "more line")}`);
-  }
-  return [`new file ${rel} (${plural(body.length, "line")})`, ...shown].join("\n");
+  return {
+    kind: "contents",
+    name: rel,
+    lineCount: body.length,
+    lines: body.slice(0, PREVIEW_MAX_LINES),
+    instead,
+  };
+}
+
+/** The preview of a write of `after` over `current` (null: no file yet). */
+export function previewOf(rel: string, current: Uint8Array | null, after: string): WritePreview {
+  if (current === null) return contentsPreview(rel, after);
+  const before = decodeText(current);
+  return before === null
+    ? contentsPreview(rel, after, { kind: "binary", bytes: current.length })
+    : diffPreview(rel, before, after);
 }
 
 export interface ApprovalAsk {
@@ -148,7 +181,7 @@ export interface ApprovalAsk {
   rel: string;
   viaRef: boolean;
   isNew: boolean;
-  preview: string;
+  preview: WritePreview;
   label: Label;
 }
 
@@ -158,45 +191,111 @@ export interface WriteDecision {
   reason?: string;
 }
 
+/** The facts a write's approval is decided on: the write, and who could approve it. */
+export interface WriteApprovalFacts extends ApprovalAsk {
+  /** A `writes` glob of the approval policy file matches the real destination. */
+  fileAllows: boolean;
+  /** Whether anybody can be asked (design.md §4), and who answers when asked. */
+  canAsk: boolean;
+  asker: Decider;
+}
+
+/** A write approval's verdicts: who approved, or who refused and why; the person's answer. */
+interface WriteTerms {
+  grants: { by: Decider };
+  refusal: { by: Decider; reason?: string };
+  question: WriteApprovalRequest;
+  answer: Approval;
+  keep: never;
+}
+
 /**
- * Every write and edit is approved before it happens: in advance by a `writes` glob of the
- * approval policy file (matched against the real destination, also for a path_ref), else by
- * the person. Either way the decision line names the real destination and is audited.
+ * Every write and edit is approved before it happens (design.md §12): in advance by a `writes`
+ * glob of the approval policy file, matched against the real destination (also for a path_ref),
+ * else by whoever is asked. Either way the decision line names the real destination; where
+ * nobody is at the screen, the person is told what was decided.
  */
-export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<WriteDecision> {
-  let decision: WriteDecision;
-  if (policy.approvals && writeAllowed(policy.approvals, ask.rel)) {
-    decision = { approved: true, by: "policy-file" };
-    policy.person.notice(
-      `${ask.tool} ${ask.rel}: approved by the approval policy file`,
-    );
-  } else {
-    const answer = await policy.person.approveWrite({
-      tool: ask.tool,
-      path: ask.rel,
-      viaRef: ask.viaRef,
-      isNew: ask.isNew,
-      preview: ask.preview,
-      label: ask.label,
-    });
-    decision = answer.approved
-      ? { approved: true, by: policy.asker }
-      : { approved: false, by: policy.asker, reason: answer.reason };
-    if (!policy.canAsk) {
-      policy.person.notice(
-        `${ask.tool} ${ask.rel}: ${answer.approved ? "approved" : "declined"}`,
-      );
-    }
-  }
-  await policy.record({
-    tool: ask.tool,
-    routing: { path: ask.rel, via_ref: ask.viaRef, new_file: ask.isNew },
-    labels: { content: ask.label },
-    decision: decision.approved ? "write approved" : "write refused",
-    by: decision.by,
-    reason: decision.reason,
+export function evaluateWrite(f: WriteApprovalFacts): Verdict<WriteTerms> {
+  const line = (decision: string, by: Decider, reason?: string): AuditLine => ({
+    tool: f.tool,
+    routing: { path: f.rel, via_ref: f.viaRef, new_file: f.isNew },
+    labels: { content: f.label },
+    decision,
+    by,
+    reason,
   });
-  return decision;
+  if (f.fileAllows) {
+    return {
+      kind: "allow",
+      grants: { by: "policy-file" },
+      audit: line("write approved", "policy-file"),
+      notice: `${f.tool} ${f.rel}: approved by the approval policy file`,
+    };
+  }
+  const told = (said: string) => f.canAsk ? {} : { notice: `${f.tool} ${f.rel}: ${said}` };
+  return {
+    kind: "ask",
+    question: {
+      tool: f.tool,
+      path: f.rel,
+      viaRef: f.viaRef,
+      isNew: f.isNew,
+      preview: f.preview,
+      label: f.label,
+    },
+    answered: (answer): Settled<WriteTerms> =>
+      answer.approved
+        ? {
+          kind: "allow",
+          grants: { by: f.asker },
+          audit: line("write approved", f.asker),
+          ...told("approved"),
+        }
+        : {
+          kind: "refuse",
+          refusal: { by: f.asker, reason: answer.reason },
+          audit: line("write refused", f.asker, answer.reason),
+          ...told("declined"),
+        },
+  };
+}
+
+/** Approves a write: the policy file's globs and who can be asked, decided, asked and recorded. */
+export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<WriteDecision> {
+  const verdict = evaluateWrite({
+    ...ask,
+    fileAllows: policy.approvals !== null && writeAllowed(policy.approvals, ask.rel),
+    canAsk: policy.canAsk,
+    asker: policy.asker,
+  });
+  const settled = await settle(
+    verdict,
+    seatAt<WriteTerms>(policy, (question) => policy.person.approveWrite(question)),
+  );
+  return settled.kind === "allow"
+    ? { approved: true, by: settled.grants.by }
+    : { approved: false, ...settled.refusal };
+}
+
+/** The audit line of a write made: the content's label, and the hash of the bytes written. */
+export function writeMade(
+  tool: WriteTool,
+  rel: string,
+  written: Label,
+  made: { sha256: string; created: boolean },
+): Settled<Terms> {
+  return {
+    kind: "allow",
+    grants: undefined,
+    audit: {
+      tool,
+      routing: { path: rel },
+      labels: { content: written },
+      decision: made.created ? "file created" : "file written",
+      by: "rule",
+      sha256: made.sha256,
+    },
+  };
 }
 
 export type WriteOutcome =
@@ -231,14 +330,7 @@ export async function commitWrite(
     return { status: "failed", name: result.error.name, message: result.error.message };
   }
   await policy.recordWrite(rel, written, result.value.sha256);
-  await policy.record({
-    tool,
-    routing: { path: rel },
-    labels: { content: written },
-    decision: result.value.created ? "file created" : "file written",
-    by: "rule",
-    sha256: result.value.sha256,
-  });
+  await settle(writeMade(tool, rel, written, result.value), seatAt(policy));
   return { status: "written", sha256: result.value.sha256, created: result.value.created };
 }
 
@@ -382,20 +474,12 @@ export async function approveAndWrite<S extends WriteSource>(
     if (typeof produced === "string") return failed(produced);
     const after = decodeText(produced.bytes);
     if (after === null) return failed("the new contents are not UTF-8 text");
-    const before = current === null ? null : decodeText(current);
-    const preview = current === null
-      ? renderNewFile(rel, after)
-      : before === null
-      ? `replaces a binary file of ${plural(current.length, "byte")} with:\n${
-        renderNewFile(rel, after)
-      }`
-      : renderDiff(rel, before, after);
     const decision = await approveWrite(policy, {
       tool: plan.tool,
       rel,
       viaRef,
       isNew: current === null,
-      preview,
+      preview: previewOf(rel, current, after),
       label: produced.label,
     });
     if (!decision.approved) return refusal(shownAs, decision.by, decision.reason);

@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
-import { approveWrite, commitWrite, renderDiff, renderNewFile } from "./writes.ts";
+import {
+  approveWrite,
+  commitWrite,
+  contentsPreview,
+  diffPreview,
+  evaluateWrite,
+  previewOf,
+  type WriteApprovalFacts,
+} from "./writes.ts";
+import { answeredWith, auditEntryOf } from "./verdict.ts";
+import type { Approval, WritePreview } from "../person/person.ts";
 import { isGitPath } from "./git_dir.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { PolicyFilePerson } from "../person/policy_file.ts";
@@ -20,7 +30,7 @@ Deno.test("writes: a writes glob approves without asking anyone, and the decisio
       tool: "write_file" as const,
       viaRef: true,
       isNew: true,
-      preview: "",
+      preview: contentsPreview("docs/a.md", ""),
       label: TRUSTED_PUBLIC,
     };
     assert.equal((await approveWrite(fx.policy, { ...ask, rel: "docs/a.md" })).approved, true);
@@ -72,12 +82,14 @@ Deno.test("writes: a write whose expected hash no longer holds changes nothing a
   });
 });
 
-Deno.test("writes: a new file's preview shows at most 400 lines and says how many more", () => {
+Deno.test("writes: a new file's preview shows at most 400 lines and says how many there are", () => {
   const text = Array.from({ length: 450 }, (_, i) => `l${i}`).join("\n");
-  const preview = renderNewFile("a.txt", text).split("\n");
-  assert.equal(preview[0], "new file a.txt (450 lines)");
-  assert.equal(preview.length, 402);
-  assert.equal(preview.at(-1), "… 50 more lines");
+  const preview = contentsPreview("a.txt", text);
+  assert.ok(preview.kind === "contents");
+  assert.equal(preview.name, "a.txt");
+  assert.equal(preview.lineCount, 450);
+  assert.equal(preview.lines.length, 400);
+  assert.equal(preview.lines.at(-1), "l399");
 });
 
 Deno.test("writes: any path segment spelled .git, in any case, is inside .git", () => {
@@ -94,7 +106,155 @@ Deno.test("writes: a rewrite too large to diff quickly shows the new contents in
   const b = Array.from({ length: 12_000 }, (_, i) => `new line ${i} ${i * 104729 % 10007}`).join(
     "\n",
   );
-  const preview = renderDiff("big.txt", a, b);
-  assert.match(preview, /too many to show as a diff: 12000 lines become 12000/);
-  assert.match(preview, /^new file big\.txt \(12000 lines\)$/m);
+  const preview = diffPreview("big.txt", a, b);
+  assert.ok(preview.kind === "contents");
+  assert.deepEqual(preview.instead, { kind: "too many changes", lines: 12000 });
+  assert.equal(preview.lineCount, 12000);
+});
+
+// ---- the write approval as a pure evaluator: facts in, verdict out ----
+
+const facts = (over: Partial<WriteApprovalFacts> = {}): WriteApprovalFacts => ({
+  tool: "write_file",
+  rel: "src/a.ts",
+  viaRef: false,
+  isNew: true,
+  preview: contentsPreview("src/a.ts", "x\n"),
+  label: TRUSTED_PUBLIC,
+  fileAllows: false,
+  canAsk: true,
+  asker: "person",
+  ...over,
+});
+
+Deno.test("evaluateWrite: who approves, what the line says, what the person is told", () => {
+  const rows: {
+    name: string;
+    facts: WriteApprovalFacts;
+    answer?: Approval;
+    kind: "allow" | "refuse";
+    by: string;
+    decision: string;
+    reason?: string;
+    notice?: string;
+  }[] = [
+    {
+      name: "a writes glob approves in advance, and says so",
+      facts: facts({ fileAllows: true, canAsk: false, asker: "policy-file" }),
+      kind: "allow",
+      by: "policy-file",
+      decision: "write approved",
+      notice: "write_file src/a.ts: approved by the approval policy file",
+    },
+    {
+      name: "the glob approves in a session too, without asking",
+      facts: facts({ fileAllows: true }),
+      kind: "allow",
+      by: "policy-file",
+      decision: "write approved",
+      notice: "write_file src/a.ts: approved by the approval policy file",
+    },
+    {
+      name: "the person approves; nothing more is said",
+      facts: facts(),
+      answer: { approved: true },
+      kind: "allow",
+      by: "person",
+      decision: "write approved",
+    },
+    {
+      name: "the person refuses, with their reason",
+      facts: facts({ tool: "edit_file", isNew: false }),
+      answer: { approved: false, reason: "not now" },
+      kind: "refuse",
+      by: "person",
+      decision: "write refused",
+      reason: "not now",
+    },
+    {
+      name: "one-shot: the policy file's person declines, and the person is told",
+      facts: facts({ canAsk: false, asker: "policy-file" }),
+      answer: { approved: false, reason: "declined" },
+      kind: "refuse",
+      by: "policy-file",
+      decision: "write refused",
+      reason: "declined",
+      notice: "write_file src/a.ts: declined",
+    },
+    {
+      name: "one-shot with no file: nobody declines",
+      facts: facts({ canAsk: false, asker: "nobody" }),
+      answer: { approved: false },
+      kind: "refuse",
+      by: "nobody",
+      decision: "write refused",
+      notice: "write_file src/a.ts: declined",
+    },
+  ];
+  for (const row of rows) {
+    const verdict = evaluateWrite(row.facts);
+    assert.equal(verdict.kind === "ask", row.answer !== undefined, row.name);
+    if (verdict.kind === "ask") {
+      assert.deepEqual(verdict.question, {
+        tool: row.facts.tool,
+        path: row.facts.rel,
+        viaRef: row.facts.viaRef,
+        isNew: row.facts.isNew,
+        preview: row.facts.preview,
+        label: row.facts.label,
+      }, row.name);
+    }
+    const settled = answeredWith(verdict, row.answer);
+    assert.equal(settled.kind, row.kind, row.name);
+    assert.equal(settled.notice, row.notice, row.name);
+    assert.deepEqual(auditEntryOf(settled), {
+      tool: row.facts.tool,
+      routing: { path: "src/a.ts", via_ref: false, new_file: row.facts.isNew },
+      labels: { content: TRUSTED_PUBLIC },
+      decision: row.decision,
+      by: row.by,
+      ...(row.reason ? { reason: row.reason } : {}),
+    }, row.name);
+  }
+});
+
+Deno.test("previewOf: a new file whole, a binary one replaced whole, a text file as hunks", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  const rows: [string, Uint8Array | null, string, WritePreview][] = [
+    ["new", null, "a\nb\n", {
+      kind: "contents",
+      name: "f",
+      lineCount: 2,
+      lines: ["a", "b"],
+      instead: null,
+    }],
+    ["binary", new Uint8Array([0xff, 0]), "a", {
+      kind: "contents",
+      name: "f",
+      lineCount: 1,
+      lines: ["a"],
+      instead: { kind: "binary", bytes: 2 },
+    }],
+    ["unchanged", enc("same\n"), "same\n", {
+      kind: "diff",
+      oldName: "a/f",
+      newName: "b/f",
+      hunks: [],
+    }],
+    ["no final newline", enc("x\n"), "x", {
+      kind: "diff",
+      oldName: "a/f",
+      newName: "b/f",
+      hunks: [{
+        oldStart: 1,
+        oldLines: 1,
+        newStart: 1,
+        newLines: 1,
+        lines: ["-x", "+x", "\\ No newline at end of file"],
+      }],
+    }],
+  ];
+  for (const [name, current, after, expected] of rows) {
+    assert.deepEqual(previewOf("f", current, after), expected, name);
+  }
 });

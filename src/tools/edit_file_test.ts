@@ -22,8 +22,9 @@ Deno.test("edit_file: replaces the one occurrence after the person approves the 
     const asked = fx.scripted!.asked[0];
     assert.ok(asked.kind === "write");
     assert.equal(asked.request.tool, "edit_file");
-    assert.match(asked.request.preview, /-const b = 2;/);
-    assert.match(asked.request.preview, /\+const b = 3;/);
+    assert.ok(asked.request.preview.kind === "diff");
+    const lines = asked.request.preview.hunks.flatMap((h) => h.lines);
+    assert.ok(lines.includes("-const b = 2;") && lines.includes("+const b = 3;"), lines.join("\n"));
   });
 });
 

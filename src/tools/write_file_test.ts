@@ -9,7 +9,13 @@ import { PolicyFilePerson } from "../person/policy_file.ts";
 import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import type { Approval, WriteApprovalRequest } from "../person/person.ts";
 import { sha256 } from "../util/hash.ts";
-import { renderDiff } from "../policy/writes.ts";
+import { diffPreview } from "../policy/writes.ts";
+import type { WritePreview } from "../person/person.ts";
+
+/** Every line a preview shows the person: the hunks' lines with their signs, or the contents. */
+function previewLines(p: WritePreview): string[] {
+  return p.kind === "diff" ? p.hunks.flatMap((h) => h.lines) : p.lines;
+}
 
 const yes = { write: { approved: true } } as const;
 
@@ -40,9 +46,13 @@ Deno.test("write_file: a new file is shown in full to the person, approved, then
       assert.equal(asked.request.path, "src/new.txt");
       assert.equal(asked.request.isNew, true);
       assert.equal(asked.request.viaRef, false);
-      assert.match(asked.request.preview, /new file src\/new\.txt \(2 lines\)/);
-      assert.match(asked.request.preview, /\+hello/);
-      assert.match(asked.request.preview, /\+world/);
+      assert.deepEqual(asked.request.preview, {
+        kind: "contents",
+        name: "src/new.txt",
+        lineCount: 2,
+        lines: ["hello", "world"],
+        instead: null,
+      });
     }
   });
 });
@@ -55,7 +65,7 @@ Deno.test("write_file: new parent directories are made", async () => {
   });
 });
 
-Deno.test("write_file: an overwrite is shown to the person as a unified diff", async () => {
+Deno.test("write_file: an overwrite is shown to the person as the hunks of a diff", async () => {
   await withPolicy({
     files: { "a.txt": "one\ntwo\nthree\n" },
     trust: { ".": true },
@@ -66,18 +76,23 @@ Deno.test("write_file: an overwrite is shown to the person as a unified diff", a
     assert.ok(asked.kind === "write");
     const preview = asked.request.preview;
     assert.equal(asked.request.isNew, false);
-    assert.match(preview, /^-two$/m);
-    assert.match(preview, /^\+TWO$/m);
-    assert.match(preview, /@@ -1,3 \+1,3 @@/);
-    // Plain text: the person's screen escapes and colours it (src/person/terminal.ts).
-    assert.ok(!preview.includes("\x1b"), preview);
+    assert.ok(preview.kind === "diff");
+    assert.deepEqual(preview.hunks, [{
+      oldStart: 1,
+      oldLines: 3,
+      newStart: 1,
+      newLines: 3,
+      lines: [" one", "-two", "+TWO", " three"],
+    }]);
+    // Data: the person's screen escapes, numbers and colours it (src/person/diff_view.ts).
+    assert.ok(!JSON.stringify(preview).includes("\\u001b"), JSON.stringify(preview));
     assert.equal(await fx.read("a.txt"), "one\nTWO\nthree\n");
   });
 });
 
 Deno.test("write_file: the diff carries new text byte for byte, for the screen to escape", () => {
-  const diff = renderDiff("a.txt", "x\n", "y\x1b[2J\u202Ez\n");
-  assert.ok(diff.split("\n").includes("+y\x1b[2J\u202Ez"), diff);
+  const diff = diffPreview("a.txt", "x\n", "y\x1b[2J\u202Ez\n");
+  assert.ok(previewLines(diff).includes("+y\x1b[2J\u202Ez"), JSON.stringify(diff));
 });
 
 Deno.test("write_file: a refused write changes nothing on disk and tells the planner, with the person's reason", async () => {
@@ -163,7 +178,8 @@ Deno.test("write_file: a path_ref write shows the person the real destination an
     assert.ok(asked.kind === "write");
     assert.equal(asked.request.path, "vendor/REAL-NAME.txt");
     assert.equal(asked.request.viaRef, true);
-    assert.match(asked.request.preview, /REAL-NAME/);
+    assert.ok(asked.request.preview.kind === "diff");
+    assert.equal(asked.request.preview.newName, "b/vendor/REAL-NAME.txt");
     assert.equal(await fx.read("vendor/REAL-NAME.txt"), "new\n");
   });
 });
@@ -335,9 +351,8 @@ Deno.test("write_file: a file that changed between approval and write is detecte
       assert.equal(person.asked.length, 2);
       const second = person.asked[1];
       assert.ok(second.kind === "write");
-      assert.match(
-        second.request.preview,
-        /-someone else/,
+      assert.ok(
+        previewLines(second.request.preview).includes("-someone else"),
         "the second approval shows the new state",
       );
       assert.equal(await fx.read("a.txt"), "mine\n");
@@ -415,6 +430,7 @@ Deno.test("write_file: overwriting a binary file says so to the person instead o
     assert.equal(out.content, "overwrote img.bin: 9 bytes, 1 line");
     const asked = fx.scripted!.asked[0];
     assert.ok(asked.kind === "write");
-    assert.match(asked.request.preview, /^replaces a binary file of 4 bytes with:/);
+    assert.ok(asked.request.preview.kind === "contents");
+    assert.deepEqual(asked.request.preview.instead, { kind: "binary", bytes: 4 });
   });
 });

@@ -37,12 +37,18 @@ function setup() {
   return { screen, person, press, later, shown, stops: () => stops };
 }
 
+/** A diff of five lines on the screen: two file names, a hunk header, two added lines. */
 const write: WriteApprovalRequest = {
   tool: "write_file",
   path: "a.txt",
   viaRef: false,
   isNew: true,
-  preview: "1\n2\n3\n4\n5\n",
+  preview: {
+    kind: "diff",
+    oldName: "a/a.txt",
+    newName: "b/a.txt",
+    hunks: [{ oldStart: 1, oldLines: 0, newStart: 1, newLines: 2, lines: ["+4", "+5"] }],
+  },
   label: TRUSTED_PRIVATE,
 };
 
@@ -56,7 +62,10 @@ const run: RunApprovalRequest = {
 };
 
 /** A preview short enough to be shown whole (the setup shows 3 lines before holding back). */
-const shortWrite: WriteApprovalRequest = { ...write, preview: "1\n2\n" };
+const shortWrite: WriteApprovalRequest = {
+  ...write,
+  preview: { kind: "diff", oldName: "a/a.txt", newName: "b/a.txt", hunks: [] },
+};
 
 Deno.test("ink person: one key approves a write; keys typed before it appeared are dropped", async () => {
   const t = setup();
@@ -194,8 +203,18 @@ Deno.test("ink person: a diff is escaped once, never forged by its text; backsla
   const answer = t.person.approveWrite({
     ...write,
     isNew: false,
-    preview: "@@ -1 +1,3 @@\n-old\n+new\x1b[2J\x1b]0;pwned\x07\n" +
-      "+const re = /\\d+\\.\\d+/;\n+\tx();\n",
+    preview: {
+      kind: "diff",
+      oldName: "a/a.txt",
+      newName: "b/a.txt",
+      hunks: [{
+        oldStart: 1,
+        oldLines: 1,
+        newStart: 1,
+        newLines: 3,
+        lines: ["-old", "+new\x1b[2J\x1b]0;pwned\x07", "+const re = /\\d+\\.\\d+/;", "+\tx();"],
+      }],
+    },
   });
   // The preview holds back lines past the third here: show them all first.
   t.later();
