@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import stringWidth from "string-width";
 import { escapeForScreen, isControl, isInvisible } from "../util/escape.ts";
 // The previews come from the policy layer's own functions, so the format is the real one.

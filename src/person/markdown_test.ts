@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import stringWidth from "string-width";
 import { escapeForScreen, isControl, isInvisible } from "../util/escape.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { askRefusal } from "./questions.ts";
 
 Deno.test("ask_user: refusal is decided by count and taint alone", () => {
