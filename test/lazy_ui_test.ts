@@ -42,18 +42,20 @@ function staticClosure(roots: string[]): Set<string> {
 
 const isUi = (s: string) => /^npm:\/?(ink|react)@/.test(s);
 
+/** What `--version`, `-p` and the subcommands load: no path that only a session takes. */
+const NOT_SESSION = [
+  "main.ts",
+  "src/cli/main.ts",
+  "src/cli/one_shot.ts",
+  "src/cli/commands/vouch.ts",
+  "src/cli/commands/trust.ts",
+  "src/cli/commands/skills.ts",
+  "src/cli/commands/doctor.ts",
+  "src/cli/sessions.ts",
+];
+
 Deno.test("lazy UI: main.ts, --version and the subcommands load no ink or react", () => {
-  const roots = [
-    "main.ts",
-    "src/cli/main.ts",
-    "src/cli/one_shot.ts",
-    "src/cli/commands/vouch.ts",
-    "src/cli/commands/trust.ts",
-    "src/cli/commands/skills.ts",
-    "src/cli/commands/doctor.ts",
-    "src/cli/sessions.ts",
-    "src/cli/interactive.ts",
-  ].map(src);
+  const roots = [...NOT_SESSION, "src/cli/interactive.ts"].map(src);
   for (const r of roots) assert.ok(deps.has(r), `not in the graph: ${r}`);
   const loaded = [...staticClosure(roots)].filter(isUi);
   assert.deepEqual(loaded, [], "a one-shot or subcommand path loads the UI");
@@ -65,4 +67,17 @@ Deno.test("lazy UI: the session loads it through a dynamic import, and it is ink
   assert.ok(ui, "interactive.ts does not import() the screen");
   const reached = [...staticClosure([ui.code!.specifier])].filter(isUi);
   assert.ok(reached.some((s) => s.includes("ink@")) && reached.some((s) => s.includes("react@")));
+});
+
+Deno.test("lazy UI: only the session loads the markdown renderer and its highlighter", () => {
+  const roots = NOT_SESSION.map(src);
+  const renderer = src("src/person/markdown.ts");
+  const isRenderer = (s: string) => s === renderer || /^npm:\/?(lowlight|highlight\.js)@/.test(s);
+  assert.deepEqual([...staticClosure(roots)].filter(isRenderer), []);
+  // The session itself does load them: the check above looks for what is there.
+  const session = [...staticClosure([src("src/cli/interactive.ts")])].filter(isRenderer);
+  assert.ok(
+    session.includes(renderer) && session.some((s) => s.includes("lowlight@")),
+    `${session}`,
+  );
 });

@@ -1,6 +1,6 @@
 /**
  * NO_COLOR sets the colour level to none everywhere (issue 17): chalk-style colour libraries
- * (Ink's, cli-highlight's) ignore NO_COLOR and read only FORCE_COLOR, at import, so the command
+ * (Ink's chalk) ignore NO_COLOR and read only FORCE_COLOR, at import, so the command
  * line sets FORCE_COLOR=0 first. Checked with the binary's own permission flags, which must let
  * the main thread write it.
  */

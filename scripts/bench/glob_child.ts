@@ -2,8 +2,12 @@
  * Runs one glob measurement in a child process, so that a matcher that backtracks for minutes
  * is stopped by killing the process: a regular expression stuck in V8 ignores a Worker's
  * terminate(), and its thread would keep a core busy until the bench exits.
+ *
+ * picomatch is the bench's yardstick, not a dependency of the product: it is pinned here, by its
+ * full specifier, and kept out of `deno.json`'s import map (docs/decisions.md, "Test and bench
+ * dependencies").
  */
-import picomatch from "picomatch";
+import picomatch from "npm:picomatch@4.0.7";
 import { compileGlob } from "../../src/util/glob.ts";
 import { BudgetExceeded, naiveMatch } from "./naive_glob.ts";
 

@@ -1,7 +1,7 @@
 /**
  * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real]`: Brave Bot's benchmarks
  * (docs/benchmarks.md), printed as one table. Sections: search, list, glob, overhead, startup, memory,
- * prompt, textcalls, snapshot, tokens, render. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
+ * prompt, textcalls, snapshot, tokens, render, highlight. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
  * a corpus a tenth the size and fewer rounds, for trying things out. Progress goes to stderr,
  * the table to stdout; the table, the glob size table and the machine are also written to
  * bench-data/results.md for docs/benchmarks.md.
@@ -20,6 +20,7 @@ import { textCallsBench } from "./text_calls_bench.ts";
 import { snapshotBench } from "./snapshot_bench.ts";
 import { tokensBench } from "./tokens_bench.ts";
 import { renderBench } from "./render_bench.ts";
+import { highlightBench } from "./highlight_bench.ts";
 import { formatBytes } from "./measure.ts";
 import { type Row, summaryTable } from "./report.ts";
 
@@ -35,6 +36,7 @@ const SECTIONS = [
   "snapshot",
   "tokens",
   "render",
+  "highlight",
 ] as const;
 type Section = typeof SECTIONS[number];
 
@@ -76,7 +78,7 @@ function parseArgs(args: string[]): Options {
       }
     } else if (a === "-h" || a === "--help") {
       console.log(
-        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls,snapshot,tokens,render] " +
+        "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls,snapshot,tokens,render,highlight] " +
           "[--rounds N] [--no-real]",
       );
       Deno.exit(0);
@@ -146,6 +148,7 @@ async function run(options: Options): Promise<void> {
   if (wants("snapshot")) rows.push(...await snapshotBench(corpora[0], fsOptions));
   if (wants("tokens")) rows.push(...await tokensBench(repo, log));
   if (wants("render")) rows.push(...await renderBench(repo, options.rounds, log));
+  if (wants("highlight")) rows.push(...await highlightBench(dataDir, options.rounds, log));
 
   const table = summaryTable(rows);
   const about = await machine();

@@ -2,8 +2,8 @@
  * The terminal views' cost (src/person/markdown.ts, diff_view.ts): a 500-line planner answer
  * rendered whole at 120 and 40 columns, the same answer streamed in small pieces the way the
  * session shows it (splitStable: stable blocks rendered once, the tail again at each piece), a
- * 400-line diff, and what importing the markdown module costs a fresh process (cli-highlight
- * is most of it).
+ * 400-line diff, and what importing the markdown module costs a fresh process (highlight.js
+ * and its grammars are most of it; highlight_bench.ts compares highlighters).
  */
 import { join } from "node:path";
 import { renderMarkdown, splitStable } from "../../src/person/markdown.ts";

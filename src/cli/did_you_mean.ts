@@ -5,24 +5,9 @@
  * terminal (docs/decisions.md).
  */
 
-/**
- * Edit distance with adjacent transpositions (optimal string alignment): `trsut` is one step
- * from `trust`, `doctr` one from `doctor`.
- */
-export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
+import { editDistance } from "../util/edit_distance.ts";
+
+export { editDistance };
 
 /**
  * The command a lone word is a near miss for, or null: one edit away (two for names of seven

@@ -9,7 +9,7 @@ import { type MockReply, startMockModel } from "../../scripts/mock-model.ts";
 import { OpenAIModelClient } from "../model/client.ts";
 import { ModelProcessor } from "../model/processor.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
-import { defineTool, failure, shown, type ToolDef } from "../tools/tool.ts";
+import { defineTool, shown, type ToolDef } from "../tools/tool.ts";
 import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "../../test/support/scripted_person.ts";
 import type { Settings } from "../state/settings.ts";
@@ -40,17 +40,18 @@ const taint = defineTool({
   content: e2,
   handler: () => Promise.resolve(shown("untrusted words", UNTRUSTED_PUBLIC)),
 });
-const stopper = new AbortController();
-const ctrlC = defineTool({
-  name: "ask_user",
-  description: "the person presses Ctrl-C while it runs",
-  routing: e2,
-  content: e2,
-  handler: () => {
-    stopper.abort();
-    return Promise.resolve(shown("interrupted", TRUSTED_PUBLIC));
-  },
-});
+/** An ask_user during which the person presses Ctrl-C: it aborts the controller it is given. */
+const ctrlC = (stop: AbortController) =>
+  defineTool({
+    name: "ask_user",
+    description: "the person presses Ctrl-C while it runs",
+    routing: e2,
+    content: e2,
+    handler: () => {
+      stop.abort();
+      return Promise.resolve(shown("interrupted", TRUSTED_PUBLIC));
+    },
+  });
 const secret = defineTool({
   name: "read_output",
   description: "shows private text",
@@ -58,7 +59,10 @@ const secret = defineTool({
   content: e2,
   handler: () => Promise.resolve(shown("TOKEN=abc", TRUSTED_PRIVATE)),
 });
-const TOOLS = [echo, boom, taint, ctrlC, secret] as ToolDef<unknown>[];
+/** The tools of a turn; `stop` is what its ask_user aborts (a turn's own, never shared). */
+const toolsWith = (stop = new AbortController()) =>
+  [echo, boom, taint, ctrlC(stop), secret] as ToolDef<unknown>[];
+const TOOLS = toolsWith();
 
 interface Run {
   events: DriverEvent[];
@@ -414,11 +418,32 @@ Deno.test("a conversation that does not fit is compacted; one that never fits st
   assert.equal(r2.requests.length, 0);
 });
 
-Deno.test("an error result keeps the failure helper's shape", () => {
-  assert.equal(failure("x").content, "error: x");
+Deno.test("every error result the driver makes is marked and worded as one, and sent so", async () => {
+  const r = await drive([
+    {
+      tool_calls: [
+        { name: "shell", arguments: {} },
+        { name: "todo_write", arguments: {} },
+        { name: "read_file", arguments: '{"path": ' },
+        { name: "read_file", arguments: { path: "a.txt", extra: 1 } },
+        { name: "read_file", arguments: { path: "a.txt" } },
+      ],
+    },
+    { text: "ok" },
+  ]);
+  assert.equal(r.outcome.status, "finished");
+  const res = results(r);
+  assert.deepEqual(res.map((x) => x.is_error), [true, true, true, true, false]);
+  for (const x of res.slice(0, 4)) assert.match(x.content, /^error: \S/, x.name);
+  assert.equal(res[4].content, "read a.txt");
+  // What the model is sent is the same text, in the order of the calls.
+  const sent = (r.requests[1].body.messages as { role: string; content: string }[])
+    .filter((m) => m.role === "tool").map((m) => m.content);
+  assert.deepEqual(sent, res.map((x) => x.content));
 });
 
 Deno.test("stopped in the middle of a reply's calls: every call still gets a result, the turn ends", async () => {
+  const stop = new AbortController();
   const r = await drive([
     {
       tool_calls: [
@@ -427,8 +452,11 @@ Deno.test("stopped in the middle of a reply's calls: every call still gets a res
       ],
     },
     { text: "never asked" },
-  ], { signal: stopper.signal }) as Run & { loaded: Awaited<ReturnType<typeof loadTranscript>> };
+  ], { signal: stop.signal, tools: toolsWith(stop) }) as Run & {
+    loaded: Awaited<ReturnType<typeof loadTranscript>>;
+  };
   assert.equal(r.outcome.status, "aborted");
+  assert.equal(results(r)[0].content, "interrupted", "the stop came while ask_user ran");
   assert.equal(r.requests.length, 1);
   assert.deepEqual(r.loaded.messages.map((m) => m.role), ["user", "assistant", "tool", "tool"]);
   assert.match(r.loaded.messages[3].content!, /stopped by the person before this call ran/);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { findTextCalls, FORMATS, pythonLiteral, typedValue } from "./text_calls.ts";
 
 Deno.test("call-shaped JSON in text is found; the rest of the text is kept", () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { readEventStream, ReplyBuilder, ReplyFormatError, StreamCutError } from "./reply.ts";
 
 const enc = new TextEncoder();

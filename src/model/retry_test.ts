@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { backoffDelay, DEFAULT_RETRY, parseRetryAfter, retryableStatus } from "./retry.ts";
 
 Deno.test("backoff stays within its ceiling and never below a tenth of it", () => {

@@ -12,7 +12,9 @@
  * marked-terminal). Every line is at most `width` cells (text_layout.ts measures).
  */
 import { Lexer, type Token, type Tokens } from "marked";
-import { highlight, supportsLanguage } from "cli-highlight";
+// lowlight's own types would add the DOM library to the program (lowlight_types.d.ts says why).
+// @ts-types="./lowlight_types.d.ts"
+import { all, createLowlight, type LowlightNode } from "lowlight";
 import pc from "picocolors";
 import { escapeForScreen } from "../util/escape.ts";
 import {
@@ -266,7 +268,7 @@ function expandTabs(line: string): string {
 const TAB_STOP = 4;
 
 /** Token classes of highlight.js and their style here; unnamed classes stay plain. */
-const CODE_STYLE: Record<string, StyleName[]> = {
+export const CODE_STYLE: Readonly<Record<string, readonly StyleName[]>> = {
   keyword: ["blue"],
   built_in: ["cyan"],
   type: ["cyan"],
@@ -290,67 +292,48 @@ const CODE_STYLE: Record<string, StyleName[]> = {
   section: ["bold"],
 };
 
-// Private delimiters in the highlighter's output: escaped text holds no control characters,
-// so these cannot come from the code.
-const OPEN = "\u0001";
-const MID = "\u0002";
-const CLOSE = "\u0003";
+/**
+ * highlight.js 11 with every grammar it ships, through lowlight, which returns the tokens as a
+ * tree instead of HTML (docs/decisions.md says why these two and why every grammar).
+ */
+const highlighter = createLowlight(all);
 
 /**
  * Highlighted lines of (already escaped) code, or null when the language is unknown or the
- * block too large. The theme marks tokens with private delimiters instead of colours, so the
- * highlighter writes no escape sequence of its own; its text must come back unchanged, or the
- * block is shown plain.
+ * block too large. The highlighter only splits the text into classed tokens; the styles are
+ * applied here, so no escape sequence of its own reaches the screen. The tokens' text must be
+ * exactly the text given, or the block is shown plain.
  */
 function highlighted(lines: readonly string[], lang: string): Line[] | null {
   const source = lines.join("\n");
-  if (!lang || source.length > HIGHLIGHT_MAX_CHARS || !supportsLanguage(lang)) return null;
-  let marked: string;
+  if (!lang || source.length > HIGHLIGHT_MAX_CHARS || !highlighter.registered(lang)) return null;
+  let tree: LowlightNode;
   try {
-    const theme = new Proxy({}, {
-      get: (_, key) => (s: string) => `${OPEN}${String(key)}${MID}${s}${CLOSE}`,
-    });
-    marked = highlight(source, { language: lang, ignoreIllegals: true, theme });
+    tree = highlighter.highlight(lang, source, { prefix: "" });
   } catch {
     return null;
   }
   const out: Line[] = [[]];
-  const stack: StyleName[][] = [];
-  let text = "";
   let plain = "";
-  const flush = () => {
-    if (text) out.at(-1)!.push(run(text, ...(stack.at(-1) ?? [])));
-    text = "";
-  };
-  for (let i = 0; i < marked.length; i++) {
-    const ch = marked[i];
-    if (ch === OPEN) {
-      const mid = marked.indexOf(MID, i);
-      if (mid < 0) return null;
-      flush();
-      const cls = marked.slice(i + 1, mid);
-      // A nested token without a style of its own keeps its parent's.
-      stack.push(
-        cls === "default"
-          ? []
-          : Object.hasOwn(CODE_STYLE, cls)
-          ? CODE_STYLE[cls]
-          : stack.at(-1) ?? [],
-      );
-      i = mid;
-    } else if (ch === CLOSE) {
-      flush();
-      stack.pop();
-    } else if (ch === "\n") {
-      flush();
-      out.push([]);
-      plain += ch;
-    } else {
-      text += ch;
-      plain += ch;
+  // Depth-first, children in order; a token without a style of its own keeps its parent's.
+  const todo: { node: LowlightNode; style: readonly StyleName[] }[] = [{ node: tree, style: [] }];
+  while (todo.length) {
+    const { node, style } = todo.pop()!;
+    if (node.type === "text") {
+      const pieces = String(node.value ?? "").split("\n");
+      pieces.forEach((piece, i) => {
+        if (i > 0) out.push([]);
+        if (piece) out.at(-1)!.push(run(piece, ...style));
+      });
+      plain += node.value ?? "";
+    } else if (node.type === "root" || node.type === "element") {
+      const names = node.properties?.className;
+      const cls = Array.isArray(names) ? String(names[0] ?? "") : "";
+      const own = Object.hasOwn(CODE_STYLE, cls) ? CODE_STYLE[cls] : style;
+      const children = node.children ?? [];
+      for (let i = children.length - 1; i >= 0; i--) todo.push({ node: children[i], style: own });
     }
   }
-  flush();
   return plain === source && out.length === lines.length ? out : null;
 }
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import stringWidth from "string-width";
 import { escapeForScreen, isControl, isInvisible } from "../util/escape.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
@@ -110,6 +110,94 @@ Deno.test("markdown: fenced code is highlighted in colour, its text unchanged", 
   assert.deepEqual(md(src, 120), plain(coloured), "without colour: the same text, no SGR");
   // An unknown language is shown plain rather than guessed.
   assert.deepEqual(renderMarkdown("```nosuchlang\nx = 1\n```", 80, { color: true }), ["  x = 1"]);
+});
+
+Deno.test("markdown: highlight.js's token classes get their colours", () => {
+  const [line] = renderMarkdown('```js\nconst s = "x"; // why\n```', 80, { color: true });
+  assert.ok(line.includes(`${ESC}[34mconst${ESC}[39m`), `keyword blue: ${JSON.stringify(line)}`);
+  assert.ok(line.includes(`${ESC}[32m"x"${ESC}[39m`), `string green: ${JSON.stringify(line)}`);
+  assert.ok(line.includes(`${ESC}[90m// why${ESC}[39m`), `comment gray: ${JSON.stringify(line)}`);
+  // A nested token without a style of its own keeps its parent's: the `${x}` inside a template
+  // string is green like the string around it.
+  const [nested] = renderMarkdown("```js\nlet t = `a ${x} b`;\n```", 80, { color: true });
+  assert.deepEqual(plain([nested]), ["  let t = `a ${x} b`;"]);
+  assert.ok(nested.includes(`${ESC}[32m\`a \${x} b\`${ESC}[39m`), JSON.stringify(nested));
+  // A class styled plain on purpose (parameters) stays plain; the number inside is yellow.
+  const [def] = renderMarkdown("```python\ndef f(a, b=1):\n```", 80, { color: true });
+  assert.ok(def.includes(`(a, b=${ESC}[33m1${ESC}[39m):`), JSON.stringify(def));
+});
+
+Deno.test("markdown: highlighted code still shows untrusted control characters as markers", () => {
+  const osc52 = "\u001b]52;c;aGVsbG8=\u0007";
+  const csi = "\u001b[2J";
+  const hostile: [string, string][] = [
+    ["js", `const s = "${osc52}"; // ${csi} \u202Etxt.exe`],
+    ["ts", `let t = \`\${a}${csi}\`; /* \u200B */`],
+    ["python", `print("${osc52}")  # \u0000 \u009b`],
+    ["sh", `echo '${csi}' "$HOME${osc52}" # \u2066`],
+    ["json", `{"k": "${osc52}", "n": 1}`],
+    ["html", `<a href="${osc52}">${csi}</a><!-- \u202E -->`],
+    ["diff", `+added ${csi}`],
+  ];
+  for (const [lang, line] of hostile) {
+    const text = "```" + lang + "\n" + line + "\n```";
+    const coloured = renderMarkdown(text, 200, { color: true });
+    // Highlighted, not the plain fallback: the markers did not put the highlighter off.
+    assert.ok(coloured[0].includes(`${ESC}[3`), `${lang}: not highlighted`);
+    assertOnlySgr(coloured);
+    assert.deepEqual(plain(coloured), [`  ${escapeForScreen(line)}`], lang);
+    assert.ok(plain(coloured)[0].includes("\u27E6U+"), `${lang}: no marker`);
+    assert.deepEqual(md(text, 200), plain(coloured), `${lang}: colour changed the text`);
+  }
+});
+
+const CODE_FRAGMENTS = [
+  "const ",
+  "x",
+  " = ",
+  '"',
+  "'",
+  "`",
+  "${",
+  "}",
+  "//",
+  "/*",
+  "*/",
+  "#",
+  "<a>",
+  "</a>",
+  "<!--",
+  "\\",
+  "\n",
+  "1.5",
+  "\u001b]52;c;YQ==\u0007",
+  "\u001b[31m",
+  "\u009b",
+  "\u0000",
+  "\u202E",
+  "\u200B",
+  "\u27E6",
+  "\r",
+  "\t",
+];
+
+Deno.test("markdown: property: highlighting never changes code's text or lets an escape through", () => {
+  const code = fc.array(fc.constantFrom(...CODE_FRAGMENTS), { minLength: 1, maxLength: 40 })
+    .map((a) => a.join(""));
+  const lang = fc.constantFrom("js", "ts", "python", "sh", "json", "html", "c", "yaml", "diff");
+  fc.assert(
+    fc.property(code, lang, (body, l) => {
+      const text = "```" + l + "\n" + body + "\n```";
+      const coloured = renderMarkdown(text, 120, { color: true });
+      assertOnlySgr(coloured);
+      assert.deepEqual(plain(coloured), md(text, 120));
+      for (const line of coloured) {
+        const raw = [...line].find((ch) => (isControl(ch) && ch !== ESC) || isInvisible(ch));
+        assert.equal(raw, undefined, JSON.stringify(line));
+      }
+    }),
+    { numRuns: 300 },
+  );
 });
 
 Deno.test("markdown: a long code line is wrapped onto marked rows, every character kept", () => {

@@ -6,8 +6,8 @@
 import { z } from "zod";
 import { compileGlob } from "../util/glob.ts";
 import { normaliseRuleDir } from "./trust_map.ts";
-import { err, ok, type Result } from "../util/result.ts";
-import { describeZodError } from "../util/zod_error.ts";
+import { err, type Result } from "../util/result.ts";
+import { parseJsonFile } from "../util/json_schema.ts";
 import { type Shape, SHAPES } from "./shapes.ts";
 
 /** `{argv}` or `{prefix}`: one strict object, so an unknown or mistyped field is named. */
@@ -66,15 +66,7 @@ export type ApprovalsFile = z.output<typeof approvalsSchema>;
 export type CommandRule = z.output<typeof commandRule>;
 
 export function parseApprovals(text: string, source: string): Result<ApprovalsFile> {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    return err(`${source} is not valid JSON: ${(e as Error).message}`);
-  }
-  const parsed = approvalsSchema.safeParse(data);
-  if (!parsed.success) return err(`${source}: ${describeZodError(parsed.error)}`);
-  return ok(parsed.data);
+  return parseJsonFile(text, approvalsSchema, source);
 }
 
 /** The shapes the file asserts run output by, in its order (empty: none). */

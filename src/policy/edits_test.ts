@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { type EditFacts, evaluateEdit, occurrences, replacePassage } from "./edits.ts";
 import { auditEntryOf } from "./verdict.ts";
 import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";

@@ -1,6 +1,6 @@
 /** Shaping a command's output: the reference's bytes, the capped text, the metadata lines. */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import {
   combineOutput,
   countLines,

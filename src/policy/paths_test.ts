@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { checkPathSyntax, openedAsChecked, resolvePath } from "./paths.ts";
 import { isWithin, openWorkspace, type Workspace } from "./workspace.ts";
 

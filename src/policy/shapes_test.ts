@@ -1,6 +1,6 @@
 /** The readOutput shapes (design.md §16): whole matches only, canonical forms, and near misses. */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { matchShape, type Shape, SHAPES } from "./shapes.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);

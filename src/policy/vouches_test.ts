@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { describeVouch, type Vouch, vouchCovers, vouchHolds, VouchStore } from "./vouches.ts";
 
 const base: Vouch = {

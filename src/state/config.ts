@@ -3,7 +3,7 @@
  * the field, never a silent default. A workspace `.bravebot/config.json` may only narrow it.
  */
 import { z } from "zod";
-import { describeZodError } from "../util/zod_error.ts";
+import { parseJsonFile } from "../util/json_schema.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 /**
@@ -55,15 +55,7 @@ export const configSchema = z.strictObject({
 export type Config = z.infer<typeof configSchema>;
 
 export function parseConfig(text: string, source: string): Result<Config> {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    return err(`${source} is not valid JSON: ${(e as Error).message}`);
-  }
-  const parsed = configSchema.safeParse(data);
-  if (!parsed.success) return err(`${source}: ${describeZodError(parsed.error)}`);
-  return ok(parsed.data);
+  return parseJsonFile(text, configSchema, source);
 }
 
 /** Loads the user config; a missing file is an empty config, an unreadable or invalid one an error. */

@@ -5,6 +5,7 @@
 import { dirname } from "node:path";
 import type { z } from "zod";
 import { printErr } from "../util/output.ts";
+import { parseJsonWith } from "../util/json_schema.ts";
 import { ensurePrivateDir } from "./dirs.ts";
 
 export type Loaded<T> =
@@ -76,14 +77,13 @@ type Read<T> =
 async function readParsed<T>(path: string, schema: z.ZodType<T>): Promise<Read<T>> {
   try {
     const { text, stamp } = await readVersion(path);
-    try {
-      const parsed = schema.safeParse(JSON.parse(text));
-      if (parsed.success) return { status: "ok", value: parsed.data, stamp };
-      const issue = parsed.error.issues[0];
-      return { status: "bad", why: `${issue.path.join(".") || "(top level)"}: ${issue.message}` };
-    } catch (e) {
-      return { status: "bad", why: `not valid JSON (${(e as Error).message})` };
+    const parsed = parseJsonWith(text, schema);
+    if (parsed.kind === "ok") return { status: "ok", value: parsed.value, stamp };
+    if (parsed.kind !== "invalid") {
+      return { status: "bad", why: `not valid JSON (${parsed.message})` };
     }
+    const issue = parsed.error.issues[0];
+    return { status: "bad", why: `${issue.path.join(".") || "(top level)"}: ${issue.message}` };
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return { status: "missing" };
     // A folder or an unreadable file in its place is no more trustworthy than bad JSON.

@@ -7,8 +7,8 @@
 import { SANDBOX_LEVELS } from "./config.ts";
 import { join } from "node:path";
 import { z } from "zod";
-import { describeZodError } from "../util/zod_error.ts";
 import { escapeForScreen } from "../util/escape.ts";
+import { parseJsonFile } from "../util/json_schema.ts";
 import { readRegularFile } from "../util/regular_file.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import type { Limits, Settings } from "./settings.ts";
@@ -80,39 +80,34 @@ const FORBIDDEN: Record<string, string> = {
   quarantinedRead: "a workspace config can never answer the quarantined-read prompt",
 };
 
-export function parseWorkspaceConfig(text: string, source: string): Result<WorkspaceConfig> {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (e) {
-    // The parser's message quotes the text around the error: the repository's bytes, escaped.
-    return err(`${source} is not valid JSON: ${escapeForScreen((e as Error).message)}`);
+/**
+ * A field a workspace may never set, named with its reason before the schema would call it
+ * unknown; null when there is none.
+ */
+function forbiddenField(data: unknown): string | null {
+  if (data === null || typeof data !== "object" || Array.isArray(data)) return null;
+  for (const key of Object.keys(data)) {
+    if (key in FORBIDDEN) return `${key}: ${FORBIDDEN[key]}`;
   }
-  if (data !== null && typeof data === "object" && !Array.isArray(data)) {
-    for (const key of Object.keys(data)) {
-      if (key in FORBIDDEN) return err(`${source}: ${key}: ${FORBIDDEN[key]}`);
-    }
-    const run = (data as { run?: unknown }).run;
-    if (run !== null && typeof run === "object") {
-      for (const key of ["writable", "network"]) {
-        if (key in run) {
-          return err(
-            `${source}: run.${key}: a workspace config may not widen what a run may reach; ` +
-              "only the user config can",
-          );
-        }
+  const run = (data as { run?: unknown }).run;
+  if (run !== null && typeof run === "object") {
+    for (const key of ["writable", "network"]) {
+      if (key in run) {
+        return `run.${key}: a workspace config may not widen what a run may reach; ` +
+          "only the user config can";
       }
     }
   }
-  const parsed = workspaceConfigSchema.safeParse(data);
-  if (!parsed.success) {
-    return err(
-      `${source}: ${describeZodError(parsed.error)} (a workspace config may only narrow ` +
-        "the user config: privatePatterns, contextWindow, maxTurns, timeouts, limits, run, " +
-        "endpointLocal: false)",
-    );
-  }
-  return ok(parsed.data);
+  return null;
+}
+
+export function parseWorkspaceConfig(text: string, source: string): Result<WorkspaceConfig> {
+  // The parser's message quotes the text around the error: the repository's bytes, escaped.
+  return parseJsonFile(text, workspaceConfigSchema, source, {
+    precheck: forbiddenField,
+    hint: "a workspace config may only narrow the user config: privatePatterns, contextWindow, " +
+      "maxTurns, timeouts, limits, run, endpointLocal: false",
+  });
 }
 
 /**

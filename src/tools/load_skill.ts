@@ -6,25 +6,12 @@
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import type { SkillChoice, SkillEntry } from "../policy/api.ts";
+import { editDistance } from "../util/edit_distance.ts";
 
 const routing = z.strictObject({
   name: z.string().describe("the skill's name exactly as listed, e.g. commit-style"),
 });
 const content = z.strictObject({});
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0];
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length];
-}
 
 /** The listed skill of exactly that name, or why there is none (with the list). */
 export function selectSkill(
@@ -45,7 +32,7 @@ export function selectSkill(
   if (entry) return { entry };
   const near = skills.filter((s) =>
     s.name.toLowerCase() === name.trim().toLowerCase() ||
-    distance(s.name, name.trim().toLowerCase()) <= 2
+    editDistance(s.name, name.trim().toLowerCase()) <= 2
   );
   if (near.length > 0) {
     return {

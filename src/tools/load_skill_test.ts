@@ -99,3 +99,21 @@ Deno.test("load_skill: a user skill that cannot be read is refused without its r
     assert.ok(!out.content.includes(user), out.content);
   });
 });
+
+Deno.test("load_skill: the close names in a refusal are those one edit distance puts near", () => {
+  const entry = (name: string) => ({
+    name,
+    description: "",
+    file: `/s/${name}`,
+    source: "user" as const,
+  });
+  const skills = [entry("release"), entry("commit-style")];
+  // Two swaps of neighbours are two steps (a swap is one, as the command line's did-you-mean
+  // counts it), so the hint names the skill; the name is still not taken for it.
+  const swapped = selectSkill(skills, "rleeaes");
+  assert.ok("refusal" in swapped);
+  assert.match(swapped.refusal, /\(close: release\)/);
+  const far = selectSkill(skills, "deploy");
+  assert.ok("refusal" in far);
+  assert.doesNotMatch(far.refusal, /close:/);
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { fixture } from "../../test/support/person_side.ts";
 import { formatLabel, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import { normaliseStatus, renderTodos, todoWrite } from "./todo_write.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { compileInPlace, rarePair } from "./bytes_search.ts";
 
 function naive(hay: Uint8Array, needle: Uint8Array, from: number): number {

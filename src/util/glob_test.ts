@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { compileGlob, hasBraces, matchGlob } from "./glob.ts";
 
 Deno.test("glob: * stays within one segment", () => {

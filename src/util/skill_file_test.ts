@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../test/support/fast_check.ts";
 import { parseSkillFile, SKILL_NAME } from "./skill_file.ts";
 
 const skill = (name: string, description = `what ${name} does`, body = `body of ${name}`) =>

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import fc from "fast-check";
+import fc from "../../../test/support/fast_check.ts";
 import { findInFiles } from "./search.ts";
 import { FIND, type FindInFilesRequest, type FindInFilesResult } from "../search_protocol.ts";
 import { sha256 } from "../../util/hash.ts";

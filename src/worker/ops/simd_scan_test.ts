@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../../../test/support/fast_check.ts";
 import { loadScan, plainScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
 
 function naiveFind(h: Uint8Array, p: number, n: number, b: number): number {
