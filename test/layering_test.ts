@@ -5,9 +5,10 @@
  * type`, and a `new URL(…)` naming a module) is checked against the arrows listed once, in
  * {@link ALLOWED}. A type import is an import: a port that leaks a type leaks the layer.
  *
- * The method-call half of the rule — the port a tool receives has no `worker`, `record` or
- * `placeInContext` — is checked by the compiler: `test/layering_ports_check.ts` holds
- * `@ts-expect-error` lines that `deno task check` compiles.
+ * The method-call half of the rule — each port holds exactly the members listed for it, and a
+ * tool's never `worker`, `record` or `placeInContext` — is `test/layering_ports_check.ts`
+ * (compiled by `deno task check`) and `test/layering_ports_test.ts`; the import parser, shared
+ * with `test/import_circles_test.ts`, is `test/support/imports.ts`.
  */
 import assert from "node:assert/strict";
 import { importGraph, specifiers } from "./support/imports.ts";
