@@ -5,14 +5,13 @@
  * type`, and a `new URL(…)` naming a module) is checked against the arrows listed once, in
  * {@link ALLOWED}. A type import is an import: a port that leaks a type leaks the layer.
  *
- * The method-call half of the rule — the port a tool receives has no `worker`, `record` or
- * `placeInContext` — is checked by the compiler: `test/layering_ports_check.ts` holds
- * `@ts-expect-error` lines that `deno task check` compiles.
+ * The method-call half of the rule — each port holds exactly the members listed for it, and a
+ * tool's never `worker`, `record` or `placeInContext` — is `test/layering_ports_check.ts`
+ * (compiled by `deno task check`) and `test/layering_ports_test.ts`; the import parser, shared
+ * with `test/import_circles_test.ts`, is `test/support/imports.ts`.
  */
 import assert from "node:assert/strict";
-import { dirname, join, normalize, relative } from "node:path";
-
-const SRC = new URL("../src/", import.meta.url).pathname;
+import { importGraph, specifiers } from "./support/imports.ts";
 
 /**
  * Which part may import which. A part is a folder of `src/`; `policy/api` is the policy layer's
@@ -66,28 +65,6 @@ function allowed(from: string, to: string): boolean {
   return may.includes("*") || targetsOf(to).some((t) => may.includes(t));
 }
 
-async function sourceFiles(dir: string, out: string[] = []): Promise<string[]> {
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) await sourceFiles(path, out);
-    else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) out.push(path);
-  }
-  return out;
-}
-
-/** Every module a file names: imports, re-exports, dynamic imports, `new URL("…ts", …)`. */
-export function specifiers(text: string): string[] {
-  const found: string[] = [];
-  const patterns = [
-    /^\s*(?:import|export)\s[^;]*?\sfrom\s*["']([^"']+)["']/gms,
-    /^\s*import\s*["']([^"']+)["']/gm,
-    /\bimport\(\s*["']([^"']+)["']\s*\)/g,
-    /\bnew URL\(\s*["']([^"']+\.ts)["']/g,
-  ];
-  for (const re of patterns) for (const m of text.matchAll(re)) found.push(m[1]);
-  return found;
-}
-
 Deno.test("layering: specifiers finds every form of import", () => {
   const text = [
     'import { a } from "./a.ts";',
@@ -126,13 +103,10 @@ Deno.test("layering: the arrows refuse what they should", () => {
 
 Deno.test("layering: every import under src/ follows the arrows", async () => {
   const broken: string[] = [];
-  const files = await sourceFiles(SRC);
-  assert.ok(files.length > 50, `found ${files.length} files under src/`);
-  for (const file of files) {
-    const from = relative(SRC, file);
-    for (const spec of specifiers(await Deno.readTextFile(file))) {
-      if (!spec.startsWith(".")) continue; // npm packages and node: builtins
-      const to = relative(SRC, normalize(join(dirname(file), spec)));
+  const graph = await importGraph();
+  assert.ok(graph.size > 50, `found ${graph.size} files under src/`);
+  for (const [from, imports] of graph) {
+    for (const { spec, to } of imports) {
       if (to.startsWith("..")) {
         broken.push(`${from} -> ${spec} (outside src/)`);
         continue;

@@ -6,9 +6,8 @@
  * program and arguments — never by the word the planner typed — so `["echo", "hello"]` does not
  * cover a `./echo` in the workspace, and a rewritten `scripts/build.sh` is no longer covered.
  */
-import type { Policy } from "./core.ts";
 import type { CommandRule } from "./approvals_file.ts";
-import { resolveProgram } from "./programs.ts";
+import { type ProgramPlaces, resolveProgram } from "./programs.ts";
 import { argsCovered, type StageIdentity } from "./vouches.ts";
 
 export interface BoundRule {
@@ -62,7 +61,7 @@ export function rulesUnconfine(rules: readonly BoundRule[], stage: StageIdentity
  * reported (the person wrote the file, so the sentence may quote it).
  */
 export async function bindRules(
-  policy: Policy,
+  policy: ProgramPlaces,
   file: { run?: CommandRule[]; vouch?: CommandRule[] } | null,
 ): Promise<{ rules: BoundRules; problems: string[] }> {
   const problems: string[] = [];

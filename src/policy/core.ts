@@ -9,7 +9,7 @@ import type { Person } from "../person/person.ts";
 import type { ApprovalsFile } from "./approvals_file.ts";
 import { type AuditEntry, AuditLog, type Decider } from "./audit.ts";
 import { formatLabel, joinLabels, type Label, label } from "../util/label.ts";
-import { type CheckedEntry, openedAsChecked, type ResolvedPath, resolvePath } from "./paths.ts";
+import { type CheckedEntry, openedAsChecked, resolvePath } from "./paths.ts";
 import type { PrivatePaths } from "./private.ts";
 import { type RefRecord, type RefTable } from "./refs.ts";
 import {
@@ -26,7 +26,7 @@ import type { Workspace } from "./workspace.ts";
 import { VouchStore } from "./vouches.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
-import { oneTarget } from "./routing.ts";
+import { oneTarget, type Routed } from "./routing.ts";
 
 export interface PolicyOptions {
   workspace: Workspace;
@@ -47,12 +47,6 @@ export interface PolicyOptions {
   scratch: string;
   /** The workspace's vouched commands (design.md §8); default: an empty in-memory store. */
   vouches?: VouchStore;
-}
-
-/** A routing target: a resolved path and whether the planner named it only through a ref. */
-export interface Routed {
-  path: ResolvedPath;
-  viaRef: RefRecord | null;
 }
 
 export class Policy {

@@ -12,14 +12,13 @@
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { type Label, label, UNTRUSTED_PRIVATE } from "../util/label.ts";
-import type { Assertion, RefRecord } from "./refs.ts";
+import { type Assertion, type RefRecord, sourceOf } from "./refs.ts";
 import type { Decider } from "./audit.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { matchShape, MAX_SHAPE_ASSERTIONS, type Shape } from "./shapes.ts";
 import { readOutputShapes } from "./approvals_file.ts";
-import { sourceOf } from "./show.ts";
 import { sha256 } from "../util/hash.ts";
 import { plural } from "../util/plural.ts";
 import type { Approval, ReadOutputRequest } from "../person/person.ts";

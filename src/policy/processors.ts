@@ -11,7 +11,6 @@ import { mayLeave } from "./egress.ts";
 import { refName, type RefRecord } from "./refs.ts";
 import { decodeText, readFileRef } from "./reads.ts";
 import type { EndpointSettings, Settings } from "../state/settings.ts";
-import type { ProcessorPort } from "./ports/other.ts";
 import { effectiveWindow } from "../util/window.ts";
 import { sha256 } from "../util/hash.ts";
 import {
@@ -21,6 +20,25 @@ import {
 } from "../util/processor_reply.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { plural } from "../util/plural.ts";
+
+/**
+ * Sends a processor request (spawn_processor): a model call the driver hands the tool, which
+ * passes it on to the tools' port (`OtherPort.spawnProcessor`, ports/other.ts), so the policy
+ * layer calls it without importing the model layer. A failure should word itself for the planner
+ * and the person (`forPlanner`/`forPerson`, as the model layer's errors do).
+ */
+export interface ProcessorPort {
+  complete(
+    instruction: string,
+    documents: { name: string; text: string }[],
+    signal?: AbortSignal,
+  ): Promise<string>;
+  /**
+   * The tokens the processor's server serves its model with (issue 14), or null when it did not
+   * say; the documents are sized to the smaller of this and the config's window.
+   */
+  servedTokens?(signal?: AbortSignal): Promise<number | null>;
+}
 
 /** What a processor is given: the documents, their joined label, and what the answer is about. */
 export interface ProcessorInputs {

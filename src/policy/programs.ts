@@ -12,9 +12,9 @@
  * Also the environment a spawned program gets: a short explicit list, never the API key.
  */
 import { join } from "node:path";
-import type { Policy } from "./core.ts";
+import type { EffectWorker } from "../worker/client.ts";
 import { resolvePath } from "./paths.ts";
-import { isWithin } from "./workspace.ts";
+import { isWithin, type Workspace } from "./workspace.ts";
 import { escapeForScreen, isControl, isInvisible } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -129,9 +129,19 @@ function checkProgramText(program: string): Result<void> {
   return ok(undefined);
 }
 
+/**
+ * What resolving a program needs: the workspace it is resolved against and the worker that hashes
+ * a workspace program. Not `Policy`: opening `Policy` binds the approval policy file's commands to
+ * their programs (command_rules.ts) through this rule.
+ */
+export interface ProgramPlaces {
+  readonly workspace: Workspace;
+  readonly worker: Pick<EffectWorker, "call">;
+}
+
 /** Resolves one stage's program (tools.md: a name on PATH, a path relative to the workspace). */
 export async function resolveProgram(
-  policy: Policy,
+  policy: ProgramPlaces,
   program: string,
 ): Promise<Result<ResolvedProgram>> {
   const text = checkProgramText(program);

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
 import { ensurePrivateDir } from "../state/dirs.ts";
 import { formatLabel, type Label, parseLabel } from "../util/label.ts";
+import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { type Shape, SHAPES } from "./shapes.ts";
 
@@ -234,4 +235,26 @@ export class RefTable {
 /** `ref:N`, the only way a reference is written where the planner can see it. */
 export function refName(record: RefRecord | number): string {
   return `ref:${typeof record === "number" ? record : record.id}`;
+}
+
+/**
+ * Where a reference came from, ready for a screen: names escaped here, and a command as it was
+ * shown when it ran (already escaped: a run's argv by formatArgv, a shell line whole), so that
+ * nothing is escaped twice.
+ */
+export function sourceOf(ref: RefRecord): string {
+  switch (ref.kind) {
+    case "processor_answer":
+      return ref.about
+        ? `processor answer about ${escapeForScreen(ref.about)}`
+        : "processor answer (about no file)";
+    case "command_output":
+      return `output of ${ref.command ?? "a command"}`;
+    case "file_content":
+      return `lines found by ${ref.tool}`;
+    case "file":
+      return `content of ${escapeForScreen(ref.path ?? "")}`;
+    case "file_name":
+      return `${ref.entryType === "directory" ? "a directory" : "a file"} from a listing`;
+  }
 }

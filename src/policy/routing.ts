@@ -3,11 +3,25 @@
  * `path_ref`, the name it is shown under (its own spelling, or `ref:N`, never where a symbolic
  * link led), and the directory a listing or a search walks.
  */
-import type { Policy, Routed } from "./core.ts";
 import { isGitPath } from "./git_dir.ts";
 import { checkPathSyntax, type ResolvedPath, resolvePath } from "./paths.ts";
-import { refName } from "./refs.ts";
+import { refName, type RefRecord } from "./refs.ts";
+import type { Workspace } from "./workspace.ts";
 import { err, ok, type Result } from "../util/result.ts";
+
+/** A routing target: a resolved path and whether the planner named it only through a ref. */
+export interface Routed {
+  path: ResolvedPath;
+  viaRef: RefRecord | null;
+}
+
+/**
+ * What routing a target needs of the policy layer: resolving exactly one of a path and a
+ * reference (`Policy.route`). Named here, not as `Policy`, since `Policy` uses {@link oneTarget}.
+ */
+export interface Router {
+  route(path: unknown, pathRef: unknown): Promise<Result<Routed>>;
+}
 
 /**
  * "path or path_ref, exactly one": the message when the rule is broken, else null. The one
@@ -41,7 +55,7 @@ export interface RoutedFile {
  * never the path behind it), with the name the target is shown under.
  */
 export async function routeFile(
-  policy: Policy,
+  policy: Router,
   path: string | undefined,
   pathRef: string | undefined,
 ): Promise<Result<RoutedFile>> {
@@ -70,7 +84,7 @@ export interface DirectoryWording {
 
 /** Routes the `directory` of list_files and search: an existing directory, never `.git`. */
 export async function routeDirectory(
-  policy: Policy,
+  policy: { readonly workspace: Workspace },
   directory: string | undefined,
   wording: DirectoryWording,
 ): Promise<Result<WalkedDirectory>> {

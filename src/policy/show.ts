@@ -9,9 +9,8 @@
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
-import type { Assertion, RefRecord } from "./refs.ts";
+import { type Assertion, type RefRecord, sourceOf } from "./refs.ts";
 import type { Label } from "../util/label.ts";
-import { escapeForScreen } from "../util/escape.ts";
 import { decodeOutput } from "./outputs.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
@@ -41,28 +40,6 @@ export interface Shown {
 /** The references a reply's text asks to show, in order, each once. */
 export function shownMarkers(text: string): string[] {
   return [...new Set([...text.matchAll(MARKER)].map((m) => m[1]))];
-}
-
-/**
- * Where a reference came from, ready for a screen: names escaped here, and a command as it was
- * shown when it ran (already escaped: a run's argv by formatArgv, a shell line whole), so that
- * nothing is escaped twice.
- */
-export function sourceOf(ref: RefRecord): string {
-  switch (ref.kind) {
-    case "processor_answer":
-      return ref.about
-        ? `processor answer about ${escapeForScreen(ref.about)}`
-        : "processor answer (about no file)";
-    case "command_output":
-      return `output of ${ref.command ?? "a command"}`;
-    case "file_content":
-      return `lines found by ${ref.tool}`;
-    case "file":
-      return `content of ${escapeForScreen(ref.path ?? "")}`;
-    case "file_name":
-      return `${ref.entryType === "directory" ? "a directory" : "a file"} from a listing`;
-  }
 }
 
 /**

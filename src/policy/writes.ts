@@ -8,7 +8,7 @@
  */
 import { countLines } from "./outputs.ts";
 import { structuredPatch } from "diff";
-import type { Policy, Routed } from "./core.ts";
+import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
 import { writeAllowed } from "./approvals_file.ts";
@@ -16,7 +16,7 @@ import { isGitPath } from "./git_dir.ts";
 import { CHANGED, decodeText, readAtMost, readFileRef, tooBigMessage } from "./reads.ts";
 import type { Decider } from "./audit.ts";
 import type { RefRecord } from "./refs.ts";
-import { routeFile } from "./routing.ts";
+import { type Routed, routeFile } from "./routing.ts";
 import { changedWhileRead, type ResolvedPath, resolvePath } from "./paths.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";

@@ -7,7 +7,7 @@ import { plural } from "./plural.ts";
 
 /**
  * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
- * for the screen, since its source is (`sourceOf`, src/policy/show.ts). An asserted output says so and by
+ * for the screen, since its source is (`sourceOf`, src/policy/refs.ts). An asserted output says so and by
  * whom: the reference is still untrusted, and the planner was shown its bytes.
  */
 export function shownHeading(

@@ -139,6 +139,12 @@ function names(mask: bigint): string {
 }
 
 /**
+ * The kernel wall's probe child's exit status when {@link checkHeld} fails: it holds a capability
+ * or could gain one (kernel_child.ts `check`; kernel.ts reads it).
+ */
+export const CHECK_HELD = 6;
+
+/**
  * Whether a process inside a box holds exactly the capabilities planned (effective and
  * permitted), and cannot gain more (`NoNewPrivs: 1`); why not, in our words, otherwise.
  */

@@ -26,7 +26,7 @@
  */
 import type { WallOptions } from "./permissions.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
-import { keptCapabilities } from "./capabilities.ts";
+import { CHECK_HELD, keptCapabilities } from "./capabilities.ts";
 
 /** The hidden first argument that starts the compiled binary as the kernel wall's child. */
 export const KERNEL_CHILD_ARG = "--bravebot-effect-worker";
@@ -261,9 +261,6 @@ export function probeKernelWall(plan: KernelPlan): KernelWall {
     }
   }
 }
-
-/** The probe child's exit status when it holds a capability or could gain one. */
-export const CHECK_HELD = 6;
 
 /** Paths Deno's permission flags cannot carry (a comma separates them) keep the old wall. */
 export function kernelPlaces(options: WallOptions): string | null {

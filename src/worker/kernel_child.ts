@@ -13,8 +13,7 @@
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
 import { workerPermissions } from "./permissions.ts";
-import { checkHeld } from "./capabilities.ts";
-import { CHECK_HELD } from "./kernel.ts";
+import { CHECK_HELD, checkHeld } from "./capabilities.ts";
 
 type Answer = (
   id: number,

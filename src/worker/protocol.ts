@@ -4,6 +4,9 @@
  */
 
 import type { FindInFilesRequest, FindInFilesResult } from "./search_protocol.ts";
+import type { OpenedFile } from "./opened.ts";
+
+export type { FileId, OpenedFile } from "./opened.ts";
 
 export interface EntryInfo {
   name: string;
@@ -39,22 +42,6 @@ export interface PackedDirs {
 
 /** One directory of an unpacked listing. */
 export type DirListing = { entries: EntryInfo[]; opened: OpenedFile } | { error: string };
-
-/** A file's identity on its machine: device and inode (`ino` null where the system has none). */
-export interface FileId {
-  dev: number;
-  ino: number | null;
-}
-
-/**
- * What a read opened, as the worker found it: the identity of the handle it read (its `fstat`),
- * and the real path it opened once its own checks passed (ops/wall.ts). The worker reports it
- * with the bytes and decides nothing with it: the policy layer compares it with the entry it
- * labelled (`openedAsChecked`, policy/paths.ts), since a label is only true of what was opened.
- */
-export interface OpenedFile extends FileId {
-  real: string;
-}
 
 /** A read's bytes and the file they came from. */
 export interface ReadBytes {

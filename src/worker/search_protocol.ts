@@ -2,7 +2,7 @@
  * The findInFiles op's messages (ops/search.ts): a search done in place inside the effect
  * worker, so that only counts, matching lines and hashes cross the wall, never a file's bytes.
  */
-import type { OpenedFile } from "./protocol.ts";
+import type { OpenedFile } from "./opened.ts";
 
 /**
  * Search files for a literal in place: only counts, the matching lines (at most maxLines in

@@ -8,32 +8,26 @@ import type { Policy } from "../core.ts";
 import type { Label } from "../../util/label.ts";
 import type { Settings } from "../../state/settings.ts";
 import type { Question } from "../../person/person.ts";
-import { type ProcessorOutcome, type ProcessorRequest, runProcessor } from "../processors.ts";
+import {
+  type ProcessorOutcome,
+  type ProcessorPort,
+  type ProcessorRequest,
+  runProcessor,
+} from "../processors.ts";
 import { type AskOptions, type AskOutcome, askPerson } from "../questions.ts";
 import { loadSkill, type SkillChoice, type SkillLoad } from "../skills.ts";
 
 export type { Answer, Question } from "../../person/person.ts";
 export type { SkillEntry } from "../../util/skill_file.ts";
-export type { AskOptions, AskOutcome, ProcessorOutcome, ProcessorRequest, SkillChoice, SkillLoad };
-
-/**
- * Sends a processor request (spawn_processor): a model call the driver hands the tool, which
- * passes it on to {@link OtherPort.spawnProcessor}, so the policy layer calls it without
- * importing the model layer. A failure should word itself for the planner and the person
- * (`forPlanner`/`forPerson`, as the model layer's errors do).
- */
-export interface ProcessorPort {
-  complete(
-    instruction: string,
-    documents: { name: string; text: string }[],
-    signal?: AbortSignal,
-  ): Promise<string>;
-  /**
-   * The tokens the processor's server serves its model with (issue 14), or null when it did not
-   * say; the documents are sized to the smaller of this and the config's window.
-   */
-  servedTokens?(signal?: AbortSignal): Promise<number | null>;
-}
+export type {
+  AskOptions,
+  AskOutcome,
+  ProcessorOutcome,
+  ProcessorPort,
+  ProcessorRequest,
+  SkillChoice,
+  SkillLoad,
+};
 
 export interface OtherPort {
   /**
