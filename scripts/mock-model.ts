@@ -9,8 +9,8 @@
  * It prints `mock-model listening on http://127.0.0.1:PORT/v1` once it is ready.
  *
  * A request that carries `tools` is a planner request, one without is a processor request
- * (cli.md). Each request takes the next unused reply of its kind, in script order; a reply
- * with no `for` serves either kind.
+ * (docs/cli.md#options). Each request takes the next unused reply of its kind, in script order; a
+ * reply with no `for` serves either kind.
  */
 
 export interface MockToolCall {

@@ -35,7 +35,11 @@ export function indexRows(markdown: string): IndexRow[] {
   const table: string[] = [];
   while (i < lines.length && lines[i].startsWith("|")) table.push(lines[i++]);
   const header = cells(table[0] ?? "");
-  assert.deepEqual(header, ["rule (spec)", "function", "layer"], "the index's columns");
+  assert.deepEqual(
+    header,
+    ["rule (§: docs/contract.md)", "function", "layer"],
+    "the index's columns",
+  );
   return table.slice(2).map((line) => {
     const [rule, functions, layer] = cells(line);
     const problems: string[] = [];
@@ -165,7 +169,7 @@ async function indexProblems(rows: IndexRow[]): Promise<string[]> {
 
 Deno.test("architecture index: the grammar of a row", () => {
   const table = (row: string) =>
-    `${HEADING}\n\n| rule (spec) | function | layer |\n| --- | --- | --- |\n${row}\n`;
+    `${HEADING}\n\n| rule (§: docs/contract.md) | function | layer |\n| --- | --- | --- |\n${row}\n`;
   const [good] = indexRows(
     table(
       "| r | the walk: `walk`, `Walk.next`, `policy/walk.ts` (words); `joinLabels`, " +
@@ -191,7 +195,7 @@ Deno.test("architecture index: the grammar of a row", () => {
 
 Deno.test("architecture index: a wrong row is reported with the row and the symbol", async () => {
   const rows = indexRows(
-    `${HEADING}\n\n| rule (spec) | function | layer |\n| --- | --- | --- |\n` +
+    `${HEADING}\n\n| rule (§: docs/contract.md) | function | layer |\n| --- | --- | --- |\n` +
       "| one | `resolvePath`, `oneTarget`, `policy/paths.ts` | policy |\n" +
       "| two | `Policy.fileLabel`, `Policy.noSuchMember`, `policy/core.ts` | policy |\n" +
       "| three | `joinLabels`, `util/label.ts` | policy |\n" +

@@ -1,5 +1,5 @@
 /**
- * The person asserts, and refuses, a fact from a stranger's text (design.md §16), in a real
+ * The person asserts, and refuses, a fact from a stranger's text (docs/contract.md §16), in a real
  * pseudo-terminal against the scripted model: the read_output question shows what fed the run
  * and the exact bytes, never the processor's remark; a refusal reaches the planner with the
  * person's reason and nothing of the output; the assertion is used in a write, and `/show` and

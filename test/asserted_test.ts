@@ -1,5 +1,5 @@
 /**
- * A fact from a stranger's text (design.md §16), end to end with the real program and the
+ * A fact from a stranger's text (docs/contract.md §16), end to end with the real program and the
  * scripted model: the planner reduces untrusted text to one fact with a run fed the reference as
  * stdin (a filter, or `cat` fed a processor's short answer), then read_output; the approval policy
  * file's shapes assert it and the planner uses it in a trusted write. Near misses and answers

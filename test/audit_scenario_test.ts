@@ -1,9 +1,9 @@
 /**
  * One fixed scenario through every tool, and the audit log it leaves, compared line by line with
- * `test/fixtures/audit_scenario.jsonl`. The audit log is the record of every decision (design.md
- * §12): a refactor that moves decisions between layers must leave it as it was, so this file is
- * the before-and-after check. Run with `UPDATE_AUDIT_SCENARIO=1` to write the file anew, and read
- * the diff before committing it.
+ * `test/fixtures/audit_scenario.jsonl`. The audit log is the record of every decision
+ * (docs/contract.md §12): a refactor that moves decisions between layers must leave it as it was,
+ * so this file is the before-and-after check. Run with `UPDATE_AUDIT_SCENARIO=1` to write the file
+ * anew, and read the diff before committing it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

@@ -1,7 +1,8 @@
 /**
- * The command line's words (cli.md, issue 17): `bravebot help` is `--help`, a subcommand's help
- * lists its options, and a lone word one slip from a subcommand asks "did you mean …?" in a
- * terminal (driven through a real pseudo-terminal, test/support/pty_drive.py) and nowhere else.
+ * The command line's words (docs/cli.md#commands, issue 17): `bravebot help` is `--help`, a
+ * subcommand's help lists its options, and a lone word one slip from a subcommand asks "did you
+ * mean …?" in a terminal (driven through a real pseudo-terminal, test/support/pty_drive.py) and
+ * nowhere else.
  */
 import assert from "node:assert/strict";
 import { drivePty } from "./support/pty.ts";

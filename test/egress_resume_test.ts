@@ -1,5 +1,5 @@
 /**
- * The egress rule holds when a conversation is sent again (design.md §3): a session whose
+ * The egress rule holds when a conversation is sent again (docs/contract.md §3.4): a session whose
  * private tool result went to a local endpoint, resumed with an endpoint not marked local, does
  * not send that result on — nobody can allow it in one-shot mode — and the planner is told it
  * was kept back.

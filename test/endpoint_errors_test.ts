@@ -1,9 +1,9 @@
 /**
- * An endpoint's error is untrusted text that may quote the request (design.md §3): a processor
- * endpoint that echoes its input in a 400 body, a non-JSON body or an SSE error event must not
- * hand those bytes to the planner. The person reads them (stderr, the stream-json `error` line);
- * the planner gets the kind of failure only. Through the real program, against an endpoint on
- * 127.0.0.1 that quotes the request it was sent.
+ * An endpoint's error is untrusted text that may quote the request (docs/contract.md §3.5): a
+ * processor endpoint that echoes its input in a 400 body, a non-JSON body or an SSE error event
+ * must not hand those bytes to the planner. The person reads them (stderr, the stream-json `error`
+ * line); the planner gets the kind of failure only. Through the real program, against an endpoint
+ * on 127.0.0.1 that quotes the request it was sent.
  */
 import assert from "node:assert/strict";
 import { oneShotRun } from "./support/one_shot_fixture.ts";

@@ -1,5 +1,5 @@
 /**
- * Programs that obey the repository (design.md §13): real git repositories in a temporary
+ * Programs that obey the repository (docs/contract.md §13.6): real git repositories in a temporary
  * workspace whose `.git/` is untrusted, each with a setting that would run a script creating a
  * marker file outside the workspace, then `git status` / `git diff` / `git log` … through the
  * run tool. The marker must never appear: the stage is refused naming the key, or (for keys the

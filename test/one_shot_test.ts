@@ -1,4 +1,7 @@
-/** One-shot mode (cli.md): each output format, each exit code, and nothing sent before it may be. */
+/**
+ * One-shot mode (docs/cli.md#one-shot-mode): each output format, each exit code, and nothing sent
+ * before it may be.
+ */
 import assert from "node:assert/strict";
 import { hasStackTrace, oneShotRun } from "./support/one_shot_fixture.ts";
 import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
@@ -60,7 +63,7 @@ Deno.test("json: one object with result, session, turns, decisions, context_labe
   );
 });
 
-Deno.test("stream-json: one object a line, each with a type cli.md names, ending in final", async () => {
+Deno.test("stream-json: one object a line, each with a type docs/cli.md names, ending in final", async () => {
   await oneShotRun(
     { files, replies: readThenAnswer, args: ["--output-format", "stream-json"] },
     (run) => {

@@ -1,6 +1,7 @@
 /**
- * The processor endpoint is configured separately (design.md §10), and private bytes go to an
- * endpoint not marked local only if the person allows it — which nobody can in one-shot mode.
+ * The processor endpoint is configured separately (docs/contract.md §10, §3.4), and private bytes
+ * go to an endpoint not marked local only if the person allows it — which nobody can in one-shot
+ * mode.
  */
 import assert from "node:assert/strict";
 import { oneShotRun } from "./support/one_shot_fixture.ts";

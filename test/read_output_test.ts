@@ -1,6 +1,6 @@
 /**
- * read_output as an assertion (design.md §16) through the real policy layer and effect worker:
- * the policy file's shapes assert in their canonical form, at most 16 a run; an output that
+ * read_output as an assertion (docs/contract.md §16) through the real policy layer and effect
+ * worker: the policy file's shapes assert in their canonical form, at most 16 a run; an output that
  * matches none asks, or is declined where nobody can be asked, with nothing of it in the
  * reason; the person's question shows the exact bytes and what fed the run; an assertion
  * relabels nothing, is recorded without its bytes, and stands as a past decision.

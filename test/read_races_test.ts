@@ -1,8 +1,8 @@
 /**
- * A read is labelled by what was opened (design.md §3, §13): a trusted file that another process
- * turns into a link into an untrusted folder of the workspace, between the policy layer's check
- * and the effect worker's open, must never come back with the trusted label. Each read the policy
- * layer labels is tried with the swap made exactly there (a hook between the check and the
+ * A read is labelled by what was opened (docs/contract.md §3.2, §13.3): a trusted file that another
+ * process turns into a link into an untrusted folder of the workspace, between the policy layer's
+ * check and the effect worker's open, must never come back with the trusted label. Each read the
+ * policy layer labels is tried with the swap made exactly there (a hook between the check and the
  * worker's act), and the commonest ones against a process that keeps flipping the file, on both
  * walls.
  *

@@ -1,7 +1,7 @@
 /**
- * What a run changed has no blind spot (design.md §13; issue 21). Each test reproduces a way a
- * run rewrote a trusted file, or chose a name, without the snapshots seeing it: a folder the walk
- * cannot list or whose entries it cannot `lstat` (as an ordinary user, or as root without
+ * What a run changed has no blind spot (docs/contract.md §13.5; issue 21). Each test reproduces a
+ * way a run rewrote a trusted file, or chose a name, without the snapshots seeing it: a folder the
+ * walk cannot list or whose entries it cannot `lstat` (as an ordinary user, or as root without
  * capabilities, see support/unprivileged.ts), and a workspace larger than the snapshot's bound.
  */
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 /**
- * Files a run changes carry its label (design.md §13). Each test reproduces a way untrusted
- * bytes reached the planner as trusted before runs' writes were labeled: a program told to
- * write its output into a trusted file (`sort -o`, `uniq IN OUT`, `sed 'w F'`), and a run that
+ * Files a run changes carry its label (docs/contract.md §13.5). Each test reproduces a way
+ * untrusted bytes reached the planner as trusted before runs' writes were labeled: a program told
+ * to write its output into a trusted file (`sort -o`, `uniq IN OUT`, `sed 'w F'`), and a run that
  * planted the project memory or a skill for the next session.
  */
 import assert from "node:assert/strict";

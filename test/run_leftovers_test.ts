@@ -1,6 +1,6 @@
 /**
- * Processes an unconfined run leaves behind (design.md §13; issue 21). Before, a `setsid` child
- * of a `run.sandbox: "none"` run rewrote a trusted file a moment after the run ended, and the
+ * Processes an unconfined run leaves behind (docs/contract.md §13.5; issue 21). Before, a `setsid`
+ * child of a `run.sandbox: "none"` run rewrote a trusted file a moment after the run ended, and the
  * file was then read as trusted. Now the run's cgroup is killed with it where one can be made
  * (as root here), and elsewhere (root without capabilities, an ordinary user, most containers)
  * a watch gives what changed meanwhile the run's label until the next snapshot records it.

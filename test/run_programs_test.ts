@@ -1,6 +1,6 @@
 /**
- * A program is who it resolves to (design.md §8): a bare name is the program on PATH and never a
- * workspace file; a workspace program is named by a path and bound to its bytes, for stored
+ * A program is who it resolves to (docs/contract.md §8.3): a bare name is the program on PATH and
+ * never a workspace file; a workspace program is named by a path and bound to its bytes, for stored
  * vouches and the approval policy file alike; a program in an untrusted place always asks; a
  * pipeline is vouched whole; and no error quotes a name the planner was not shown.
  *

@@ -1,6 +1,6 @@
 /**
- * Confinement of run stages with bwrap (design.md §13): with `run.sandbox: "bwrap"`, a stage
- * cannot write outside the workspace and scratch folder, cannot reach the network and cannot
+ * Confinement of run stages with bwrap (docs/contract.md §13.4): with `run.sandbox: "bwrap"`, a
+ * stage cannot write outside the workspace and scratch folder, cannot reach the network and cannot
  * read Brave Bot's state. Where bwrap is missing or does not work (some containers), these tests
  * are skipped and say why — except in CI, which installs bwrap: there a skip would let CI pass
  * with confinement untested, so it fails instead.

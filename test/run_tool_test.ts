@@ -1,7 +1,7 @@
 /**
- * run and read_output through the real policy layer and effect worker (tools.md, design.md §3,
- * §4, §8, §12, §14): literal argv, pipelines, stdin from references, approvals, vouches,
- * labels, one-shot decisions, timeouts, floods and bad input.
+ * run and read_output through the real policy layer and effect worker (docs/tools.md,
+ * docs/contract.md §3, §4, §8, §12, §14): literal argv, pipelines, stdin from references,
+ * approvals, vouches, labels, one-shot decisions, timeouts, floods and bad input.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

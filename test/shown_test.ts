@@ -1,5 +1,5 @@
 /**
- * For the person's eyes only (design.md §15), end to end with the real program: a scripted
+ * For the person's eyes only (docs/contract.md §15.1), end to end with the real program: a scripted
  * planner reads an untrusted README (kept quarantined), has a processor answer about it, and
  * answers "… {{ref:N}} …"; the person's output holds the processor's answer, escaped, in every
  * format; no planner request holds a byte of it; the context label stays T. Piped input is a

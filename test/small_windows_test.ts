@@ -1,5 +1,5 @@
 /**
- * Small windows (design.md §14: "never more than a set share of the context window that is
+ * Small windows (docs/contract.md §14: "never more than a set share of the context window that is
  * left"): with 4,096 or 8,192 tokens, reading a 60 KB file returns a page that fits and the next
  * request fits too; a result the planner just asked for is shortened, never fatal; and the person
  * is told once, not at every turn. The driver runs with the real tools and policy layer against

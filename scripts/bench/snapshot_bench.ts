@@ -1,8 +1,8 @@
 /**
- * What finding a run's file changes costs (design.md §13): the two snapshots every run takes,
- * in the effect worker behind its narrowed permissions, and their comparison, on the generated
- * corpus (20,000 files); beside `find -printf` printing the same keys, for scale. A run that
- * starts in a second in which the workspace changed waits for the next one; that wait is not
+ * What finding a run's file changes costs (docs/contract.md §13.5): the two snapshots every run
+ * takes, in the effect worker behind its narrowed permissions, and their comparison, on the
+ * generated corpus (20,000 files); beside `find -printf` printing the same keys, for scale. A run
+ * that starts in a second in which the workspace changed waits for the next one; that wait is not
  * counted here (it happens only right after a change).
  */
 import { EffectWorker } from "../../src/worker/client.ts";

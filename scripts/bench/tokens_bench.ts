@@ -1,6 +1,6 @@
 /**
- * How far the context-window estimate is from a real tokenizer (design.md §14: results sized to
- * the window only work if the count is not off by a factor): the driver's estimate (a real
+ * How far the context-window estimate is from a real tokenizer (docs/contract.md §14: results sized
+ * to the window only work if the count is not off by a factor): the driver's estimate (a real
  * tokenizer's count with a 15% margin, src/driver/context_window.ts) and the old one (characters
  * over 3) against gpt-tokenizer's own count, on this repository's sources and docs and on the
  * prompt the planner pays for on every request. And how long one text takes to count that the

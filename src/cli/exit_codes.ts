@@ -1,4 +1,7 @@
-/** Exit status of cli.md (one-shot); the other commands use 0, 1 and 2 the same way. */
+/**
+ * Exit status of one-shot mode (docs/cli.md#exit-status); the other commands use 0, 1 and 2 the
+ * same way.
+ */
 export const EXIT = {
   ok: 0,
   failure: 1,

@@ -1,5 +1,5 @@
 /**
- * Reads the global options of cli.md into settings, config and paths: the one place the
+ * Reads the global options (docs/cli.md#options) into settings, config and paths: the one place the
  * command line, the config file and the defaults meet.
  */
 import { resolve } from "node:path";
@@ -74,7 +74,7 @@ export async function resolveGlobals(options: GlobalOptions): Promise<Resolved> 
     processorModel: options.processorModel,
     maxTurns,
   });
-  // The workspace's own config may only narrow the user's (design.md §5).
+  // The workspace's own config may only narrow the user's (docs/contract.md §5.4).
   const wsConfig = loadWorkspaceConfig(workspaceDir);
   if (!wsConfig.ok) throw new UsageError(wsConfig.error);
   const settings = narrowSettings(

@@ -1,10 +1,10 @@
 /**
- * The interactive session (cli.md `bravebot [PROMPT]`) on the Ink screen (src/person/ink/): the
- * finished output printed once, the planner's text streamed as it comes, a line saying what the
- * session waits on, the todo list when it changes, an input box with history and type-ahead,
- * shell mode (`!` / `!!`) and the slash commands. Nothing approves writes or edits in advance:
- * every one is asked, with one key. Esc or Ctrl-C stops the current model call or command and
- * the session goes on; /exit, Ctrl-D or Ctrl-C twice leaves it.
+ * The interactive session (`bravebot [PROMPT]`, docs/cli.md#commands) on the Ink screen
+ * (src/person/ink/): the finished output printed once, the planner's text streamed as it comes, a
+ * line saying what the session waits on, the todo list when it changes, an input box with history
+ * and type-ahead, shell mode (`!` / `!!`) and the slash commands. Nothing approves writes or edits
+ * in advance: every one is asked, with one key. Esc or Ctrl-C stops the current model call or
+ * command and the session goes on; /exit, Ctrl-D or Ctrl-C twice leaves it.
  *
  * This file wires the parts: the driver's events are drawn by the event view
  * (src/person/event_view.ts), the slash commands are a table (./slash_commands.ts), and what the

@@ -1,5 +1,5 @@
 /**
- * The command line of cli.md, with commander. Usage and configuration errors are exit 2 with
+ * The command line (docs/cli.md), with commander. Usage and configuration errors are exit 2 with
  * one clear message, before anything runs; nothing reaches the person as a stack trace.
  *
  * Modules are imported when a command needs them: `bravebot --version` alone prints the
@@ -128,7 +128,7 @@ function build(
 /**
  * `bravebot help` and `bravebot help COMMAND` are `--help`; a lone word one slip from a
  * subcommand asks, in a terminal, whether that was meant (Enter: yes, and the subcommand runs
- * bare, which only lists; `n`: the word is the first message, as cli.md reads any words).
+ * bare, which only lists; `n`: the word is the first message, as the command line reads any words).
  * Returns whether it handled the words (the exit status is set), false when they are the
  * session's prompt after all.
  */
@@ -166,8 +166,8 @@ async function bareWord(
 }
 
 /**
- * NO_COLOR (cli.md) turns every colour off. picocolors and the prompt library read it
- * themselves; the colour library under the terminal UI reads only FORCE_COLOR, once, when it is
+ * NO_COLOR (docs/cli.md#environment) turns every colour off. picocolors and the prompt library read
+ * it themselves; the colour library under the terminal UI reads only FORCE_COLOR, once, when it is
  * first imported, so FORCE_COLOR=0 is set here, before anything can import it (permissions/
  * main.flags lets the main thread write it).
  */

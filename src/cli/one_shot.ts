@@ -1,8 +1,8 @@
 /**
- * One-shot mode (`bravebot -p PROMPT`, cli.md): run until the planner finishes, print the
- * answer, exit. Nobody can be asked: every question is declined unless the approval policy file
- * allows it in advance. Usage and configuration problems are exit 2 before any request reaches
- * the endpoint; a failure is exit 1 with a message; `--max-turns` reached is exit 3.
+ * One-shot mode (`bravebot -p PROMPT`, docs/cli.md#one-shot-mode): run until the planner finishes,
+ * print the answer, exit. Nobody can be asked: every question is declined unless the approval
+ * policy file allows it in advance. Usage and configuration problems are exit 2 before any request
+ * reaches the endpoint; a failure is exit 1 with a message; `--max-turns` reached is exit 3.
  */
 import { messageOf } from "../util/result.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
@@ -47,7 +47,7 @@ export async function oneShot(
 ): Promise<number> {
   const format = (options.outputFormat ?? "text") as OutputFormat;
   // `-p -`: the prompt itself comes from stdin (waited for, as the person said so); otherwise
-  // whatever is piped is the task's input (design.md §15).
+  // whatever is piped is the task's input (docs/contract.md §15.4).
   let prompt = promptGiven;
   let piped: PipedInput | null = null;
   try {
@@ -161,7 +161,7 @@ export async function oneShot(
 /** Writes events in the chosen format: stdout gets the answer (or JSON), stderr the rest. */
 class Output {
   session = "";
-  /** What was shown to the person and not the planner, for after the answer (design.md §15). */
+  /** Shown to the person and not the planner, for after the answer (docs/contract.md §15.5). */
   readonly shown: Extract<DriverEvent, { type: "shown" }>[] = [];
 
   constructor(private readonly format: OutputFormat, private readonly io: OneShotIO) {}

@@ -1,5 +1,5 @@
 /**
- * Piped input in one-shot mode (design.md §15, cli.md `--trust-stdin`): `cat build.log |
+ * Piped input in one-shot mode (docs/cli.md#piped-input, docs/contract.md §15.4): `cat build.log |
  * bravebot -p "why did it fail?"`. Only a pipe or a regular file with at least one byte counts: a
  * terminal, `/dev/null` or an empty input makes no reference, and a pipe that a parent left open
  * and silent is given up on after a short wait, so it never hangs a run. What is read is bounded
@@ -8,7 +8,7 @@
 
 import { fstatSync } from "node:fs";
 
-/** As much as a command output reference holds (design.md §14). */
+/** As much as a command output reference holds (docs/contract.md §14). */
 export const MAX_PIPED_BYTES = 16 * 1024 * 1024;
 /** How long a pipe may stay silent before it is taken as no input at all. */
 export const FIRST_BYTE_WAIT_MS = 2_000;

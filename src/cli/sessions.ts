@@ -1,7 +1,7 @@
 /**
- * Sessions (cli.md): `bravebot sessions` lists this workspace's sessions newest first, and
- * `--continue` / `--resume ID` pick one to go on with. A session is its folder in the state
- * directory; what it holds is read through the transcript loader, which survives a torn last
+ * Sessions (docs/cli.md#commands): `bravebot sessions` lists this workspace's sessions newest
+ * first, and `--continue` / `--resume ID` pick one to go on with. A session is its folder in the
+ * state directory; what it holds is read through the transcript loader, which survives a torn last
  * line (a kill mid-turn) and reports a corrupt one without losing the rest.
  */
 import { openWorkspace } from "../policy/workspace.ts";

@@ -1,7 +1,7 @@
 /**
- * The interactive session's slash commands (cli.md), one table: each command's name, what `/help`
- * says of it and what it does. `/help` and Tab completion are made from the table, so a command
- * cannot be added without both knowing it.
+ * The interactive session's slash commands (docs/session.md#commands), one table: each command's
+ * name, what `/help` says of it and what it does. `/help` and Tab completion are made from the
+ * table, so a command cannot be added without both knowing it.
  */
 import pc from "picocolors";
 import { UsageError } from "./exit_codes.ts";

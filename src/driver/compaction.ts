@@ -2,9 +2,9 @@
  * Compaction: when the conversation no longer fits the window even with old results shortened,
  * the planner is asked to summarise the oldest rounds, and the summary replaces them as one
  * message (issue: "no session dies of its length"). It is a planner request — it carries the
- * tools, as every planner request does (cli.md) — with `tool_choice: "none"` and an instruction
- * to answer in text. It is incremental: the previous summary (the first message, when there is
- * one) plus the oldest rounds that fit.
+ * tools, as every planner request does (docs/cli.md#options) — with `tool_choice: "none"` and an
+ * instruction to answer in text. It is incremental: the previous summary (the first message, when
+ * there is one) plus the oldest rounds that fit.
  *
  * What the summary may hold is what the planner already had: it never saw untrusted bytes it was
  * not shown, so none enter the summary; its label is the policy layer's to give

@@ -208,8 +208,8 @@ export function replyReserve(contextWindow: number): number {
 export const NO_ROOM_RESULT = "[result removed: no room left in the context window; ask for less]";
 
 /**
- * The most one tool result may take, in characters (design.md §14: "never more than a set share
- * of the context window that is left"): a quarter of what the window holds once the reply's
+ * The most one tool result may take, in characters (docs/contract.md §14: "never more than a set
+ * share of the context window that is left"): a quarter of what the window holds once the reply's
  * reserve, the system prompt and the tool schemas are taken out, at the estimate's characters per
  * token; never below a small floor, so an error or a short page still fits.
  */

@@ -1,5 +1,5 @@
 /**
- * The driver (design.md §2): sends the conversation to the planner, validates and dispatches
+ * The driver (docs/contract.md §2): sends the conversation to the planner, validates and dispatches
  * its tool calls, and returns the results. It sees only what the planner may see and never
  * needs the bytes behind a reference. Nothing the planner sends can crash it: an unknown tool,
  * malformed arguments, a schema failure and an exception inside a tool all come back to the
@@ -97,7 +97,7 @@ export interface TurnOptions {
   maxReplies?: number;
   /**
    * The labels of what the person hands over with their words (a shell line's output, §9): the
-   * policy layer joins them with the label of the words themselves (design.md §3).
+   * policy layer joins them with the label of the words themselves (docs/contract.md §4.1).
    */
   alongside?: readonly Label[];
 }
@@ -267,8 +267,8 @@ export class Driver {
   }
 
   /**
-   * Shows the person each reference the planner's text marks `{{ref:N}}` (design.md §15). The
-   * conversation keeps the marker only; the content goes to the screen and to the transcript as
+   * Shows the person each reference the planner's text marks `{{ref:N}}` (docs/contract.md §15.1).
+   * The conversation keeps the marker only; the content goes to the screen and to the transcript as
    * the person's alone, and never into a request.
    */
   async #showMarked(text: string): Promise<void> {

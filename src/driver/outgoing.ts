@@ -1,10 +1,11 @@
 /**
- * The driver's side of the egress gate (design.md §3): what each message placed in the planner
- * context, which tool results were let go to the planner endpoint, and the sweep before each
- * request that puts every other result to the gate. The gate itself — the label a result without
- * one is taken at, asking the person, a failure to ask, what stands in for a result kept back —
- * is the policy layer's (`DriverPolicy.gateResult`); nothing here decides, it only keeps track,
- * so that a result is asked about once and a restored one is asked about before it leaves again.
+ * The driver's side of the egress gate (docs/contract.md §3.4): what each message placed in the
+ * planner context, which tool results were let go to the planner endpoint, and the sweep before
+ * each request that puts every other result to the gate. The gate itself — the label a result
+ * without one is taken at, asking the person, a failure to ask, what stands in for a result kept
+ * back — is the policy layer's (`DriverPolicy.gateResult`); nothing here decides, it only keeps
+ * track, so that a result is asked about once and a restored one is asked about before it leaves
+ * again.
  */
 import type { DriverPolicy, OutgoingResult } from "../policy/api.ts";
 import type { EndpointSettings } from "../state/settings.ts";

@@ -23,7 +23,7 @@ export interface ClientOptions {
   model: string;
   /** The whole reply, from sending to the last byte. */
   timeoutMs: number;
-  /** Sent as a bearer token when set (cli.md: only from BRAVEBOT_API_KEY). */
+  /** Sent as a bearer token when set (only from BRAVEBOT_API_KEY, docs/cli.md#environment). */
   apiKey?: string;
   retry?: RetryPolicy;
   /**
@@ -41,7 +41,9 @@ export const DEFAULT_LOAD_MS = 180_000;
 /** An error body is read this far (it is shown as one bounded line anyway). */
 const ERROR_BODY_BYTES = 64 * 1024;
 
-/** The environment variable cli.md names for the token; nothing else is read. */
+/**
+ * The environment variable that holds the token (docs/cli.md#environment); nothing else is read.
+ */
 export function apiKeyFromEnv(): string | undefined {
   try {
     const v = Deno.env.get("BRAVEBOT_API_KEY");

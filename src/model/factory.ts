@@ -1,6 +1,6 @@
 /**
  * Builds the planner and processor clients from settings. Constructing them sends nothing
- * (design.md §14: nothing is sent at start-up); the first request is the planner's first turn.
+ * (docs/contract.md §14: nothing is sent at start-up); the first request is the planner's turn.
  */
 import { apiKeyFromEnv, type ClientOptions } from "./client.ts";
 import { ModelProcessor } from "./processor.ts";
@@ -19,11 +19,14 @@ export interface ModelSettings {
 export interface Models {
   planner: ModelClient;
   processor: ModelProcessor;
-  /** Stops the model worker (design.md §13: its network is only the endpoints' hosts). */
+  /** Stops the model worker (docs/contract.md §13.1: its network is only the endpoints' hosts). */
   close(): void;
 }
 
-/** Null with a message when no model is named anywhere (cli.md: `--model` required if none). */
+/**
+ * Null with a message when no model is named anywhere (`--model` is then required,
+ * docs/cli.md#options).
+ */
 export function modelsFrom(
   settings: ModelSettings,
   retry?: RetryPolicy,

@@ -1,7 +1,7 @@
 /**
- * A failed model call as a value (design.md §3). An endpoint's error body, a reply that is not
- * JSON and a stream's error event are untrusted text that may quote the request — the very bytes
- * a processor was given. So a failure is split in two here, and only here:
+ * A failed model call as a value (docs/contract.md §3.5). An endpoint's error body, a reply that is
+ * not JSON and a stream's error event are untrusted text that may quote the request — the very
+ * bytes a processor was given. So a failure is split in two here, and only here:
  * - `kind` and a few facts Brave Bot itself knows (an HTTP status, a count of tries, a configured
  *   limit or model name) are worded by `describeFailure` — the only text the planner is given;
  * - `detail` holds the endpoint's own words (or a local cause), for the person's screen only.

@@ -1,6 +1,6 @@
 /**
- * The model client's own worker (design.md §13): it runs with network access limited to the
- * configured endpoints' hosts and nothing else — no files, no programs, no environment — so a
+ * The model client's own worker (docs/contract.md §13.1): it runs with network access limited to
+ * the configured endpoints' hosts and nothing else — no files, no programs, no environment — so a
  * bug anywhere in the HTTP stack cannot reach another host or the disk. The main thread sends
  * requests; text pieces, retries and the result come back as messages.
  */

@@ -1,6 +1,6 @@
 /**
- * The processor request (design.md §10): an isolated model call with no tools and no history —
- * one system message saying how to answer, one user message with the instruction and the
+ * The processor request (docs/contract.md §10): an isolated model call with no tools and no history
+ * — one system message saying how to answer, one user message with the instruction and the
  * documents. Nothing of the planner's conversation is sent.
  */
 import type { ChatMessage, ModelClient } from "./types.ts";

@@ -30,7 +30,7 @@ export interface ModelReply {
 
 export interface CompleteRequest {
   messages: ChatMessage[];
-  /** Present for planner requests only; processor requests carry no tools (cli.md). */
+  /** Present for planner requests only; processor requests carry no tools (docs/cli.md#options). */
   tools?: ToolSpec[];
   /** `none`: a planner request that must be answered in text (the compaction summary). */
   toolChoice?: "none";

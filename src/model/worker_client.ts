@@ -1,6 +1,6 @@
 /**
  * A ModelClient whose HTTP runs in the model worker, whose only permission is network access
- * to the configured endpoints' `host:port`s (design.md §13). Same behaviour as
+ * to the configured endpoints' `host:port`s (docs/contract.md §13.1). Same behaviour as
  * OpenAIModelClient — the worker runs one — with the callbacks carried over messages.
  */
 import type { ClientOptions } from "./client.ts";

@@ -1,5 +1,5 @@
 /**
- * The Person: the one seam through which the policy layer asks the human (design.md §12).
+ * The Person: the one seam through which the policy layer asks the human (docs/contract.md §12).
  * Implementations: the terminal (interactive session), a scripted one for tests, and the
  * approval policy file (one-shot), which declines whatever the file does not allow.
  */
@@ -82,7 +82,7 @@ export interface RunApprovalRequest {
   /** One line for each stage whose program runs code it is given: what vouching it means. */
   warnings: string[];
   /**
-   * Whether the command will run confined by bwrap (design.md §13) and what the box allows
+   * Whether the command will run confined by bwrap (docs/contract.md §13.4) and what the box allows
    * (`detail`, in the policy layer's words), or why not; when confined, the person may choose to
    * run it once outside the confinement.
    */
@@ -99,8 +99,8 @@ export type RunAnswer =
   | { answer: "refuse"; reason?: string };
 
 /**
- * The read_output question (design.md §16): the person asserts exactly these bytes. It shows
- * what fed the run and the output itself — never a processor's remark, which could argue for it.
+ * The read_output question (docs/contract.md §16.2): the person asserts exactly these bytes. It
+ * shows what fed the run and the output itself — never a processor's remark, which could argue.
  */
 export interface ReadOutputRequest {
   ref: string;
@@ -165,8 +165,8 @@ export interface Person {
   /** Something the person should know (a refusal, a decision in one-shot mode). */
   notice(text: string): void;
   /**
-   * A command the person approved, as it prints (design.md §15), whatever the planner is shown:
-   * its output's head as it comes, then at the end how much was left out and the tail. Raw
+   * A command the person approved, as it prints (docs/contract.md §15.3), whatever the planner is
+   * shown: its output's head as it comes, then at the end how much was left out and the tail. Raw
    * bytes: the screen decodes, escapes and frames them. Absent where nobody watches.
    */
   runOutput?(event: RunOutputEvent): void;

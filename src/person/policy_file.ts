@@ -1,8 +1,8 @@
 /**
  * The Person of one-shot mode: nobody is at the terminal, so every question is declined unless
- * the approval policy file (cli.md) answered it in advance. Writes, runs and vouches the file
- * allows are decided by the policy layer before it would ask; what reaches this class is what
- * the file does not allow, and is declined with a reason the planner is told.
+ * the approval policy file (docs/cli.md#the-approval-policy-file) answered it in advance. Writes,
+ * runs and vouches the file allows are decided by the policy layer before it would ask; what
+ * reaches this class is what the file does not allow, declined with a reason the planner is told.
  */
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type {

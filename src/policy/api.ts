@@ -32,7 +32,7 @@ export type { SessionState, Todo, TodoStatus } from "../state/session_state.ts";
 
 /** What a tool receives. */
 export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, OtherPort {
-  /** The planner context's label, read only: what the planner writes carries it (design.md §3). */
+  /** The planner context's label, read only: the planner's words carry it (docs/contract.md §4). */
   readonly contextLabel: Label;
 }
 

@@ -24,7 +24,7 @@ function refusal(text: string): string {
   return r.ok ? "" : r.error;
 }
 
-Deno.test("approvals: the example of cli.md is accepted as written", () => {
+Deno.test("approvals: the example of docs/cli.md is accepted as written", () => {
   const r = parseApprovals(CLI_MD_EXAMPLE, "policy.json");
   assert.ok(r.ok, r.ok ? "" : r.error);
   assert.deepEqual(r.value.run, [{ prefix: ["deno", "test"] }]);

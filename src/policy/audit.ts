@@ -1,9 +1,9 @@
 /**
- * The audit log (design.md §12): every policy decision, asked or not, appended as one JSON
+ * The audit log (docs/contract.md §12.3): every policy decision, asked or not, appended as one JSON
  * line to the session's `audit.jsonl`, so a person can later see who allowed what and why.
  *
- * An entry's `routing` is the routing half of the tool's arguments (tools.md), as resolved: the
- * real path, the argv, the endpoint. Content — a stdin reference, the references a processor
+ * An entry's `routing` is the routing half of the tool's arguments (docs/tools.md), as resolved:
+ * the real path, the argv, the endpoint. Content — a stdin reference, the references a processor
  * reads — is never routing; it goes in `inputs`, as reference names. {@link checkRouting} holds
  * every entry to its tool's keys, so content cannot slip into routing unnoticed.
  */
@@ -26,8 +26,8 @@ export interface AuditEntry {
   /** For assertions about bytes (read_output, vouches): the SHA-256 of those bytes. */
   sha256?: string;
   /**
-   * For a run's output the approval policy file asserted by shape (design.md §16): the shape
-   * it matched. The entry names the shape or the person, never the bytes.
+   * For a run's output the approval policy file asserted by shape (docs/contract.md §16.5): the
+   * shape it matched. The entry names the shape or the person, never the bytes.
    */
   shape?: string;
 }
@@ -49,9 +49,9 @@ const ROUTING_KEYS: Readonly<Record<string, readonly string[]>> = {
   load_skill: ["name", "source"],
   ask_user: ["questions", "question"],
   todo_write: [],
-  // The person's own shell line (design.md §9) and the planner's requests (egress).
+  // The person's own shell line (docs/contract.md §9) and the planner's requests (egress).
   shell: ["command", "shell", "mode"],
-  // A reference shown to the person only (design.md §15).
+  // A reference shown to the person only (docs/contract.md §15.1, §15.2).
   show: ["ref", "kind"],
   planner: [],
 };

@@ -1,10 +1,11 @@
 /**
  * The approval policy file's `run` and `vouch` entries, bound to programs when the run starts
- * (cli.md; design.md §8). An entry names its program as the command line would: a bare name is
- * the program on PATH (never a file the repository ships), a path is a workspace program, bound
- * to the bytes it has at the run's start. An entry is then compared with a stage by resolved
- * program and arguments — never by the word the planner typed — so `["echo", "hello"]` does not
- * cover a `./echo` in the workspace, and a rewritten `scripts/build.sh` is no longer covered.
+ * (docs/cli.md#run; docs/contract.md §8.3). An entry names its program as the command line would: a
+ * bare name is the program on PATH (never a file the repository ships), a path is a workspace
+ * program, bound to the bytes it has at the run's start. An entry is then compared with a stage by
+ * resolved program and arguments — never by the word the planner typed — so `["echo", "hello"]`
+ * does not cover a `./echo` in the workspace, and a rewritten `scripts/build.sh` is no longer
+ * covered.
  */
 import type { CommandRule } from "./approvals_file.ts";
 import { type ProgramPlaces, resolveProgram } from "./programs.ts";

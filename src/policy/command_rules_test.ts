@@ -1,6 +1,6 @@
 /**
- * Bound policy-file entries (cli.md; design.md §8): compared by resolved program, arguments
- * exact or by prefix, and a workspace program's bytes at the run's start.
+ * Bound policy-file entries (docs/cli.md#run; docs/contract.md §8.3): compared by resolved program,
+ * arguments exact or by prefix, and a workspace program's bytes at the run's start.
  */
 import assert from "node:assert/strict";
 import { type BoundRule, ruleMatch, rulesMatch } from "./command_rules.ts";

@@ -1,9 +1,9 @@
 /**
- * The labels of what the driver places in the planner context that is no tool's result (design.md
- * §3): the person's words, the system prompt, a summary, the notice that stands in for a result
- * kept back, and a stored result whose label was not recorded. One function per rule, so the
- * driver asks (through its port, `ports/driver.ts`) and never chooses a label itself; the session
- * asks {@link systemPromptLabel} for the prompt it builds.
+ * The labels of what the driver places in the planner context that is no tool's result
+ * (docs/contract.md §3.2, §4.1): the person's words, the system prompt, a summary, the notice that
+ * stands in for a result kept back, and a stored result whose label was not recorded. One function
+ * per rule, so the driver asks (through its port, `ports/driver.ts`) and never chooses a label
+ * itself; the session asks {@link systemPromptLabel} for the prompt it builds.
  */
 import {
   joinLabels,

@@ -1,4 +1,7 @@
-/** Egress as a pure evaluator (design.md §3): private bytes to a non-local endpoint ask, once. */
+/**
+ * Egress as a pure evaluator (docs/contract.md §3.4): private bytes to a non-local endpoint ask,
+ * once.
+ */
 import assert from "node:assert/strict";
 import { type EgressFacts, evaluateEgress } from "./egress.ts";
 import { answeredWith, auditEntryOf } from "./verdict.ts";

@@ -1,7 +1,7 @@
 /**
- * A small, strict parser for git's configuration syntax (design.md §13, "Programs that obey the
- * repository"): the repository's `.git/config` is untrusted content, read as data and never
- * handed to git to interpret for us. What git itself accepts is accepted here; anything this
+ * A small, strict parser for git's configuration syntax (docs/contract.md §13.6, "Programs that
+ * obey the repository"): the repository's `.git/config` is untrusted content, read as data and
+ * never handed to git to interpret for us. What git itself accepts is accepted here; anything this
  * parser cannot read with certainty is an error, and the caller refuses the stage (fail closed).
  *
  * - `[section]`, `[section "subsection"]` (quoted, `\"` and `\\` escapes, case-sensitive) and the
@@ -200,7 +200,7 @@ export function parseGitConfig(input: string): Result<ConfigEntry[]> {
   return ok(entries);
 }
 
-// ---- What an untrusted configuration may set (design.md §13) ----
+// ---- What an untrusted configuration may set (docs/contract.md §13.6) ----
 
 /**
  * How an allowed key's value is judged (docs/decisions.md, "Git", says why each key is here):
@@ -464,9 +464,9 @@ export interface KeyRefusal {
 
 /**
  * Why an untrusted configuration may not hold this entry, or null when it may (the one rule of
- * design.md §13's allow-list): a key not on {@link ALLOWED} is refused, and an allowed key whose
- * value would make git run something (a `pager.<command>` other than a boolean, `cat` or `less`;
- * a URL git hands to a helper or to a repository on this machine). `remotes` are the remote
+ * docs/contract.md §13.6's allow-list): a key not on {@link ALLOWED} is refused, and an allowed key
+ * whose value would make git run something (a `pager.<command>` other than a boolean, `cat` or
+ * `less`; a URL git hands to a helper or to a repository on this machine). `remotes` are the remote
  * names the same configuration gives a URL. `core.worktree` and includes are allowed here: the
  * guard decides where they lead.
  */

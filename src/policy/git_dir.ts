@@ -1,8 +1,8 @@
 /**
- * `.git/` is Brave Bot's blind spot by design (design.md §14): it is never listed or searched,
- * and nothing is written into it — hooks and config there run code the person never approved
- * as a file. Any path segment spelled `.git` in any case counts, so a nested repository and a
- * case-folding file system are covered too.
+ * `.git/` is Brave Bot's blind spot by design (docs/contract.md §14): it is never listed or
+ * searched, and nothing is written into it — hooks and config there run code the person never
+ * approved as a file. Any path segment spelled `.git` in any case counts, so a nested repository
+ * and a case-folding file system are covered too.
  */
 
 /** Whether a workspace-relative path is `.git` or lies inside one, at any depth. */

@@ -1,9 +1,9 @@
 /**
- * Programs that obey the repository (design.md §13): git reads `.git/config`, and a repository
- * can make it run commands (`core.fsmonitor`, hooks, `diff.external`, filter drivers, …). When a
- * git directory a stage can reach is not trusted by the trust map (the default for `.git/`),
- * the stage runs with {@link GIT_OVERRIDES} inserted after the program, and is refused before
- * anything runs when a configuration it reads (with its includes) sets a key outside the
+ * Programs that obey the repository (docs/contract.md §13.6): git reads `.git/config`, and a
+ * repository can make it run commands (`core.fsmonitor`, hooks, `diff.external`, filter drivers,
+ * …). When a git directory a stage can reach is not trusted by the trust map (the default for
+ * `.git/`), the stage runs with {@link GIT_OVERRIDES} inserted after the program, and is refused
+ * before anything runs when a configuration it reads (with its includes) sets a key outside the
  * allow-list of git_config.ts, or its work tree lies outside the workspace.
  *
  * Everything is read as data through the effect worker, with the strict parser of

@@ -1,6 +1,6 @@
 /**
- * The host daemons' Unix sockets a confined run stage must not reach (design.md §13). A stage
- * sees the whole file system read-only, but read-only does not stop `connect()`: through the
+ * The host daemons' Unix sockets a confined run stage must not reach (docs/contract.md §13.4). A
+ * stage sees the whole file system read-only, but read-only does not stop `connect()`: through the
  * session bus, the docker socket, an ssh or gpg agent or a database's socket, a daemon outside
  * the sandbox would act for it. So each socket found is covered by `/dev/null` in the stage's
  * box (connecting to it is then refused), rather than an empty tmpfs over `/run`, which would

@@ -1,7 +1,7 @@
 /**
- * Processes a run leaves behind (design.md §13: nothing a command starts outlives the run). A
- * confined run's PID namespace ends with it. An unconfined one escapes its stages' process groups
- * as soon as it calls `setsid`, so:
+ * Processes a run leaves behind (docs/contract.md §13.5: nothing a command starts outlives the
+ * run). A confined run's PID namespace ends with it. An unconfined one escapes its stages' process
+ * groups as soon as it calls `setsid`, so:
  *
  * - **Where a cgroup v2 folder of this process is writable**, every unconfined run starts in a
  *   folder of its own beneath it and is killed whole (`cgroup.kill`) once its stages exited; the

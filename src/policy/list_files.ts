@@ -1,6 +1,6 @@
 /**
- * list_files's decision (design.md §3, §14): which entries of a walk the planner is told by
- * name, and which only as references. A name is content: an entry whose name may not be shown
+ * list_files's decision (docs/contract.md §3.2, §14): which entries of a walk the planner is told
+ * by name, and which only as references. A name is content: an entry whose name may not be shown
  * becomes its own `file_name` reference (kind and parent only); listing the same entry again
  * hands back the same reference. The tool renders the entries it is given.
  */

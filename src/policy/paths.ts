@@ -1,7 +1,8 @@
 /**
  * The one function that turns a planner-supplied path into a real path inside the workspace,
- * or refuses with a reason the planner can act on (tools.md, design.md §13). Every tool's routing path
- * goes through here; Deno's permissions on the effect worker stand behind it as the second wall.
+ * or refuses with a reason the planner can act on (docs/tools.md, docs/contract.md §13.3). Every
+ * tool's routing path goes through here; Deno's permissions on the effect worker stand behind it as
+ * the second wall.
  */
 import { join, relative, sep } from "node:path";
 import { err, ok, type Result } from "../util/result.ts";
@@ -29,11 +30,11 @@ export interface ResolvedPath extends CheckedEntry {
 }
 
 /**
- * Whether what the effect worker opened is the entry that was checked and labelled (design.md
- * §3, §13: a label is true only of what it was computed for): the same real path, and, where the
- * entry's identity is known, the same device and inode. A file that became a link, or was
- * replaced, after the check fails here, and the read is refused; the one comparison of the rule,
- * for every read the policy layer labels.
+ * Whether what the effect worker opened is the entry that was checked and labelled
+ * (docs/contract.md §3.2, §13.3: a label is true only of what it was computed for): the same real
+ * path, and, where the entry's identity is known, the same device and inode. A file that became a
+ * link, or was replaced, after the check fails here, and the read is refused; the one comparison of
+ * the rule, for every read the policy layer labels.
  */
 export function openedAsChecked(
   entry: CheckedEntry,

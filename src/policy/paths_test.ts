@@ -434,7 +434,7 @@ Deno.test("paths: a case twin is refused without quoting the existing name", asy
   }
 });
 
-// ---- what is resolved is what a read must open (design.md §3, §13) ----
+// ---- what is resolved is what a read must open (docs/contract.md §3.2, §13.3) ----
 
 Deno.test("paths: a resolved entry keeps its identity, the real file's even through a link", async () => {
   await withFixture(async (f) => {

@@ -1,5 +1,5 @@
 /**
- * Which paths hold private bytes (design.md §3): their content is labeled `priv` whatever
+ * Which paths hold private bytes (docs/contract.md §3.2): their content is labeled `priv` whatever
  * their integrity. The defaults cover the usual secrets; config adds more, never fewer.
  */
 import { compileGlob, type Glob } from "../util/glob.ts";

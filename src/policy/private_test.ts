@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DEFAULT_PRIVATE_PATTERNS, PrivatePaths } from "./private.ts";
 
-Deno.test("private: the defaults are exactly those of design.md §3", () => {
+Deno.test("private: the defaults are exactly those of docs/contract.md §3.2", () => {
   assert.deepEqual(DEFAULT_PRIVATE_PATTERNS, [
     ".env",
     ".env.*",

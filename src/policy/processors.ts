@@ -1,5 +1,5 @@
 /**
- * Processor decisions (design.md §10): which bytes a processor may be given, what the answer
+ * Processor decisions (docs/contract.md §10): which bytes a processor may be given, what the answer
  * is bound to, whether private bytes may go to the processor endpoint, and what the answer's
  * label is, and the call itself: the processor is handed in as a port, so the model layer is
  * not imported. The tool (spawn_processor) validates and renders; every rule is decided here.
@@ -124,7 +124,7 @@ export async function processorInputs(
     let l = ref.label;
     let name = refName(ref);
     if (ref.kind === "file_name" && ref.entryType === "directory") {
-      // A directory entry's content is its name (design.md §3: a file name is content).
+      // A directory entry's content is its name (docs/contract.md §3.2: a file name is content).
       bytes = new TextEncoder().encode(ref.path ?? "");
       name = `${refName(ref)} (a directory name)`;
     } else if (ref.kind === "file" || ref.kind === "file_name") {
@@ -158,7 +158,7 @@ export async function processorInputs(
 /**
  * `priv` inputs to a processor endpoint not marked local ask the person once per value
  * (egress.ts); an error names the first input that may not go. The instruction is one of them:
- * the planner wrote it, so it carries the planner context's label (design.md §3).
+ * the planner wrote it, so it carries the planner context's label (docs/contract.md §3.2).
  */
 export async function approvePrivateEgress(
   policy: Policy,
@@ -279,7 +279,7 @@ export type ProcessorOutcome =
     aboutShown: string | null;
   };
 
-/** A failure the model layer words itself, as its `ModelError` does (design.md §3). */
+/** A failure the model layer words itself, as its `ModelError` does (docs/contract.md §3.5). */
 interface WordedFailure {
   forPlanner(role: "processor"): string;
   forPerson(role: "processor"): string;

@@ -1,13 +1,13 @@
 /**
- * What program a run stage names (design.md §8, "a program is who it resolves to"): a bare name
- * is looked up on PATH, skipping every PATH entry and every candidate inside the workspace, so it
- * never names a file the repository ships; anything with a `/` is a workspace program, a path
+ * What program a run stage names (docs/contract.md §8.3, a program is who it resolves to): a bare
+ * name is looked up on PATH, skipping every PATH entry and every candidate inside the workspace, so
+ * it never names a file the repository ships; anything with a `/` is a workspace program, a path
  * relative to the workspace that must stay inside it. The answer is an absolute path the person
  * is shown and a vouch is keyed by; a workspace program (where the planner can write) also
  * carries its content hash.
  *
  * Errors name the program as the planner typed it, never the real path behind a link: that
- * name may lie in an untrusted directory, and a name is content (design.md §3).
+ * name may lie in an untrusted directory, and a name is content (docs/contract.md §3.2).
  *
  * Also the environment a spawned program gets: a short explicit list, never the API key.
  */
@@ -139,7 +139,10 @@ export interface ProgramPlaces {
   readonly worker: Pick<EffectWorker, "call">;
 }
 
-/** Resolves one stage's program (tools.md: a name on PATH, a path relative to the workspace). */
+/**
+ * Resolves one stage's program (docs/tools.md#run: a name on PATH, a path relative to the
+ * workspace).
+ */
 export async function resolveProgram(
   policy: ProgramPlaces,
   program: string,
@@ -177,9 +180,9 @@ export async function resolveProgram(
 }
 
 /**
- * Programs that run other programs or code they are given (design.md §8): vouching one means
- * whatever that code prints reaches the planner as trusted. Matched on the program's file name,
- * with a version suffix (`python3.12`, `perl5.36`) counting as the same program.
+ * Programs that run other programs or code they are given (docs/contract.md §8.5): vouching one
+ * means whatever that code prints reaches the planner as trusted. Matched on the program's file
+ * name, with a version suffix (`python3.12`, `perl5.36`) counting as the same program.
  */
 const RUNNERS = new Set([
   "sh",
@@ -248,7 +251,7 @@ const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 /**
  * The one-line warning the approval screen shows for a stage whose program runs code it is
- * given, or null. `find` counts only with one of its `-exec` family (design.md §8).
+ * given, or null. `find` counts only with one of its `-exec` family (docs/contract.md §8.5).
  */
 export function runnerWarning(
   stage: { typed: string; resolved: string; args: readonly string[] },

@@ -1,4 +1,4 @@
-/** Program lookup and the child environment (tools.md, run). */
+/** Program lookup and the child environment (docs/tools.md#run). */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { childEnv, lookupOnPath, searchPath } from "./programs.ts";

@@ -1,6 +1,6 @@
 /**
- * Read-side decisions (design.md §3, §6): the label of bytes as read, the label of a path as a
- * name, whether bytes are text, and the quarantined-read prompt with its three answers. The
+ * Read-side decisions (docs/contract.md §3.2, §6): the label of bytes as read, the label of a path
+ * as a name, whether bytes are text, and the quarantined-read prompt with its three answers. The
  * tools (read_file, list_files, search) describe and act; what they may show is decided here.
  */
 import { BINARY_SNIFF_BYTES, decodeText, hasNul } from "../util/text.ts";

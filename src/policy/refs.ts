@@ -1,5 +1,5 @@
 /**
- * References (design.md §7): handles to bytes the planner may not see. The planner only ever
+ * References (docs/contract.md §7): handles to bytes the planner may not see. The planner only ever
  * holds `ref:N`; this table, owned by the policy layer, knows what each one stands for. Records
  * and content bytes are persisted in the session folder so a resumed session keeps them.
  */
@@ -61,9 +61,9 @@ const recordSchema = z.object({
 });
 
 /**
- * A run's output asserted for the planner (design.md §16): by the person at the read_output
- * question, or by the approval policy file (a shape it matched, or `readOutput: true`). Bound to
- * the bytes' SHA-256; the bytes themselves are the reference's, never copied here.
+ * A run's output asserted for the planner (docs/contract.md §16.5): by the person at the
+ * read_output question, or by the approval policy file (a shape it matched, or `readOutput: true`).
+ * Bound to the bytes' SHA-256; the bytes themselves are the reference's, never copied here.
  */
 export interface Assertion {
   ref: number;
@@ -203,7 +203,7 @@ export class RefTable {
     return this.#asserted.get(record.id);
   }
 
-  /** How many outputs this run asserted by a shape (design.md §16: at most 16 a run). */
+  /** How many outputs this run asserted by a shape (docs/contract.md §16.3: at most 16 a run). */
   assertedByShapeThisRun(): number {
     let n = 0;
     for (const a of this.#asserted.values()) if (a.thisRun && a.shape !== null) n++;

@@ -1,9 +1,9 @@
 /**
- * What a run changed in the workspace (design.md §13, "Files a run changes"), found by comparing
- * two snapshots taken by the effect worker before and after it: a file is created when its path
- * is new, changed when its device, inode, size, modification or change time differs — or when its
- * change time is at or after the run's start, which no program can set back (it moves on every
- * write, and `touch -d` moves it too). Removed files are those the second snapshot no longer has.
+ * What a run changed in the workspace (docs/contract.md §13.5), found by comparing two snapshots
+ * taken by the effect worker before and after it: a file is created when its path is new, changed
+ * when its device, inode, size, modification or change time differs — or when its change time is
+ * at or after the run's start, which no program can set back (it moves on every write, and
+ * `touch -d` moves it too). Removed files are those the second snapshot no longer has.
  *
  * No blind spot. Where the first snapshot did not know a place (past its bound, or beneath a
  * folder it could not see), an entry counts when its change time is at or after the run's start,

@@ -1,6 +1,6 @@
 /**
- * Finding what a run changed (design.md §13): snapshots by the worker's op on a real tree, and
- * the comparison, including a rewrite that restores size and modification time.
+ * Finding what a run changed (docs/contract.md §13.5): snapshots by the worker's op on a real tree,
+ * and the comparison, including a rewrite that restores size and modification time.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /**
- * Confinement of run stages (design.md §13): programs spawned by `run` are outside Deno's
+ * Confinement of run stages (docs/contract.md §13.4): programs spawned by `run` are outside Deno's
  * sandbox, so on Linux each stage is wrapped in bubblewrap by default (`run.sandbox: "auto"`):
  * the whole file system read-only, the workspace, the session's scratch folder and the user
  * config's `run.writable` folders writable, a private `/tmp`, Brave Bot's state directory hidden,

@@ -1,9 +1,9 @@
 /**
- * The shapes of run output the approval policy file may assert in advance (design.md §16, cli.md
- * `readOutput`): `version`, `yes-no`, `letter`, `integer`, `hex`. Each is a fixed whole-match rule
- * written here, byte by byte: no user pattern, and no regular expression engine, ever meets an
- * output. A shape admits numbers, yes or no, and one letter, nothing that could spell an
- * instruction; what the planner is shown is the shape's canonical form.
+ * The shapes of run output the approval policy file may assert in advance (docs/contract.md §16.3,
+ * docs/cli.md#readoutput): `version`, `yes-no`, `letter`, `integer`, `hex`. Each is a
+ * fixed whole-match rule written here, byte by byte: no user pattern, and no regular expression
+ * engine, ever meets an output. A shape admits numbers, yes or no, and one letter, nothing that
+ * could spell an instruction; what the planner is shown is the shape's canonical form.
  *
  * The match is a pure function of the bytes and the shapes: {@link matchShape} returns a verdict
  * and the policy layer (outputs.ts) decides what follows from it.
@@ -12,7 +12,10 @@
 export const SHAPES = ["version", "yes-no", "letter", "integer", "hex"] as const;
 export type Shape = typeof SHAPES[number];
 
-/** At most this many outputs are asserted by shape in one run (design.md §16); then it asks. */
+/**
+ * At most this many outputs are asserted by shape in one run (docs/contract.md §16.3); then it
+ * asks.
+ */
 export const MAX_SHAPE_ASSERTIONS = 16;
 
 export type ShapeVerdict =

@@ -1,4 +1,7 @@
-/** The readOutput shapes (design.md §16): whole matches only, canonical forms, and near misses. */
+/**
+ * The readOutput shapes (docs/contract.md §16.3): whole matches only, canonical forms, and near
+ * misses.
+ */
 import assert from "node:assert/strict";
 import fc from "../../test/support/fast_check.ts";
 import { matchShape, type Shape, SHAPES } from "./shapes.ts";

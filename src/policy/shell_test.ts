@@ -1,5 +1,5 @@
 /**
- * Shell mode (design.md §9): `!cmd` runs through the person's shell in the workspace with no
+ * Shell mode (docs/contract.md §9): `!cmd` runs through the person's shell in the workspace with no
  * approval; its output reaches the planner only as a (U,priv) reference, unless the person
  * typed `!!`, which hands it over as their own words (T,priv).
  */

@@ -1,9 +1,9 @@
 /**
- * For the person's eyes only (design.md §15): a reference's content shown to the person, never
- * to the planner. The planner writes `{{ref:N}}` in its reply, or the person types `/show ref:N`;
- * the policy layer reads what the reference stands for — a processor's answer, a command's
- * output, search lines, a quarantined file's content, a listing entry's real path — and hands it
- * to the screen with where it came from. Nothing of it is placed in the planner context, and the
+ * For the person's eyes only (docs/contract.md §15): a reference's content shown to the person,
+ * never to the planner. The planner writes `{{ref:N}}` in its reply, or the person types
+ * `/show ref:N`; the policy layer reads what the reference stands for — a processor's answer, a
+ * command's output, search lines, a quarantined file's content, a listing entry's real path — and
+ * hands it to the screen with where it came from. Nothing of it is placed in the planner context, and the
  * context label does not change.
  */
 import type { Policy } from "./core.ts";
@@ -33,7 +33,7 @@ export interface Shown {
   lines: number;
   /** Lines left out past `maxLines`: `/show ref:N` shows them. */
   omitted: number;
-  /** For a run's output asserted for the planner (design.md §16): by whom, in words. */
+  /** For a run's output asserted for the planner (docs/contract.md §16.5): by whom, in words. */
   asserted: string | null;
 }
 

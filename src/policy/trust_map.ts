@@ -1,5 +1,5 @@
 /**
- * The trust map (design.md §5): which parts of the workspace a person vouched for.
+ * The trust map (docs/contract.md §5): which parts of the workspace a person vouched for.
  *
  * Rules are directory prefixes; the longest matching prefix wins; a path no rule covers is
  * untrusted. A rule written `**\/name` stands for a directory called `name` at any depth (the
@@ -7,12 +7,12 @@
  * entries, written after writes and file vouches, override the rules for that one file; a
  * trusting entry is bound to the file's content hash, so a later change falls back to the rules.
  *
- * Prefix entries are a run's mark on a folder its snapshot could not see beneath (design.md §13:
- * no blind spot): everything beneath it takes that run's label, over any rule — a `U` mark makes
- * the content untrusted, and every name beneath any mark is an untrusted name. Only a per-file
- * entry whose hash still matches the bytes (or an untrusting one) wins over a mark: those bytes
- * are the ones the person approved or vouched for. Later runs only add marks; the person clears
- * one with `trust remove` of that folder.
+ * Prefix entries are a run's mark on a folder its snapshot could not see beneath
+ * (docs/contract.md §13.5: no blind spot): everything beneath it takes that run's label, over any
+ * rule — a `U` mark makes the content untrusted, and every name beneath any mark is an untrusted
+ * name. Only a per-file entry whose hash still matches the bytes (or an untrusting one) wins over a
+ * mark: those bytes are the ones the person approved or vouched for. Later runs only add marks; the
+ * person clears one with `trust remove` of that folder.
  */
 import { join, relative } from "node:path";
 import { z } from "zod";
@@ -41,8 +41,8 @@ export interface FileEntry {
   /** What set it: an approved write, a file vouch, or a run that created or changed the file. */
   readonly why: "write" | "vouch" | "run";
   /**
-   * The name itself was chosen by a run (design.md §13: a created name is an untrusted name):
-   * never shown as text, whatever the directory. It stays with the path once set.
+   * The name itself was chosen by a run (docs/contract.md §13.5: a created name is an untrusted
+   * name): never shown as text, whatever the directory. It stays with the path once set.
    */
   readonly nameChosen?: true;
 }
@@ -76,8 +76,8 @@ export interface LeftoverWatch {
 }
 
 /**
- * Paths a run can never make trusted, whatever its label (design.md §13): git's own files (they
- * tell git what to run), Brave Bot's workspace folder (skills, config) and the project memory.
+ * Paths a run can never make trusted, whatever its label (docs/contract.md §13.5): git's own files
+ * (they tell git what to run), Brave Bot's workspace folder (skills, config), the project memory.
  */
 export function neverTrustedFromRun(rel: string): boolean {
   const first = rel.split("/")[0];
@@ -263,8 +263,8 @@ export class TrustMap {
 
   /**
    * Whether a run chose (or may have chosen) this name: it is content nobody vouched for
-   * (design.md §13). So is every name beneath a prefix entry, and, while a watch on an unconfined
-   * run's leftovers is open, every name the snapshot after that run did not hold.
+   * (docs/contract.md §13.5). So is every name beneath a prefix entry, and, while a watch on an
+   * unconfined run's leftovers is open, every name the snapshot after that run did not hold.
    */
   nameChosenByRun(rel: string): boolean {
     if (rel === ".") return false;

@@ -594,7 +594,8 @@ Deno.test("trust map (adversarial): only a directory that exists in the workspac
   }
 });
 
-// Prefix entries (design.md §13, issue 21): a folder a run's snapshot could not see beneath.
+// Prefix entries (docs/contract.md §13.5, issue 21): a folder a run's snapshot could not see
+// beneath.
 Deno.test("trust map: beneath a run's untrusting mark, content and names are untrusted over any rule", async () => {
   const map = new TrustMap("/w");
   map.setRule(".", true);

@@ -10,9 +10,9 @@ import type { Label } from "../util/label.ts";
 import type { AuditEntry, Decider } from "./audit.ts";
 
 /**
- * A decision's audit line (design.md §12), less the planner context's label, which is added as
- * it is written. The keys keep the order the log has always had: who and where, what the rule
- * weighed, what was decided and by whom, why, and the facts about bytes.
+ * A decision's audit line (docs/contract.md §12.3), less the planner context's label, which is
+ * added as it is written. The keys keep the order the log has always had: who and where, what the
+ * rule weighed, what was decided and by whom, why, and the facts about bytes.
  */
 export interface AuditLine {
   tool: string;
@@ -26,7 +26,7 @@ export interface AuditLine {
   decision: string;
   by: Decider;
   reason?: string;
-  /** The readOutput shape that asserted the bytes (design.md §16). */
+  /** The readOutput shape that asserted the bytes (docs/contract.md §16.3). */
   shape?: string;
   /** The SHA-256 of the bytes decided about. */
   sha256?: string;

@@ -1,6 +1,6 @@
 /**
- * Vouched commands (design.md §8): the person's standing "run this without asking, and let the
- * planner see what it prints". Kept per workspace in the state directory (`vouches.json`),
+ * Vouched commands (docs/contract.md §8): the person's standing "run this without asking, and let
+ * the planner see what it prints". Kept per workspace in the state directory (`vouches.json`),
  * never in the workspace, so nothing the planner writes can add one.
  *
  * A vouch names its program by resolved absolute path, so `git` found somewhere else on PATH
@@ -25,7 +25,7 @@ export interface VouchedCommand {
 
 /**
  * One program: `exact`, these args and no others; `prefix`, args starting with these. A prefix
- * vouch names one program (design.md §8), so it is never part of a pipeline vouch.
+ * vouch names one program (docs/contract.md §8.4), so it is never part of a pipeline vouch.
  */
 export interface CommandVouch extends VouchedCommand {
   /** Short and stable, for `bravebot vouch remove ID`: `v1`, `v2`, … */

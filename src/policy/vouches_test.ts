@@ -1,6 +1,6 @@
 /**
- * Vouched commands (design.md §8): exact argv or program plus prefix, keyed by resolved path,
- * a workspace program bound to its hash; the store is read afresh at each decision.
+ * Vouched commands (docs/contract.md §8): exact argv or program plus prefix, keyed by resolved
+ * path, a workspace program bound to its hash; the store is read afresh at each decision.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
 /**
- * The directory walk shared by list_files and search (design.md §14): breadth first, names in
- * code-unit order, directories listed by the worker in batches (readDirs, packed; readMany for
+ * The directory walk shared by list_files and search (docs/contract.md §14): breadth first, names
+ * in code-unit order, directories listed by the worker in batches (readDirs, packed; readMany for
  * a batch's `.gitignore` files), `.git` and Brave Bot's own state folder never entered,
  * symbolic links never followed.
  *
@@ -15,7 +15,7 @@
  *
  * Each entry says whether its name may be shown, as `nameShown` (reads.ts) rules: every name
  * from the listed directory down to it lies in a trusted directory (a file name carries its
- * directory's integrity, design.md §3), or the person spelled it in a rule.
+ * directory's integrity, docs/contract.md §3.2), or the person spelled it in a rule.
  */
 import ignore, { type Ignore } from "ignore";
 import type { Policy } from "./core.ts";

@@ -1,6 +1,6 @@
 /**
- * The person watches a command they approved, or typed themselves, print (design.md §15): its
- * output's head as it comes, then how much was left out and the tail. What the planner is shown
+ * The person watches a command they approved, or typed themselves, print (docs/contract.md §15.3):
+ * its output's head as it comes, then how much was left out and the tail. What the planner is shown
  * is another matter (outputs.ts); this is the screen's alone.
  */
 import type { Policy } from "./core.ts";

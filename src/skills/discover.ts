@@ -1,6 +1,6 @@
 /**
- * Skills (design.md §11) in the Agent Skills layout (`util/skill_file.ts`). They are found at the
- * start of each turn in the user's config directory and, when that folder is trusted, in the
+ * Skills (docs/contract.md §11) in the Agent Skills layout (`util/skill_file.ts`). They are found
+ * at the start of each turn in the user's config directory and, when that folder is trusted, in the
  * workspace's `.bravebot/skills/` (through the skills port, which decides what is trusted). A
  * folder that does not fit is reported and skipped, never half-listed.
  */
@@ -201,7 +201,7 @@ const MAX_MEMORY_BYTES = 64 * 1024;
 
 /**
  * `AGENTS.md` at the workspace root, when trusted, for the planner at the start of each turn
- * (design.md §14). Untrusted, it is not given, and the person is told why.
+ * (docs/contract.md §11). Untrusted, it is not given, and the person is told why.
  */
 export async function projectMemory(skills: SkillsPort): Promise<ProjectMemory | null> {
   const file = await skills.resolve("AGENTS.md");

@@ -117,9 +117,9 @@ export function guardTerminal(text: string, ownColour = true): string {
 /**
  * `JSON.stringify` (on one line), with every control, bidi and invisible character — the ones
  * {@link escapeForScreen} marks — written as a `\uXXXX` escape (a pair for one past U+FFFF):
- * the parsed value is the same, and printing the text is safe (cli.md, `json` and
- * `stream-json`). `JSON.stringify` itself escapes only C0 controls and lone surrogates. The pass
- * over the serialized text is sound because outside its strings JSON holds only ASCII
+ * the parsed value is the same, and printing the text is safe (docs/cli.md#output-formats, `json`
+ * and `stream-json`). `JSON.stringify` itself escapes only C0 controls and lone surrogates. The
+ * pass over the serialized text is sound because outside its strings JSON holds only ASCII
  * punctuation, digits and `true`/`false`/`null`: every character it changes is inside a string.
  */
 export function safeJson(value: unknown): string {

@@ -1,9 +1,9 @@
 /**
  * What the driver reports as it works, as plain data: the driver and the session make these
  * events, one-shot's printer and the session screen's event view (src/person/) read them, and
- * neither side imports the other for it. One-shot's `stream-json` prints the types cli.md names
- * (`STREAM_JSON_TYPES`, src/driver/events.ts); the interactive screen renders all of them. A
- * `tool_result` carries exactly what the planner was shown.
+ * neither side imports the other for it. One-shot's `stream-json` prints the types
+ * docs/cli.md#output-formats names (`STREAM_JSON_TYPES`, src/driver/events.ts); the interactive
+ * screen renders all of them. A `tool_result` carries exactly what the planner was shown.
  */
 
 export type DriverEvent =
@@ -43,8 +43,8 @@ export type DriverEvent =
   /** A processor's remark: for the person's screen only, stored nowhere. */
   | { type: "remark"; text: string }
   /**
-   * A reference's content shown to the person, never to the planner (design.md §15): `text` is
-   * the content itself (raw; screens escape it), `label` what it carries.
+   * A reference's content shown to the person, never to the planner (docs/contract.md §15.1):
+   * `text` is the content itself (raw; screens escape it), `label` what it carries.
    */
   | {
     type: "shown";
@@ -55,7 +55,7 @@ export type DriverEvent =
     text: string;
     lines: number;
     omitted: number;
-    /** A run's output asserted for the planner: by whom, in words (design.md §16). */
+    /** A run's output asserted for the planner: by whom, in words (docs/contract.md §16.5). */
     asserted?: string;
   }
   /**

@@ -1,5 +1,5 @@
 /**
- * The glob matcher of design.md §14: `*` (within one path segment), `?` (one character, not
+ * The glob matcher of docs/contract.md §14: `*` (within one path segment), `?` (one character, not
  * `/`), `**` (any number of whole segments); every other character matches itself, so braces
  * and brackets are literal. Matching simulates an NFA over the pattern's tokens, so it takes
  * time linear in pattern × path and never backtracks: a hostile pattern cannot stall a call.

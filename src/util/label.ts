@@ -1,5 +1,5 @@
 /**
- * The two-part label every value carries (design.md §3).
+ * The two-part label every value carries (docs/contract.md §3.1).
  *
  * Integrity says whether the bytes may steer the agent; confidentiality says whether they may
  * leave the machine. Joins only ever move towards `U` and `priv`, so a label can never be
@@ -53,7 +53,7 @@ export function isPrivate(l: Label): boolean {
   return l.confidentiality === "priv";
 }
 
-/** `(T,pub)` — the notation of tools.md, used on screens, in the audit log and in results. */
+/** `(T,pub)` — the notation of docs/contract.md §3.1: on screens, in the audit log, in results. */
 export function formatLabel(l: Label): string {
   return `(${l.integrity},${l.confidentiality})`;
 }

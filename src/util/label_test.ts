@@ -26,7 +26,7 @@ function below(a: Label, b: Label): boolean {
     (a.confidentiality === "pub" || b.confidentiality === "priv");
 }
 
-Deno.test("label: the joinLabels table of design.md §3", () => {
+Deno.test("label: the joinLabels table of docs/contract.md §3.1", () => {
   assert.deepEqual(joinLabels(TRUSTED_PUBLIC, UNTRUSTED_PUBLIC), UNTRUSTED_PUBLIC);
   assert.deepEqual(joinLabels(TRUSTED_PUBLIC, TRUSTED_PRIVATE), TRUSTED_PRIVATE);
   assert.deepEqual(joinLabels(UNTRUSTED_PUBLIC, TRUSTED_PRIVATE), UNTRUSTED_PRIVATE);

@@ -1,6 +1,6 @@
 /**
- * The shape of a processor's reply (design.md §10): an optional remark for the person, a line
- * that is exactly {@link DOCUMENT_MARKER}, then the document. The model layer asks for it and
+ * The shape of a processor's reply (docs/contract.md §10): an optional remark for the person, a
+ * line that is exactly {@link DOCUMENT_MARKER}, then the document. The model layer asks for it and
  * the policy layer splits it, so both read it from here.
  */
 
@@ -25,7 +25,7 @@ export function splitProcessorReply(reply: string): { remark: string; document: 
 
 /**
  * The line breaks a text ends with (`\n` or `\r\n`, as many as there are): how a document ends,
- * which the request states and an answer bound to it keeps (design.md §10, issue 26).
+ * which the request states and an answer bound to it keeps (docs/contract.md §10, issue 26).
  */
 export function trailingLineBreaks(text: string): string {
   return text.match(/(?:\r?\n)*$/)![0];

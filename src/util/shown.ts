@@ -1,6 +1,6 @@
 /**
- * The first line of the frame a reference shown to the person is drawn in (design.md §15), as
- * every screen shows it: the session's event view and one-shot's printer. Plain words over plain
+ * The first line of the frame a reference shown to the person is drawn in (docs/contract.md §15.1),
+ * as every screen shows it: the session's event view and one-shot's printer. Plain words over plain
  * fields, so that a screen need not import the policy layer for them.
  */
 import { plural } from "./plural.ts";

@@ -1,5 +1,5 @@
 /**
- * The Agent Skills file format (design.md §11): a folder holding `SKILL.md` whose YAML front
+ * The Agent Skills file format (docs/contract.md §11): a folder holding `SKILL.md` whose YAML front
  * matter names it (`name`, matching the folder) and says what it is for (`description`). A
  * policy-free value type: discovery (`src/skills/`) lists skills with it, and the policy layer
  * reads a listed skill's body again with it when load_skill asks.

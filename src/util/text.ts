@@ -1,6 +1,6 @@
 /**
- * What counts as text (design.md §14): no NUL byte in the first 8 KiB, and valid UTF-8. One rule
- * for every tool; the effect worker's search applies the same rule with its own fast scan (its
+ * What counts as text (docs/contract.md §14): no NUL byte in the first 8 KiB, and valid UTF-8. One
+ * rule for every tool; the effect worker's search applies the same rule with its own fast scan (its
  * tests check that the two agree).
  *
  * @example

@@ -1,7 +1,7 @@
 /**
- * Linux capabilities of what Brave Bot confines (design.md §13): which ones a run stage and the
- * kernel wall's child keep, and how a probe checks, from `/proc/self/status` read inside the box,
- * that a process there holds exactly those.
+ * Linux capabilities of what Brave Bot confines (docs/contract.md §13.4): which ones a run stage
+ * and the kernel wall's child keep, and how a probe checks, from `/proc/self/status` read inside
+ * the box, that a process there holds exactly those.
  *
  * As root, bwrap keeps every capability unless told otherwise (`--unshare-user` alone only moves
  * them into the new user namespace), and with them a stage can remount `/` writable or unmount the

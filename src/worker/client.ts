@@ -3,7 +3,7 @@
  * order; an error raised inside the worker comes back as a value with its name (`NotCapable`
  * when Deno's permissions refused it), never as an exception past this class.
  *
- * Two walls (design.md §13), chosen at start and shown by {@link EffectWorker.wall}:
+ * Two walls (docs/contract.md §13.2, §13.3), chosen at start, shown by {@link EffectWorker.wall}:
  * - `kernel`, where bwrap works: file operations go to a child process confined in a mount
  *   namespace holding only the workspace and the scratch folder (kernel.ts); `spawn` and
  *   `stopSpawns` go to an in-process Worker started at the first run, since the programs a

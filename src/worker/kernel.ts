@@ -1,6 +1,6 @@
 /**
- * The kernel wall (design.md §13): where bwrap works, the effect worker's file operations run in
- * a child process — this same program, started in its worker mode, behind narrowed Deno
+ * The kernel wall (docs/contract.md §13.2): where bwrap works, the effect worker's file operations
+ * run in a child process — this same program, started in its worker mode, behind narrowed Deno
  * permissions — inside a mount namespace where only the workspace, the scratch folder and what
  * the program must read exist. A link inside the workspace that points elsewhere resolves to
  * nothing there, so neither a planted link nor a process racing Brave Bot reaches outside.

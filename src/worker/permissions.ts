@@ -1,6 +1,6 @@
 /**
- * The effect worker's Deno permissions (design.md §13, the second wall): read and write only
- * the workspace and the session's scratch folder; no network, no environment, no FFI, no
+ * The effect worker's Deno permissions (docs/contract.md §13.1, the second wall): read and write
+ * only the workspace and the session's scratch folder; no network, no environment, no FFI, no
  * system information; run only as configured. Computed at start, because the workspace is.
  */
 

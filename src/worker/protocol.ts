@@ -108,8 +108,9 @@ export interface SpawnRequest {
   /** Runs every stage in a cgroup folder of its own, killed whole when the stages have exited. */
   cgroup?: SpawnCgroup;
   /**
-   * How many bytes of output to send on as they come, for the person's screen (design.md §15):
-   * the last stage's stdout and every stderr, in order of arrival, until this many were sent.
+   * How many bytes of output to send on as they come, for the person's screen
+   * (docs/contract.md §15.3): the last stage's stdout and every stderr, in order of arrival, until
+   * this many were sent.
    */
   streamBytes?: number;
 }
@@ -146,8 +147,8 @@ export interface SpawnResult {
 }
 
 /**
- * Every entry below a root (design.md §13, files a run changes), packed: paths relative to the
- * root joined by `\0`, one kind letter each (f file, d directory, l link, o other), and five
+ * Every entry below a root (docs/contract.md §13.5, files a run changes), packed: paths relative
+ * to the root joined by `\0`, one kind letter each (f file, d directory, l link, o other), and five
  * numbers each in `stats`: device, inode, size, modification and change time (ms).
  */
 export interface SnapshotResult {

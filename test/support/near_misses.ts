@@ -1,8 +1,8 @@
 /**
- * Outputs that nearly fit a `readOutput` shape (design.md §16, issue 23), each of which must be
- * declined: a trailing space, a pre-release, punctuation, a letter past J, nineteen digits (past
- * an integer's 18), a second line, a zero-width space, a bidi control, five version parts. None
- * is a hex number, so a policy without `hex` declines every one.
+ * Outputs that nearly fit a `readOutput` shape (docs/contract.md §16.3, issue 23), each of which
+ * must be declined: a trailing space, a pre-release, punctuation, a letter past J, nineteen digits
+ * (past an integer's 18), a second line, a zero-width space, a bidi control, five version parts.
+ * None is a hex number, so a policy without `hex` declines every one.
  */
 export const NEAR_MISSES: readonly string[] = [
   "3.1.4 ",

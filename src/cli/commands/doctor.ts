@@ -1,8 +1,8 @@
 /**
- * `bravebot doctor` (cli.md): checks, one line each, what a first run needs — the endpoint
- * answers, the model is there, tool calling works, the second wall stands, and what confines
- * run stages. Exit 0 only when every essential check passed. It is the one command that talks
- * to the endpoint without being asked a question, so it says exactly what it sent.
+ * `bravebot doctor` (docs/cli.md#commands): checks, one line each, what a first run needs — the
+ * endpoint answers, the model is there, tool calling works, the second wall stands, and what
+ * confines run stages. Exit 0 only when every essential check passed. It is the one command that
+ * talks to the endpoint without being asked a question, so it says exactly what it sent.
  */
 import { dirname, join } from "node:path";
 import pc from "picocolors";
@@ -294,7 +294,10 @@ async function toolCallCheck(
   }
 }
 
-/** Which wall contains the worker's file operations (design.md §13), and why not the kernel's. */
+/**
+ * Which wall contains the worker's file operations (docs/contract.md §13.2, §13.3), and why not the
+ * kernel's.
+ */
 function wallLine(worker: EffectWorker): string {
   if (worker.wall === "kernel") {
     return "wall: kernel (file operations in a bwrap child process that sees only the workspace and scratch folder)";

@@ -1,7 +1,8 @@
 /**
- * `bravebot skills` (cli.md): the skills the planner would be listed at the start of the next
- * turn, where each was found, and every folder that was skipped and why. It opens the trust map
- * and the effect worker exactly as a session does, but starts no session and asks nothing.
+ * `bravebot skills` (docs/cli.md#commands): the skills the planner would be listed at the start of
+ * the next turn, where each was found, and every folder that was skipped and why. It opens the
+ * trust map and the effect worker exactly as a session does, but starts no session and asks
+ * nothing.
  */
 import type { GlobalOptions } from "../global_options.ts";
 import { resolveGlobals } from "../global_options.ts";

@@ -1,6 +1,6 @@
 /**
- * `bravebot trust [list | add DIR | untrust DIR | remove DIR]` (cli.md; `/trust` in a session
- * uses the same functions). Trust changes only here, by the person: nothing the planner can
+ * `bravebot trust [list | add DIR | untrust DIR | remove DIR]` (docs/cli.md#commands; `/trust` in a
+ * session uses the same functions). Trust changes only here, by the person: nothing the planner can
  * write reaches the trust map's file.
  */
 import { openWorkspace } from "../../policy/workspace.ts";

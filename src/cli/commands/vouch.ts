@@ -1,7 +1,7 @@
 /**
- * `bravebot vouch [list | remove ID]` (cli.md, design.md §8): the person's view of the
- * commands they vouched for in this workspace. Vouches are added only at a run approval, by
- * the person; here they are listed and taken back.
+ * `bravebot vouch [list | remove ID]` (docs/cli.md#commands, docs/contract.md §8.6): the person's
+ * view of the commands they vouched for in this workspace. Vouches are added only at a run
+ * approval, by the person; here they are listed and taken back.
  */
 import { openWorkspace } from "../../policy/workspace.ts";
 import { statePaths } from "../../state/session_paths.ts";

@@ -1,8 +1,8 @@
 /**
- * The Person at the session screen (design.md §6, §8, §12): every question is shown in full —
- * the real destination and a diff, every stage's escaped argv and resolved program, the first
- * lines of a quarantined file — and answered with one key. Enter alone never approves (it takes
- * the safe answer, or does nothing); Esc refuses; Ctrl-C takes the safe answer and stops the
+ * The Person at the session screen (docs/contract.md §6, §8.1, §12.1): every question is shown in
+ * full — the real destination and a diff, every stage's escaped argv and resolved program, the
+ * first lines of a quarantined file — and answered with one key. Enter alone never approves (it
+ * takes the safe answer, or does nothing); Esc refuses; Ctrl-C takes the safe answer and stops the
  * turn. Keys typed before a question appeared and pastes never answer it (screen.ts).
  */
 import pc from "picocolors";

@@ -56,12 +56,15 @@ export interface DriverPolicy {
   /** The decisions recorded so far (the driver reports those a tool call added). */
   readonly decisions: readonly AuditRecord[];
   /**
-   * The egress gate for a tool result (design.md §3), asked for a result just made and for one
-   * restored from a transcript before it is sent again: whether it may go to `endpoint`, and if
+   * The egress gate for a tool result (docs/contract.md §3.4), asked for a result just made and for
+   * one restored from a transcript before it is sent again: whether it may go to `endpoint`, and if
    * not, what goes instead. A failure to ask is a no.
    */
   gateResult(endpoint: EndpointSettings, result: OutgoingResult): Promise<Egress>;
-  /** A reference's content for the person's screen only (design.md §15), at most `maxLines`. */
+  /**
+   * A reference's content for the person's screen only (docs/contract.md §15.1), at most
+   * `maxLines`.
+   */
   showToPerson(ref: string, maxLines: number): Promise<Result<Shown>>;
   /** The label of the person's message, with what they hand over alongside it. */
   personWordsLabel(alongside?: readonly Label[]): Label;

@@ -24,11 +24,11 @@ export type Walls = { confined: true } | { confined: false; why: string };
 export interface PersonPolicy {
   /** The planner context's label, read only: the prompt line and `/status` show it. */
   readonly contextLabel: Label;
-  /** `/show ref:N`: a reference's content for the person's screen only (design.md §15). */
+  /** `/show ref:N`: a reference's content for the person's screen only (docs/contract.md §15.2). */
   showToPerson(ref: string, maxLines: number): Promise<Result<Shown>>;
   /**
-   * A shell line the person typed (design.md §9), run with their authority and recorded; what
-   * the planner gets (`forPlanner`) goes with their next message.
+   * A shell line the person typed (docs/contract.md §9), run with their authority and recorded;
+   * what the planner gets (`forPlanner`) goes with their next message.
    */
   runShellLine(line: ShellLine, settings: Settings): Promise<Result<ShellOutcome>>;
   /** `/status`: the walls the session's commands run in, as the runs themselves plan them. */

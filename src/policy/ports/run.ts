@@ -16,7 +16,7 @@ export { assertedWords } from "../show.ts";
 export interface RunPort {
   /**
    * run: checks the pipeline, plans the sandbox, decides whether it may start (asking the
-   * person when design.md §8 says so), spawns it and keeps its output as a reference.
+   * person when docs/contract.md §8.2 says so), spawns it and keeps its output as a reference.
    */
   run(input: RunInput, settings: Settings): Promise<RunOutcome>;
   /** read_output: whether a run's output reference is shown to the planner, and what it shows. */

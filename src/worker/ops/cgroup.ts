@@ -1,6 +1,6 @@
 /**
- * A cgroup v2 folder per unconfined run (design.md §13: nothing a command starts outlives the
- * run): every stage enters it before its program starts, whatever the program then does
+ * A cgroup v2 folder per unconfined run (docs/contract.md §13.5: nothing a command starts outlives
+ * the run): every stage enters it before its program starts, whatever the program then does
  * (`setsid`, double forks) its processes stay in it, and once the stages have exited the folder
  * is killed whole with `cgroup.kill` and removed. The policy layer found the folder to make it
  * in (policy/leftovers.ts); this module only acts.

@@ -18,7 +18,9 @@ import type { OpenedFile } from "../protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
 import { folderOf, FolderRuns, openChecked, swappedError } from "./wall.ts";
 
-/** design.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says). */
+/**
+ * docs/contract.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says).
+ */
 const NL = 0x0a;
 const CR = 0x0d;
 

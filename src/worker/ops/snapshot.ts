@@ -1,8 +1,7 @@
 /**
- * A snapshot of a tree for finding what a run changed (design.md §13, "Files a run changes"):
- * every entry below a root, by `lstat`, keyed by device, inode, size, modification and change
- * time. Taken before and after a run, two snapshots say which files it created, changed and
- * removed. A file-system watch is not used: it drops events silently under load.
+ * A snapshot of a tree for finding what a run changed (docs/contract.md §13.5): every entry below
+ * a root, by `lstat`, keyed by device, inode, size, modification and change time. Taken before and
+ * after a run, two snapshots say which files it created, changed and removed. A file-system watch is not used: it drops events silently under load.
  *
  * Links are recorded as links and never followed; folders named in `skip` (Brave Bot's state)
  * are not entered. Synchronous calls: each async hop costs more than the `lstat` it waits for.

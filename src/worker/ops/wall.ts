@@ -1,7 +1,7 @@
 /**
- * The effect worker's own containment checks (design.md §13, "elsewhere, by the worker itself").
- * Deno checks a permission against the path string, so a link inside the workspace reaches
- * outside it; every file operation of the worker therefore goes through this module first:
+ * The effect worker's own containment checks (docs/contract.md §13.3, the process wall). Deno
+ * checks a permission against the path string, so a link inside the workspace reaches outside it;
+ * every file operation of the worker therefore goes through this module first:
  *
  * 1. `stat` the path (following links): the identity, device and inode, of what it names now;
  * 2. `realPath` it, and refuse unless the real path lies inside the worker's roots;
