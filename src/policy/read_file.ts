@@ -10,11 +10,16 @@ import {
   askQuarantinedRead,
   CHANGED,
   decodeText,
+  evaluateQuarantinedRead,
   labelOfBytes,
+  type QuarantinedQuestion,
+  type QuarantinedReadFacts,
   readAtMost,
   tooBigMessage,
   vouchBytes,
 } from "./reads.ts";
+import type { QuarantinedReadAnswer } from "../person/person.ts";
+import { seatAt, settle, type Verdict } from "./verdict.ts";
 import { changedWhileRead, openedAsChecked, type ResolvedPath } from "./paths.ts";
 import type { RefRecord } from "./refs.ts";
 import { routeFile } from "./routing.ts";
@@ -54,6 +59,37 @@ interface Quarantined {
   size: number;
 }
 
+/** The facts read_file is decided on: the file, the label of what was read of it, who answers. */
+export type ReadFileFacts = Omit<QuarantinedReadFacts, "tool">;
+
+/** How the file goes to the planner: trusted as read, or as the quarantined-read prompt says. */
+interface ReadFileTerms {
+  grants: "trusted" | QuarantinedReadAnswer;
+  refusal: never;
+  question: QuarantinedQuestion;
+  answer: QuarantinedReadAnswer;
+  keep: never;
+}
+
+/**
+ * read_file (design.md §6): a file whose bytes as read are trusted is shown; any other goes to
+ * the quarantined-read prompt, unopened where its label was already untrusted.
+ */
+export function evaluateReadFile(f: ReadFileFacts): Verdict<ReadFileTerms> {
+  if (f.label.integrity !== "T") return evaluateQuarantinedRead({ tool: "read_file", ...f });
+  return {
+    kind: "allow",
+    grants: "trusted",
+    audit: {
+      tool: "read_file",
+      routing: { path: f.rel, via_ref: f.viaRef },
+      labels: { file: f.label },
+      decision: "shown (trusted)",
+      by: "rule",
+    },
+  };
+}
+
 /** Decides a read_file call: routing, the label, the prompt and its answer, the audit entries. */
 export async function decideReadFile(policy: Policy, target: ReadTarget): Promise<FileRead> {
   const routedFile = await routeFile(policy, target.path, target.path_ref);
@@ -71,6 +107,9 @@ export async function decideReadFile(policy: Policy, target: ReadTarget): Promis
     );
 
   let fileLabel = await policy.fileLabel(path.rel, path);
+  // A trusted file's bytes, read before the decision; nothing else is opened before the prompt.
+  let read: Uint8Array | null = null;
+  let size: number;
   if (fileLabel.integrity === "T") {
     // One round trip: the stat, and the bytes unless the file is too big.
     const got = await policy.worker.call({
@@ -81,54 +120,44 @@ export async function decideReadFile(policy: Policy, target: ReadTarget): Promis
     });
     if (!got.ok) return error(`${shownAs} cannot be read (${got.error.name})`);
     if (got.value.stat.size > READ_FILE_MAX_BYTES) return tooBig(got.value.stat.size);
-    const read = got.value.bytes;
+    read = got.value.bytes;
     if (read === null) return error(`${shownAs}: the file cannot be read (not a regular file)`);
     // The label was computed for the file resolved: it holds only for bytes read from it.
     if (!openedAsChecked(path, got.value.opened)) return error(changedWhileRead(shownAs));
     // The decision holds for the bytes actually read, not for whatever was hashed before.
     fileLabel = await labelOfBytes(policy, path.rel, read);
-    if (fileLabel.integrity === "T") {
-      await policy.record({
-        tool: "read_file",
-        routing: { path: path.rel, via_ref: viaRef !== null },
-        labels: { file: fileLabel },
-        decision: "shown (trusted)",
-        by: "rule",
-      });
-      return given(read, shownAs, fileLabel, false);
-    }
-    return await quarantined(policy, {
-      path,
-      viaRef,
-      shownAs,
-      label: fileLabel,
-      size: read.length,
-    });
+    size = read.length;
+  } else {
+    // Not trusted: nothing but a stat touches the file before the person answers.
+    const stat = await policy.worker.call({ op: "stat", path: path.abs });
+    if (!stat.ok) return error(`${shownAs} cannot be read (${stat.error.name})`);
+    if (stat.value.size > READ_FILE_MAX_BYTES) return tooBig(stat.value.size);
+    size = stat.value.size;
   }
-  // Not trusted: nothing but a stat touches the file before the person answers.
-  const stat = await policy.worker.call({ op: "stat", path: path.abs });
-  if (!stat.ok) return error(`${shownAs} cannot be read (${stat.error.name})`);
-  if (stat.value.size > READ_FILE_MAX_BYTES) return tooBig(stat.value.size);
-  return await quarantined(policy, {
-    path,
-    viaRef,
-    shownAs,
-    label: fileLabel,
-    size: stat.value.size,
-  });
+  const settled = await settle(
+    evaluateReadFile({
+      rel: path.rel,
+      viaRef: viaRef !== null,
+      size,
+      label: fileLabel,
+      canAsk: policy.canAsk,
+      asker: policy.asker,
+      fileAnswer: policy.approvals?.quarantinedRead,
+    }),
+    seatAt<ReadFileTerms>(policy, (question) => askQuarantinedRead(policy, path, question)),
+  );
+  const as = settled.kind === "allow" ? settled.grants : settled.refusal;
+  if (as === "trusted") return given(read!, shownAs, fileLabel, false);
+  return await quarantined(policy, { path, viaRef, shownAs, label: fileLabel, size }, as);
 }
 
-/** The quarantined-read prompt (design.md §6), and what its answer does. */
-async function quarantined(policy: Policy, q: Quarantined): Promise<FileRead> {
+/** What the quarantined-read prompt's answer does (design.md §6). */
+async function quarantined(
+  policy: Policy,
+  q: Quarantined,
+  answer: QuarantinedReadAnswer,
+): Promise<FileRead> {
   const { path, viaRef, shownAs, size } = q;
-  const answer = await askQuarantinedRead(policy, {
-    tool: "read_file",
-    rel: path.rel,
-    entry: path,
-    size,
-    label: q.label,
-    viaRef: viaRef !== null,
-  });
   if (answer === "keep") {
     // Reading a kept file again through its own reference hands back the same reference.
     const ref = viaRef?.kind === "file" && viaRef.path === path.rel &&

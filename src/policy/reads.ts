@@ -8,7 +8,9 @@ import { plural } from "../util/plural.ts";
 export { BINARY_SNIFF_BYTES, decodeText, hasNul };
 import { type Policy, staleFileRef } from "./core.ts";
 import { joinLabels, type Label, label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
-import type { QuarantinedReadAnswer } from "../person/person.ts";
+import type { QuarantinedReadAnswer, QuarantinedReadRequest } from "../person/person.ts";
+import type { Decider } from "./audit.ts";
+import { doneLine, seatAt, settle, type Settled, type Verdict } from "./verdict.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { sha256 } from "../util/hash.ts";
 import { changedWhileRead, type CheckedEntry, openedAsChecked, resolvePath } from "./paths.ts";
@@ -112,56 +114,86 @@ export function previewLines(head: Uint8Array, size: number): string[] {
   return lines.map((l) => escapeForScreen(l.replace(/\r$/, "")));
 }
 
-export interface QuarantineTarget {
+/** The quarantined-read question as decided; the first lines are read when it is put. */
+export type QuarantinedQuestion = Omit<QuarantinedReadRequest, "preview">;
+
+/** The facts the quarantined-read prompt is decided on: the file, and who could answer. */
+export interface QuarantinedReadFacts {
   tool: string;
   rel: string;
-  /** The file as resolved: the preview is read from it, and only from it. */
-  entry: CheckedEntry;
+  viaRef: boolean;
   size: number;
   label: Label;
-  viaRef: boolean;
+  /** Whether anybody can be asked (docs/contract.md §4), and who answers when asked. */
+  canAsk: boolean;
+  asker: Decider;
+  /** The approval policy file's `quarantinedRead`: the answer where nobody can be asked. */
+  fileAnswer: QuarantinedReadAnswer | undefined;
+}
+
+/** The prompt's verdicts: one of its three answers, always; nothing is refused or kept. */
+export interface QuarantinedReadTerms {
+  grants: QuarantinedReadAnswer;
+  refusal: never;
+  question: QuarantinedQuestion;
+  answer: QuarantinedReadAnswer;
+  keep: never;
 }
 
 /**
  * The quarantined-read prompt (§6). The person is shown the path and the first lines; nobody
  * else sees them. When nobody can be asked the file is not opened at all: the approval policy
- * file answers (read here and nowhere else), or the answer is keep. A "vouch" could only come
- * from a person, never from the policy file.
+ * file answers, or the answer is keep. A "vouch" could only come from a person, never from the
+ * policy file; an answer that is none of the three is keep.
+ */
+export function evaluateQuarantinedRead(f: QuarantinedReadFacts): Verdict<QuarantinedReadTerms> {
+  const decided = (given: unknown, byPerson: boolean): Settled<QuarantinedReadTerms> => {
+    let answer: QuarantinedReadAnswer = given === "untrusted" || given === "vouch" ? given : "keep";
+    if (answer === "vouch" && !byPerson) answer = "keep";
+    return {
+      kind: "allow",
+      grants: answer,
+      audit: {
+        tool: f.tool,
+        routing: { path: f.rel, via_ref: f.viaRef },
+        labels: { file: f.label },
+        decision: `quarantined read: ${answer}`,
+        by: f.asker,
+      },
+    };
+  };
+  if (!f.canAsk) return decided(f.fileAnswer ?? "keep", false);
+  return {
+    kind: "ask",
+    question: { path: f.rel, size: f.size, label: f.label },
+    answered: (answer) => decided(answer, true),
+  };
+}
+
+/**
+ * Puts the quarantined-read question to the person, with the first lines of the file as
+ * resolved: read from `entry`, and only from it, and only when somebody is asked.
  */
 export async function askQuarantinedRead(
   policy: Policy,
-  target: QuarantineTarget,
+  entry: CheckedEntry,
+  question: QuarantinedQuestion,
 ): Promise<QuarantinedReadAnswer> {
-  let answer: QuarantinedReadAnswer;
-  if (policy.canAsk) {
-    const head = await policy.worker.call({
-      op: "read",
-      path: target.entry.abs,
-      offset: 0,
-      length: Math.min(PREVIEW_BYTES, target.size),
-    });
-    const same = head.ok && openedAsChecked(target.entry, head.value.opened);
-    answer = await policy.person.quarantinedRead({
-      path: target.rel,
-      preview: head.ok && same
-        ? previewLines(head.value.bytes, target.size)
-        : [head.ok ? "(the file changed while it was read)" : "(the file cannot be read)"],
-      size: target.size,
-      label: target.label,
-    });
-  } else {
-    answer = policy.approvals?.quarantinedRead ?? "keep";
-  }
-  if (answer !== "keep" && answer !== "untrusted" && answer !== "vouch") answer = "keep";
-  if (answer === "vouch" && !policy.canAsk) answer = "keep";
-  await policy.record({
-    tool: target.tool,
-    routing: { path: target.rel, via_ref: target.viaRef },
-    labels: { file: target.label },
-    decision: `quarantined read: ${answer}`,
-    by: policy.asker,
+  const head = await policy.worker.call({
+    op: "read",
+    path: entry.abs,
+    offset: 0,
+    length: Math.min(PREVIEW_BYTES, question.size),
   });
-  return answer;
+  const same = head.ok && openedAsChecked(entry, head.value.opened);
+  return await policy.person.quarantinedRead({
+    path: question.path,
+    preview: head.ok && same
+      ? previewLines(head.value.bytes, question.size)
+      : [head.ok ? "(the file changed while it was read)" : "(the file cannot be read)"],
+    size: question.size,
+    label: question.label,
+  });
 }
 
 /** A vouch at the prompt: exactly these bytes are trusted, bound to their hash. */
@@ -173,14 +205,17 @@ export async function vouchBytes(
 ): Promise<Label> {
   const hash = sha256(bytes);
   await policy.vouchFile(rel, hash);
-  await policy.record({
-    tool,
-    routing: { path: rel },
-    labels: {},
-    decision: "file vouched",
-    by: policy.asker,
-    sha256: hash,
-  });
+  await settle(
+    doneLine({
+      tool,
+      routing: { path: rel },
+      labels: {},
+      decision: "file vouched",
+      by: policy.asker,
+      sha256: hash,
+    }),
+    seatAt(policy),
+  );
   return label("T", policy.privatePaths.confidentialityOf(rel));
 }
 

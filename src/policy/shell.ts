@@ -17,9 +17,10 @@ import type { Policy } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
 import { decodeOutput, headTail, keepOutput, statusLines } from "./outputs.ts";
-import { childEnv } from "./programs.ts";
 import { personWatch } from "./watch.ts";
-import { defaultTimeoutMs } from "./runs.ts";
+import { defaultTimeoutMs } from "./run_prepare.ts";
+import { spawnRequest } from "./runs.ts";
+import { doneLine, seatAt, settle } from "./verdict.ts";
 import type { Settings } from "../state/settings.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -81,39 +82,43 @@ export async function runShellLine(
   const watching = personWatch(policy, true);
   const spawned = await policy.worker.call({
     op: "spawn",
-    request: {
+    request: spawnRequest(policy, settings, {
       stages: [{ program: shell, args: ["-c", line.command] }],
       stdin: null,
-      cwd: policy.workspace.root,
-      env: { ...childEnv(policy.scratch), SHELL: shell },
+      env: { SHELL: shell },
       timeoutMs,
-      maxOutputBytes: settings.limits.refOutputBytes,
-      ...(watching ? { streamBytes: watching.streamBytes } : {}),
-    },
+      watching,
+    }),
   }, watching?.onProgress);
   const typed = `${line.mode === "words" ? "!!" : "!"}${line.command}`;
   if (!spawned.ok) {
-    await policy.record({
-      tool: "shell",
-      routing: { command: line.command, shell },
-      labels: {},
-      decision: "failed to start",
-      by: "person",
-      reason: `${spawned.error.name}: ${spawned.error.message}`,
-    });
+    await settle(
+      doneLine({
+        tool: "shell",
+        routing: { command: line.command, shell },
+        labels: {},
+        decision: "failed to start",
+        by: "person",
+        reason: `${spawned.error.name}: ${spawned.error.message}`,
+      }),
+      seatAt(policy),
+    );
     return err(`${shell} could not start: ${spawned.error.message}`);
   }
   const result = spawned.value;
   watching?.end(result);
   const watched = watching !== null;
   const outLabel = line.mode === "words" ? TRUSTED_PRIVATE : UNTRUSTED_PRIVATE;
-  await policy.record({
-    tool: "shell",
-    routing: { command: line.command, shell, mode: line.mode },
-    labels: { output: outLabel },
-    decision: "ran (the person's own command, no approval)",
-    by: "person",
-  });
+  await settle(
+    doneLine({
+      tool: "shell",
+      routing: { command: line.command, shell, mode: line.mode },
+      labels: { output: outLabel },
+      decision: "ran (the person's own command, no approval)",
+      by: "person",
+    }),
+    seatAt(policy),
+  );
   const cap = settings.limits.shownOutputChars;
   const refCap = settings.limits.refOutputBytes;
 

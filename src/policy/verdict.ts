@@ -199,3 +199,11 @@ export function allowQuietly<T extends Terms>(grants: T["grants"]): Allow<T> {
 export function refuseQuietly<T extends Terms>(refusal: T["refusal"]): Refuse<T> {
   return { kind: "refuse", refusal, audit: null };
 }
+
+/**
+ * The line of something done once a decision was acted on (a file vouched, the files a run
+ * changed, a run that could not start): nothing to ask or keep, only the line to record.
+ */
+export function doneLine(audit: AuditLine): Settled<Terms> {
+  return { kind: "allow", grants: undefined, audit };
+}
