@@ -84,6 +84,9 @@ export const PERSON_POLICY = {
   refreshTrust: true,
   changeTrust: true,
   vouches: true,
+  sessionDiff: true,
+  planUndo: true,
+  applyUndo: true,
 } as const satisfies Record<keyof PersonPolicy, true>;
 
 /** What the skills finder receives (`policy/ports/skills.ts`). */

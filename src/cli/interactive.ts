@@ -340,6 +340,9 @@ async function session(
     view,
     print,
     refreshPrompt: () => refreshPrompt(screen, runtime),
+    width: () => screenWidth(),
+    confirm: (title, lines, yes) => person.confirm(title, lines, yes),
+    tellPlanner: (words) => pending.push(words),
   };
 
   if (firstPrompt.trim() !== "") await runTurn(firstPrompt);

@@ -12,7 +12,9 @@ import type { Settings } from "../state/settings.ts";
 import type { EventView } from "../person/event_view.ts";
 import { estimateTokens } from "../driver/context_window.ts";
 import { renderTodos } from "../tools/todo_write.ts";
-import { formatLabel } from "../util/label.ts";
+import { formatLabel, type Label } from "../util/label.ts";
+import { renderDiff } from "../person/diff_view.ts";
+import type { WritePreview } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
 import { messageOf } from "../util/result.ts";
@@ -26,6 +28,12 @@ export interface CommandContext {
   print(text: string): void;
   /** The prompt and status lines, drawn again (the model or the label changed). */
   refreshPrompt(): void;
+  /** The screen's width, for diffs. */
+  width(): number;
+  /** Asks the person once, with one key, after `lines` are shown; true for yes. */
+  confirm(title: string, lines: readonly string[], yes: string): Promise<boolean>;
+  /** Words that go to the planner with the person's next message. */
+  tellPlanner(words: { text: string; label: Label }): void;
 }
 
 export interface SlashCommand {
@@ -155,6 +163,45 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     },
   },
   {
+    name: "diff",
+    help: "what this session changed: each file against its state before the first change",
+    async run(_args, c) {
+      const files = await c.runtime.policy.sessionDiff();
+      if (files.length === 0) {
+        c.print("this session changed no file");
+        return;
+      }
+      say(c, files.flatMap((f) => fileLines(f.rel, f, c, f.byRun ? " (changed by a run)" : "")));
+    },
+  },
+  {
+    name: "undo",
+    args: "[N]",
+    help: "take back the last change (a write, an edit, a run's files), or the last N",
+    async run(args, c) {
+      const n = args[0] === undefined ? 1 : Number(args[0]);
+      const plan = await c.runtime.policy.planUndo(n);
+      if (!plan.ok) {
+        c.print(pc.red(escapeForScreen(plan.error)));
+        return;
+      }
+      const lines = plan.value.shown.flatMap((f) => fileLines(f.rel, f, c, ""));
+      const count = plural(plan.value.records.length, "change");
+      if (!await c.confirm(`Undo ${count}?`, lines, "undo")) {
+        c.print("nothing was undone");
+        return;
+      }
+      const done = await c.runtime.policy.applyUndo(plan.value);
+      if (!done.ok) {
+        c.print(pc.red(escapeForScreen(done.error)));
+        return;
+      }
+      for (const line of done.value.said) c.print(escapeForScreen(line));
+      c.tellPlanner(done.value.forPlanner);
+      c.print(pc.dim("(the planner is told what was undone with your next message)"));
+    },
+  },
+  {
     name: "help",
     help: "this help",
     run(_args, c) {
@@ -168,6 +215,20 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     run: () => "exit",
   },
 ];
+
+/** One file of `/diff` or `/undo`: its name and mark, a note, the diff drawn as approvals are. */
+function fileLines(
+  rel: string,
+  f: { preview: WritePreview | null; note: string | null },
+  c: CommandContext,
+  mark: string,
+): string[] {
+  return [
+    pc.bold(escapeForScreen(rel)) + pc.yellow(mark) +
+    (f.note ? pc.dim(` — ${escapeForScreen(f.note)}`) : ""),
+    ...(f.preview ? renderDiff(f.preview, c.width(), { color: pc.isColorSupported }) : []),
+  ];
+}
 
 /** The slash commands, for Tab completion (without the slash). */
 export const COMMANDS: readonly string[] = SLASH_COMMANDS.map((c) => c.name);

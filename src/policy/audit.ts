@@ -53,6 +53,8 @@ const ROUTING_KEYS: Readonly<Record<string, readonly string[]>> = {
   shell: ["command", "shell", "mode"],
   // A reference shown to the person only (docs/contract.md §15.1, §15.2).
   show: ["ref", "kind"],
+  // The person's `/undo` of the session's own change.
+  undo: ["path"],
   planner: [],
 };
 const EGRESS_KEYS = ["endpoint", "role"];

@@ -24,6 +24,7 @@ import {
 import { currentStamp, type Stamp } from "../state/jsonfile.ts";
 import type { Workspace } from "./workspace.ts";
 import { VouchStore } from "./vouches.ts";
+import { ChangeLog } from "./change_log.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { oneTarget, type Routed } from "./routing.ts";
@@ -47,6 +48,8 @@ export interface PolicyOptions {
   scratch: string;
   /** The workspace's vouched commands (design.md §8); default: an empty in-memory store. */
   vouches?: VouchStore;
+  /** What the session changed, for `/diff` and `/undo`; default: kept in memory only. */
+  changes?: ChangeLog;
 }
 
 export class Policy {
@@ -59,6 +62,7 @@ export class Policy {
   readonly approvals: ApprovalsFile | null;
   readonly scratch: string;
   readonly vouches: VouchStore;
+  readonly changes: ChangeLog;
   /** The map decisions use: the stored one plus this run's `--approvals` rules. */
   trust: TrustMap;
   #stored: TrustMap;
@@ -93,6 +97,7 @@ export class Policy {
     this.approvals = options.approvals ?? null;
     this.scratch = options.scratch;
     this.vouches = options.vouches ?? VouchStore.inMemory(options.workspace.root);
+    this.changes = options.changes ?? ChangeLog.inMemory();
     this.#stored = options.trust;
     this.#trustFile = options.trustFile;
     this.trust = this.#overlay();
@@ -288,13 +293,17 @@ export class Policy {
   /**
    * Records the written content's label on the file: `U` content marks it untrusted wherever
    * it is; `T` content marks it trusted (bound to the written bytes' hash), since the person
-   * approved those exact bytes.
+   * approved those exact bytes. Answers the file's entry before (null: none), for `/undo`.
    */
-  async recordWrite(rel: string, written: Label, sha256: string): Promise<void> {
+  async recordWrite(rel: string, written: Label, sha256: string): Promise<FileEntry | null> {
     const entry: FileEntry = written.integrity === "U"
       ? { integrity: "U", why: "write" }
       : { integrity: "T", sha256, why: "write" };
-    await this.changeTrust((map) => map.setFile(rel, entry));
+    return await this.changeTrust((map) => {
+      const before = map.files.get(rel) ?? null;
+      map.setFile(rel, entry);
+      return before;
+    });
   }
 
   /** A file vouch at the quarantined-read prompt: these bytes, as they are now, are trusted. */

@@ -23,6 +23,7 @@ import type { Policy } from "./core.ts";
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import type { Integrity } from "../util/label.ts";
 import { DEFAULT_LIMITS } from "../state/settings.ts";
+import { recordRunFiles } from "./undo.ts";
 
 /** How many entries a snapshot records in full before change times decide (the settings'). */
 export const SNAPSHOT_MAX_ENTRIES = DEFAULT_LIMITS.snapshotEntries;
@@ -166,15 +167,17 @@ export async function recordRunChanges(
   integrity: Integrity,
 ): Promise<void> {
   const touched = [...changes.created, ...changes.changed, ...changes.unsure];
-  if (touched.length === 0 && changes.blind.length === 0) return;
+  if (touched.length === 0 && changes.blind.length === 0 && changes.removed.length === 0) return;
   const created = new Set(changes.created);
   const changed = new Set(changes.changed);
   const entries: [string, FileEntry][] = [];
+  const hashes = new Map<string, () => Promise<string | null>>();
   for (const rel of touched) {
     let hashed: Promise<string | null> | undefined;
     const hash = () =>
       hashed ??= policy.worker.call({ op: "hash", path: `${policy.workspace.root}/${rel}` })
         .then((h) => h.ok ? h.value : null);
+    hashes.set(rel, hash);
     // Bytes a hash-bound entry still matches are the ones approved or vouched for, whatever
     // touched the file (a `touch`, a rewrite that put them back): that entry stands.
     const bound = policy.trust.files.get(rel)?.sha256;
@@ -188,10 +191,31 @@ export async function recordRunChanges(
     }
     entries.push([rel, entry]);
   }
-  await policy.changeTrust((map) => {
+  const trustBefore = await policy.changeTrust((map) => {
+    const was = new Map(entries.map(([rel]) => [rel, map.files.get(rel) ?? null]));
     for (const [rel, entry] of entries) map.setFile(rel, entry);
     for (const dir of changes.blind) map.setPrefix(dir, { integrity, why: "run" });
+    return was;
   });
+  // For /diff and /undo (undo.ts): the files the run created, changed or removed.
+  await recordRunFiles(
+    policy,
+    [
+      ...entries.map(([rel, entry]) => ({
+        rel,
+        created: created.has(rel),
+        trustBefore: trustBefore.get(rel) ?? null,
+        nameChosen: entry.nameChosen === true,
+      })),
+      ...changes.removed.map((rel) => ({
+        rel,
+        created: false,
+        trustBefore: policy.trust.files.get(rel) ?? null,
+        nameChosen: false,
+      })),
+    ],
+    (rel) => hashes.get(rel)?.() ?? Promise.resolve(null),
+  );
 }
 
 /** The integrity a file had before the run: its own entry, else its directory's rule. */

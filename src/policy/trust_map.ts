@@ -262,6 +262,15 @@ export class TrustMap {
   }
 
   /**
+   * `/undo`: the file's entry goes back to what it was before the change taken back (null: none,
+   * its rules decide), as it was, with its name's mark or without: the bytes are those it had.
+   */
+  restoreFile(rel: string, entry: FileEntry | null): void {
+    if (entry === null) this.#files.delete(rel);
+    else this.#files.set(rel, entry);
+  }
+
+  /**
    * Whether a run chose (or may have chosen) this name: it is content nobody vouched for
    * (docs/contract.md §13.5). So is every name beneath a prefix entry, and, while a watch on an
    * unconfined run's leftovers is open, every name the snapshot after that run did not hold.

@@ -19,6 +19,7 @@ import type { RefRecord } from "./refs.ts";
 import { type Routed, routeFile } from "./routing.ts";
 import { changedWhileRead, type ResolvedPath, resolvePath } from "./paths.ts";
 import { sha256 } from "../util/hash.ts";
+import { recordFileChange } from "./change_log.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import type { Approval, ShownWhole, WriteApprovalRequest, WritePreview } from "../person/person.ts";
 import {
@@ -304,23 +305,23 @@ export type WriteOutcome =
   | { status: "failed"; name: string; message: string };
 
 /**
- * Writes atomically through the worker, only if the file still has the hash the person
- * approved a change to (null: it must still not exist). Records the written content's label
- * on the file in the trust map (§5).
+ * Writes atomically through the worker, only if the file still has the bytes `current` the
+ * person approved a change to (null: it must still not exist). Records the written content's
+ * label on the file in the trust map (§5), and the bytes replaced for `/undo` (undo.ts).
  */
 export async function commitWrite(
   policy: Policy,
   tool: WriteTool,
   rel: string,
   bytes: Uint8Array,
-  expectSha256: string | null,
+  current: Uint8Array | null,
   written: Label,
 ): Promise<WriteOutcome> {
   const result = await policy.worker.call({
     op: "write",
     path: `${policy.workspace.root}/${rel}`,
     bytes,
-    expectSha256,
+    expectSha256: current === null ? null : sha256(current),
     makeParents: true,
   });
   if (!result.ok) {
@@ -329,7 +330,8 @@ export async function commitWrite(
     }
     return { status: "failed", name: result.error.name, message: result.error.message };
   }
-  await policy.recordWrite(rel, written, result.value.sha256);
+  const trustBefore = await policy.recordWrite(rel, written, result.value.sha256);
+  await recordFileChange(policy.changes, tool, rel, current, result.value.sha256, trustBefore);
   await settle(writeMade(tool, rel, written, result.value), seatAt(policy));
   return { status: "written", sha256: result.value.sha256, created: result.value.created };
 }
@@ -488,7 +490,7 @@ export async function approveAndWrite<S extends WriteSource>(
       plan.tool,
       rel,
       produced.bytes,
-      current === null ? null : sha256(current),
+      current,
       produced.label,
     );
     if (outcome.status === "written") {

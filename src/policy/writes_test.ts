@@ -54,7 +54,7 @@ Deno.test("writes: a write whose expected hash no longer holds changes nothing a
       "write_file",
       "a.txt",
       enc.encode("x"),
-      sha256("then"),
+      enc.encode("then"),
       TRUSTED_PUBLIC,
     );
     assert.equal(stale.status, "changed");
@@ -74,7 +74,7 @@ Deno.test("writes: a write whose expected hash no longer holds changes nothing a
       "write_file",
       "a.txt",
       enc.encode("x"),
-      sha256("now"),
+      enc.encode("now"),
       TRUSTED_PUBLIC,
     );
     assert.equal(fresh.status, "written");

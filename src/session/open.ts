@@ -22,6 +22,7 @@ import {
   updateTrustMap,
 } from "../policy/trust_map.ts";
 import { RefTable } from "../policy/refs.ts";
+import { ChangeLog } from "../policy/change_log.ts";
 import { AuditLog } from "../policy/audit.ts";
 import { PrivatePaths } from "../policy/private.ts";
 import { VouchStore } from "../policy/vouches.ts";
@@ -112,6 +113,8 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
 
   const { table: refs, problems: refProblems } = await RefTable.open(paths.dir);
   problems.push(...refProblems);
+  const { log: changes, problems: changeProblems } = await ChangeLog.open(paths.dir);
+  problems.push(...changeProblems);
   const audit = new AuditLog(paths.audit, id);
   const scratch = await Deno.realPath(paths.scratch);
   const worker = EffectWorker.start(
@@ -135,6 +138,7 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     approvals: options.approvals,
     scratch,
     vouches: VouchStore.at(state.vouchesFile, workspace.root),
+    changes,
   });
   problems.push(...unbound);
   return {

@@ -16,6 +16,7 @@ import {
   readDirsPacked,
   readMany,
   readWithStat,
+  remove,
   stat,
   write,
 } from "./ops/fs.ts";
@@ -72,6 +73,8 @@ async function handle(
         value: await write(request.path, request.bytes, request.expectSha256, request.makeParents),
         transfer: [],
       };
+    case "remove":
+      return { value: await remove(request.path, request.expectSha256), transfer: [] };
     case "spawn":
       return { value: await spawnPipeline(request.request, progress), transfer: [] };
     case "snapshot": {

@@ -204,6 +204,11 @@ export type WorkerRequest =
     expectSha256?: string | null;
     makeParents: boolean;
   }
+  /**
+   * Removes a regular file (never through a link), only if it still has `expectSha256`: `/undo`
+   * of a file the session created takes it away only while it holds what the session left.
+   */
+  | { op: "remove"; path: string; expectSha256: string }
   | { op: "spawn"; request: SpawnRequest }
   | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string }
   /**
@@ -238,6 +243,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "hash"; identify: true } ? { sha256: string; opened: OpenedFile }
   : R extends { op: "hash" } ? string
   : R extends { op: "write" } ? { sha256: string; created: boolean }
+  : R extends { op: "remove" } ? { removed: true }
   : R extends { op: "spawn" } ? SpawnResult
   : R extends { op: "probe" } ? { refused: boolean; error: string | null }
   : R extends { op: "stopSpawns" } ? { stopped: number }

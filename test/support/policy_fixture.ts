@@ -30,6 +30,7 @@ import type { Settings } from "../../src/state/settings.ts";
 import { SessionState } from "../../src/state/session_state.ts";
 import type { Config } from "../../src/state/config.ts";
 import { VouchStore } from "../../src/policy/vouches.ts";
+import type { ChangeLog } from "../../src/policy/change_log.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 import { sha256 } from "../../src/util/hash.ts";
 
@@ -68,6 +69,8 @@ export interface FixtureOptions {
    * between the policy layer's check and the worker's act.
    */
   beforeCall?: (request: WorkerRequest) => Promise<void> | void;
+  /** What the session changed (`/diff`, `/undo`); default: kept in memory. */
+  changes?: ChangeLog;
 }
 
 export interface Fixture {
@@ -208,6 +211,7 @@ export async function withPolicy(
       approvals: options.approvals ?? null,
       scratch,
       vouches: vouchesFile ? VouchStore.at(vouchesFile, root) : undefined,
+      changes: options.changes,
     });
     if (unbound.length) throw new Error(`fixture: ${unbound.join("; ")}`);
     const base = settingsFrom(options.config ?? {});

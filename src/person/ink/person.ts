@@ -183,6 +183,15 @@ export class InkPerson implements Person {
     return text === null || text.trim() === "" ? undefined : text.trim();
   }
 
+  /**
+   * One question the person's own command asks (`/undo`): `lines` shown as an approval shows
+   * them, then one key; anything but yes is no.
+   */
+  async confirm(title: string, lines: readonly string[], yes: string): Promise<boolean> {
+    this.#rule(yes);
+    return (await this.#approveOrRefuse(title, lines, yes)).approved;
+  }
+
   approveWrite(r: WriteApprovalRequest): Promise<Approval> {
     this.#rule(r.tool === "write_file" ? "write a file" : "edit a file");
     this.#line(

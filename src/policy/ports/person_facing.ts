@@ -14,6 +14,9 @@ import type { VouchStore } from "../vouches.ts";
 import { runShellLine, type ShellLine, type ShellOutcome } from "../shell.ts";
 import { type Shown, showToPerson } from "../show.ts";
 import { sessionConfinement } from "../runs.ts";
+import { applyUndo, type FileDiff, planUndo, sessionDiff, type UndoPlan } from "../undo.ts";
+
+export type { FileDiff, UndoPlan } from "../undo.ts";
 
 export { parseShellLine } from "../shell.ts";
 export type { ShellLine, ShellOutcome } from "../shell.ts";
@@ -41,6 +44,12 @@ export interface PersonPolicy {
   changeTrust<R>(change: (map: TrustMap) => R): Promise<R>;
   /** `/vouch`: the vouched commands, listed and removed. */
   readonly vouches: VouchStore;
+  /** `/diff`: every file the session changed, against its state before the first change. */
+  sessionDiff(): Promise<FileDiff[]>;
+  /** `/undo N`: what taking back the last N changes would do, or why it cannot be done. */
+  planUndo(n: number): Promise<Result<UndoPlan>>;
+  /** The plan the person accepted, applied; what the planner is told goes with the next message. */
+  applyUndo(plan: UndoPlan): ReturnType<typeof applyUndo>;
 }
 
 export function personPolicy(policy: Policy): PersonPolicy {
@@ -66,5 +75,8 @@ export function personPolicy(policy: Policy): PersonPolicy {
     get vouches() {
       return policy.vouches;
     },
+    sessionDiff: () => sessionDiff(policy),
+    planUndo: (n) => planUndo(policy, n),
+    applyUndo: (plan) => applyUndo(policy, plan),
   };
 }

@@ -356,3 +356,27 @@ export async function write(
   }
   return { sha256: await sha256Hex(bytes), created: existing === null };
 }
+
+/**
+ * Removes the regular file at `path` if it still hashes to `expectSha256`. A link is never
+ * followed (it is refused as not a regular file); the file is hashed through a checked handle,
+ * and unlinked by its name in the checked real folder, so a folder swapped after the check makes
+ * the unlink miss rather than land outside.
+ */
+export async function remove(path: string, expectSha256: string): Promise<{ removed: true }> {
+  const info = lstatInside(path, dirOf);
+  if (!info.isFile) throw notAFile();
+  const current = checkPath(path);
+  if (await hashOpened(openChecked(current).file) !== expectSha256) {
+    const error = new Error("the file changed since");
+    error.name = "Changed";
+    throw error;
+  }
+  const dir = dirOf(path);
+  const name = path.slice(dir.length).replace(/^[\\/]/, "");
+  if (name === "" || name === "." || name === "..") throw new OutsideWall("not a file name");
+  const folder = checkPath(dir, true);
+  stillSame(folder);
+  Deno.removeSync(`${folder.real}/${name}`);
+  return { removed: true };
+}

@@ -1,0 +1,198 @@
+/**
+ * What this session changed in the workspace, kept in its folder of the state directory (never in
+ * the workspace), for `/diff` and `/undo` (docs/session.md#taking-changes-back): one record per
+ * change (a write, an edit, one run's files), each file with the state before it — the bytes when
+ * they were small enough to keep ({@link keepsBytes}), else only their hash — the hash the change
+ * left, and the trust-map entry the file had before. The bytes are stored once per hash
+ * (`changes/<sha256>.bin`), the records appended to `changes.jsonl`, so both survive `--resume`.
+ */
+import { join } from "node:path";
+import { z } from "zod";
+import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
+import { ensurePrivateDir } from "../state/dirs.ts";
+import { sha256 } from "../util/hash.ts";
+import type { FileEntry } from "./trust_map.ts";
+
+/** The state of a file before a change: absent, or its hash and size (bytes kept or not). */
+export type Before =
+  | { kind: "absent" }
+  | { kind: "bytes"; sha256: string; size: number; kept: boolean }
+  /** A run changed it: its bytes before were never read (docs/decisions.md). */
+  | { kind: "unknown" };
+
+export interface ChangedFile {
+  rel: string;
+  before: Before;
+  /** The hash the change left; null: the change left no regular file there (or it is unknown). */
+  after: string | null;
+  /** The file's own trust-map entry before the change (null: none; its rules decided). */
+  trustBefore: FileEntry | null;
+  /** A run chose the name (docs/contract.md §13.5): it never goes to the planner as text. */
+  nameChosen?: true;
+}
+
+export interface ChangeRecord {
+  seq: number;
+  by: "write_file" | "edit_file" | "run";
+  files: ChangedFile[];
+  /** Taken back by `/undo`. */
+  undone?: true;
+}
+
+const entrySchema = z.object({
+  integrity: z.enum(["T", "U"]),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  why: z.enum(["write", "vouch", "run"]),
+  nameChosen: z.literal(true).optional(),
+});
+const hex = z.string().regex(/^[0-9a-f]{64}$/);
+const rowSchema = z.union([
+  z.object({
+    type: z.literal("change"),
+    seq: z.number().int().min(0),
+    by: z.enum(["write_file", "edit_file", "run"]),
+    files: z.array(z.object({
+      rel: z.string(),
+      before: z.union([
+        z.object({ kind: z.literal("absent") }),
+        z.object({
+          kind: z.literal("bytes"),
+          sha256: hex,
+          size: z.number().int().min(0),
+          kept: z.boolean(),
+        }),
+        z.object({ kind: z.literal("unknown") }),
+      ]),
+      after: hex.nullable(),
+      trustBefore: entrySchema.nullable(),
+      nameChosen: z.literal(true).optional(),
+    })),
+  }),
+  z.object({ type: z.literal("undone"), seq: z.number().int().min(0) }),
+]);
+
+/**
+ * The largest file whose bytes before a change are kept (docs/decisions.md): 1 MiB. A larger one
+ * is recorded by hash only; `/diff` says so and `/undo` refuses it.
+ */
+export const KEEP_MAX_BYTES = 1024 * 1024;
+
+/** Whether the bytes of a file of `size` are kept before the session changes it. */
+export function keepsBytes(size: number): boolean {
+  return size <= KEEP_MAX_BYTES;
+}
+
+/**
+ * What is kept of a file's state before the session changes it: nothing to keep when there was
+ * no file; its bytes when small enough ({@link keepsBytes}); else its hash and size only.
+ */
+export async function beforeOf(log: ChangeLog, current: Uint8Array | null): Promise<Before> {
+  if (current === null) return { kind: "absent" };
+  if (!keepsBytes(current.length)) {
+    return { kind: "bytes", sha256: sha256(current), size: current.length, kept: false };
+  }
+  return { kind: "bytes", sha256: await log.keep(current), size: current.length, kept: true };
+}
+
+/** Records a write or an edit the worker made: the bytes it replaced, the hash it left. */
+export async function recordFileChange(
+  log: ChangeLog,
+  by: "write_file" | "edit_file",
+  rel: string,
+  current: Uint8Array | null,
+  after: string,
+  trustBefore: FileEntry | null,
+): Promise<void> {
+  await log.add(by, [{ rel, before: await beforeOf(log, current), after, trustBefore }]);
+}
+
+export class ChangeLog {
+  readonly #records: ChangeRecord[] = [];
+  /** In memory only (tests): the kept bytes by hash. */
+  readonly #memory = new Map<string, Uint8Array>();
+
+  private constructor(private readonly dir: string | null) {}
+
+  static inMemory(): ChangeLog {
+    return new ChangeLog(null);
+  }
+
+  /** Opens (or resumes) the log of a session folder; bad rows are reported, never guessed. */
+  static async open(dir: string): Promise<{ log: ChangeLog; problems: string[] }> {
+    const log = new ChangeLog(dir);
+    await ensurePrivateDir(join(dir, "changes"));
+    const file = join(dir, "changes.jsonl");
+    const { rows, problems } = await readJsonLines(file);
+    for (const row of rows) {
+      const parsed = rowSchema.safeParse(row);
+      if (!parsed.success) {
+        problems.push(`${file}: a record does not fit; it is skipped`);
+        continue;
+      }
+      const data = parsed.data;
+      if (data.type === "undone") {
+        const record = log.#records.find((r) => r.seq === data.seq);
+        if (record) record.undone = true;
+        continue;
+      }
+      log.#records.push({ seq: data.seq, by: data.by, files: data.files as ChangedFile[] });
+    }
+    return { log, problems };
+  }
+
+  get records(): readonly ChangeRecord[] {
+    return this.#records;
+  }
+
+  /** Keeps `bytes` (stored once per hash) and answers their hash. */
+  async keep(bytes: Uint8Array): Promise<string> {
+    const hash = sha256(bytes);
+    if (this.dir === null) this.#memory.set(hash, bytes);
+    else {
+      const path = join(this.dir, "changes", `${hash}.bin`);
+      try {
+        await Deno.writeFile(path, bytes, { mode: 0o600, createNew: true });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      }
+    }
+    return hash;
+  }
+
+  /** The kept bytes of `hash`, only if they still hash to it; null when gone or altered. */
+  async kept(hash: string): Promise<Uint8Array | null> {
+    let bytes: Uint8Array | undefined;
+    if (this.dir === null) bytes = this.#memory.get(hash);
+    else {
+      try {
+        bytes = await Deno.readFile(join(this.dir, "changes", `${hash}.bin`));
+      } catch {
+        return null;
+      }
+    }
+    return bytes !== undefined && sha256(bytes) === hash ? bytes : null;
+  }
+
+  /** Appends a change; answers its record. */
+  async add(by: ChangeRecord["by"], files: ChangedFile[]): Promise<ChangeRecord> {
+    const record: ChangeRecord = { seq: (this.#records.at(-1)?.seq ?? -1) + 1, by, files };
+    if (this.dir !== null) {
+      await appendJsonLine(join(this.dir, "changes.jsonl"), { type: "change", ...record });
+    }
+    this.#records.push(record);
+    return record;
+  }
+
+  /** Marks a change as taken back. */
+  async markUndone(record: ChangeRecord): Promise<void> {
+    if (this.dir !== null) {
+      await appendJsonLine(join(this.dir, "changes.jsonl"), { type: "undone", seq: record.seq });
+    }
+    record.undone = true;
+  }
+
+  /** The changes not taken back, oldest first. */
+  get standing(): ChangeRecord[] {
+    return this.#records.filter((r) => !r.undone);
+  }
+}

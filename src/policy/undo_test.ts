@@ -1,0 +1,197 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { withPolicy } from "../../test/support/policy_fixture.ts";
+import { writeFile } from "./writes.ts";
+import { editFile } from "./edits.ts";
+import { recordRunChanges, type RunChanges } from "./run_changes.ts";
+import { applyUndo, planUndo, sessionDiff } from "./undo.ts";
+import { ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
+import type { Policy } from "./core.ts";
+import { sha256 } from "../util/hash.ts";
+
+const yes = { write: { approved: true } };
+
+async function undo(policy: Policy, n = 1) {
+  const plan = await planUndo(policy, n);
+  if (!plan.ok) return plan;
+  return await applyUndo(policy, plan.value);
+}
+
+function runChanges(partial: Partial<RunChanges>): RunChanges {
+  return {
+    created: [],
+    changed: [],
+    unsure: [],
+    removed: [],
+    blind: [],
+    complete: true,
+    ...partial,
+  };
+}
+
+Deno.test("undo: a write over a file is taken back, bytes and label; the planner is told", async () => {
+  await withPolicy(
+    { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes] },
+    async (fx) => {
+      const wrote = await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
+      assert.equal(wrote.status, "written");
+      assert.equal(fx.policy.storedTrust.files.get("a.txt")?.sha256, sha256("new\n"));
+      const diff = await sessionDiff(fx.policy);
+      assert.equal(diff.length, 1);
+      assert.equal(diff[0].rel, "a.txt");
+      assert.equal(diff[0].preview?.kind, "diff");
+      const done = await undo(fx.policy);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      assert.equal(await fx.read("a.txt"), "old\n");
+      // The file had no entry of its own before: the rules decide its label again.
+      assert.equal(fx.policy.storedTrust.files.has("a.txt"), false);
+      assert.match(done.value.forPlanner.text, /undid 1 change: your write_file \(a\.txt\)/);
+      assert.equal(done.value.forPlanner.label.integrity, "T");
+      assert.equal(done.value.forPlanner.label.confidentiality, "priv");
+      assert.deepEqual(await sessionDiff(fx.policy), []);
+      const again = await planUndo(fx.policy, 1);
+      assert.ok(!again.ok);
+    },
+  );
+});
+
+Deno.test("undo: a created file is removed again", async () => {
+  await withPolicy({ trust: { ".": true }, answers: [yes] }, async (fx) => {
+    assert.equal((await writeFile(fx.policy, { path: "n.txt", contents: "x" })).status, "written");
+    const done = await undo(fx.policy);
+    assert.ok(done.ok);
+    await assert.rejects(Deno.lstat(join(fx.root, "n.txt")), Deno.errors.NotFound);
+    assert.equal(fx.policy.storedTrust.files.has("n.txt"), false);
+  });
+});
+
+Deno.test("undo: two edits, /undo 2 takes both back in order; an untrusted file's label comes back", async () => {
+  await withPolicy(
+    { files: { "a.txt": "one two\n" }, trust: { ".": true }, answers: [yes, yes] },
+    async (fx) => {
+      // The file was untrusted by a run before the session's edits: that entry comes back.
+      await fx.policy.changeTrust((m) => m.setFile("a.txt", { integrity: "U", why: "run" }));
+      await fx.policy.vouchFile("a.txt", sha256("one two\n"));
+      const before = fx.policy.storedTrust.files.get("a.txt");
+      const e1 = await editFile(fx.policy, { path: "a.txt", old_text: "one", new_text: "1" });
+      assert.equal(e1.status, "edited");
+      const e2 = await editFile(fx.policy, { path: "a.txt", old_text: "two", new_text: "2" });
+      assert.equal(e2.status, "edited");
+      assert.equal(await fx.read("a.txt"), "1 2\n");
+      const plan = await planUndo(fx.policy, 2);
+      assert.ok(plan.ok);
+      assert.equal(plan.value.shown.length, 1, "one file, shown once");
+      const done = await applyUndo(fx.policy, plan.value);
+      assert.ok(done.ok);
+      assert.equal(await fx.read("a.txt"), "one two\n");
+      assert.deepEqual(fx.policy.storedTrust.files.get("a.txt"), before);
+      assert.equal((await fx.policy.fileLabel("a.txt")).integrity, "T");
+    },
+  );
+});
+
+Deno.test("undo: a file changed since by someone else is refused by name and left alone", async () => {
+  await withPolicy(
+    { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes] },
+    async (fx) => {
+      await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
+      await Deno.writeTextFile(join(fx.root, "a.txt"), "the person's work\n");
+      const plan = await planUndo(fx.policy, 1);
+      assert.ok(!plan.ok);
+      assert.match(plan.error, /a\.txt changed since/);
+      assert.equal(await fx.read("a.txt"), "the person's work\n");
+      assert.equal(fx.policy.changes.standing.length, 1);
+    },
+  );
+});
+
+Deno.test("undo: a change made between the plan and its act is not overwritten (checked by hash)", async () => {
+  await withPolicy(
+    { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes] },
+    async (fx) => {
+      await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
+      const plan = await planUndo(fx.policy, 1);
+      assert.ok(plan.ok);
+      await Deno.writeTextFile(join(fx.root, "a.txt"), "typed meanwhile\n");
+      const done = await applyUndo(fx.policy, plan.value);
+      assert.ok(!done.ok);
+      assert.match(done.error, /a\.txt changed since/);
+      assert.equal(await fx.read("a.txt"), "typed meanwhile\n");
+    },
+  );
+});
+
+Deno.test("undo: a run's created files are removed; a run's changed file is refused, named", async () => {
+  await withPolicy({ files: { "b.txt": "b\n" }, trust: { ".": true } }, async (fx) => {
+    await Deno.writeTextFile(join(fx.root, "made.txt"), "by the run\n");
+    await recordRunChanges(fx.policy, runChanges({ created: ["made.txt"] }), "U");
+    assert.equal(fx.policy.storedTrust.files.get("made.txt")?.nameChosen, true);
+    const diff = await sessionDiff(fx.policy);
+    assert.equal(diff[0].byRun, true);
+    const plan = await planUndo(fx.policy, 1);
+    assert.ok(plan.ok);
+    // A name the run chose is not named to the planner.
+    const done = await applyUndo(fx.policy, plan.value);
+    assert.ok(done.ok);
+    assert.doesNotMatch(done.value.forPlanner.text, /made\.txt/);
+    assert.match(done.value.forPlanner.text, /1 file not named/);
+    await assert.rejects(Deno.lstat(join(fx.root, "made.txt")), Deno.errors.NotFound);
+    assert.equal(fx.policy.storedTrust.files.has("made.txt"), false);
+
+    await Deno.writeTextFile(join(fx.root, "b.txt"), "changed by a run\n");
+    await recordRunChanges(fx.policy, runChanges({ changed: ["b.txt"] }), "U");
+    const shown = await sessionDiff(fx.policy);
+    assert.match(shown[0].note ?? "", /changed by a run/);
+    const refused = await planUndo(fx.policy, 1);
+    assert.ok(!refused.ok);
+    assert.match(refused.error, /b\.txt was changed by a run/);
+    assert.equal(await fx.read("b.txt"), "changed by a run\n");
+  });
+});
+
+Deno.test("undo: a file over the kept bound is recorded by hash only: /diff says so, /undo refuses", async () => {
+  const big = "x".repeat(KEEP_MAX_BYTES + 1);
+  await withPolicy(
+    { files: { "big.txt": big }, trust: { ".": true }, answers: [yes] },
+    async (fx) => {
+      await writeFile(fx.policy, { path: "big.txt", contents: "small\n" });
+      const [d] = await sessionDiff(fx.policy);
+      assert.match(d.note ?? "", /recorded by hash only/);
+      const plan = await planUndo(fx.policy, 1);
+      assert.ok(!plan.ok);
+      assert.match(plan.error, /big\.txt was over 1 MiB/);
+    },
+  );
+});
+
+Deno.test("undo: the kept bytes survive a resume, and undo works after it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-session-" });
+  try {
+    const first = await ChangeLog.open(dir);
+    await withPolicy(
+      { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes], changes: first.log },
+      async (fx) => {
+        await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
+      },
+    );
+    // The same session folder opened again, as --resume does, on the workspace as it was left.
+    const resumed = await ChangeLog.open(dir);
+    assert.deepEqual(resumed.problems, []);
+    assert.equal(resumed.log.standing.length, 1);
+    await withPolicy(
+      { files: { "a.txt": "new\n" }, trust: { ".": true }, changes: resumed.log },
+      async (fx) => {
+        const done = await undo(fx.policy);
+        assert.ok(done.ok, done.ok ? "" : done.error);
+        assert.equal(await fx.read("a.txt"), "old\n");
+      },
+    );
+    // The undo is kept too: opened once more, nothing is left to undo.
+    assert.equal((await ChangeLog.open(dir)).log.standing.length, 0);
+    // Bytes altered in the state folder are never restored.
+    await Deno.writeTextFile(join(dir, "changes", `${sha256("old\n")}.bin`), "tampered");
+    assert.equal(await resumed.log.kept(sha256("old\n")), null);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

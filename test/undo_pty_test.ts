@@ -1,0 +1,66 @@
+/**
+ * `/diff` and `/undo` on the person's screen (issue 27), through a real pseudo-terminal against
+ * the scripted model: a write the person approved is listed by /diff with its diff, /undo shows
+ * the diff it will apply and asks once, the file gets its old bytes back, and the planner is told
+ * with the next message, as the person's words.
+ */
+import assert from "node:assert/strict";
+import { drivePty } from "./support/pty.ts";
+import { join } from "node:path";
+import { startMockModel } from "../scripts/mock-model.ts";
+
+Deno.test("undo pty: /diff lists the session's write, /undo takes it back after one key", async () => {
+  const mock = await startMockModel({
+    script: {
+      replies: [
+        {
+          tool_calls: [{ name: "write_file", arguments: { path: "a.txt", contents: "NEWLINE\n" } }],
+        },
+        { text: "written." },
+        { text: "noted." },
+      ],
+    },
+  });
+  const root = await Deno.makeTempDir({ prefix: "bb-undo-pty-" });
+  try {
+    const ws = join(root, "ws");
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(join(ws, "a.txt"), "OLDLINE\n");
+    const config = join(root, "config.json");
+    await Deno.writeTextFile(config, "{}");
+    const steps = [
+      { expect: "Trust:", send: "w" },
+      { expect: "›", send: "go\r" },
+      { expect: "Write a\\.txt\\?", send: "y" },
+      { expect: "written\\.[\\s\\S]*›", send: "/diff\r" },
+      { expect: "-\\s*OLDLINE[\\s\\S]*\\+\\s*NEWLINE[\\s\\S]*›", send: "/undo\r" },
+      { expect: "Undo 1 change\\?", send: "y" },
+      { expect: "restored a\\.txt[\\s\\S]*›", send: "thanks\r" },
+      { expect: "noted\\.[\\s\\S]*›", send: "/exit\r" },
+    ];
+    const r = await drivePty(
+      steps,
+      [
+        "-w",
+        ws,
+        "--state-dir",
+        join(root, "state"),
+        "--config",
+        config,
+        "--endpoint",
+        mock.url,
+        "--model",
+        "mock",
+      ],
+      { TERM: "xterm-256color", NO_COLOR: "1" },
+    );
+    assert.equal(r.ok, true, r.screen.slice(-3000));
+    assert.equal(await Deno.readTextFile(join(ws, "a.txt")), "OLDLINE\n");
+    const last = JSON.stringify(mock.requests.at(-1));
+    assert.match(last, /I undid 1 change: your write_file \(a\.txt\)/);
+    assert.match(last, /thanks/);
+  } finally {
+    await mock.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
