@@ -11,6 +11,8 @@
  * (`summaryLabel`, src/policy/driver_labels.ts: the planner context's), asked when it is made.
  * The person's own requests are kept verbatim, appended here rather than left to the model.
  * References stay valid: their bytes are in the session's state, not in the conversation.
+ * Each request goes through `buildRequest` (conversation.ts): the summary request ends with a user
+ * instruction, sent as one message with the person's last words when the chunk ends on them.
  *
  * The loop that asks for summaries ({@link compactConversation}) lives here, not in the driver:
  * it is a conversation of its own with the planner, with its own bound and its own notices.
@@ -20,7 +22,7 @@ import type { ModelClient, ToolSpec } from "../model/types.ts";
 import type { Label } from "../util/label.ts";
 import type { Window } from "../util/window.ts";
 import { type DriverEvent, type TurnFailure, turnFailure } from "./events.ts";
-import { fitToWindow } from "./context_window.ts";
+import { buildRequest } from "./conversation.ts";
 import { stripReasoning } from "../util/reasoning.ts";
 import { plural } from "../util/plural.ts";
 
@@ -134,13 +136,13 @@ export async function compactConversation(
   let current = messages;
   let replaced = 0;
   for (let attempt = 0; attempt < MAX_SUMMARIES; attempt++) {
-    if (!run.once && fitToWindow(system, current, specs, window).ok) break;
+    if (!run.once && buildRequest(system, current, specs, window).ok) break;
     const chunkFits = (j: number) =>
-      fitToWindow(system, [...current.slice(0, j), instruction], specs, window).ok;
+      buildRequest(system, [...current.slice(0, j), instruction], specs, window).ok;
     const j = cutPoint(current, chunkFits);
     if (j === null) break;
     const chunk = current.slice(0, j);
-    const request = fitToWindow(system, [...chunk, instruction], specs, window);
+    const request = buildRequest(system, [...chunk, instruction], specs, window);
     if (!request.ok) break;
     run.emit({ type: "model_request", turn: run.turn });
     let summary: string;
