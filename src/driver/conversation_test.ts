@@ -163,6 +163,7 @@ function harness(fx: Fx, dir: string, contextWindow: number): Harness {
       systemPrompt: () => ({ text: "You are a test planner.", label: TRUSTED_PUBLIC }),
       history: history?.messages,
       historyLabels: history?.labels,
+      historySummary: history?.summary,
     });
   const h: Harness = {
     planner,
@@ -244,6 +245,62 @@ Deno.test("conversation: a resumed transcript that ends on an unanswered message
       "rename foo to bar",
       "and then?",
     ]);
+  });
+});
+
+Deno.test("conversation: six compactions by a summariser that copies the summary before it keep every request", async () => {
+  await withDriver(100_000, async (h) => {
+    const asked: string[] = [];
+    for (let i = 1; i <= 7; i++) {
+      const words = `request ${i}: "${"do the thing ".repeat(i)}"\nthen stop (MARK-${i})`;
+      asked.push(words);
+      assert.equal(await h.turn(words, ["call", "answer"]), "finished");
+      if (i === 7) break;
+      h.planner.summaries = ["copy"];
+      const done = await h.driver.compact();
+      assert.ok(done.ok, done.error);
+      // Halfway, the session is resumed from its transcript: the requests are data there too.
+      if (i === 3) await h.resume();
+    }
+    assert.deepEqual(h.planner.broken, []);
+    const summaries = h.planner.requests.filter((r) => r.toolChoice === "none");
+    assert.equal(summaries.length, 6);
+    const last = h.planner.requests.at(-1)!.messages;
+    const summary = last[1].content!;
+    assert.ok(summary.startsWith(SUMMARY_HEADER));
+    // Each of the six summarised requests verbatim in the summary, the seventh after it.
+    for (const words of asked.slice(0, 6)) {
+      assert.ok(summary.includes(JSON.stringify(words)), words);
+    }
+    assert.ok(!summary.includes("MARK-7"));
+    assert.ok(last.some((m) => m.role === "user" && m.content === asked[6]));
+    assert.doesNotMatch(summary, /left out/);
+  });
+});
+
+Deno.test("conversation: past their budget the oldest requests are left out, and the count is said", async () => {
+  // A 4,000-token window keeps 500 tokens of requests: about three of these.
+  await withDriver(4_000, async (h) => {
+    const asked: string[] = [];
+    for (let i = 1; i <= 7; i++) {
+      const words = `request ${i} (MARK-${i}): ${"please do the thing carefully ".repeat(20)}`;
+      asked.push(words);
+      assert.equal(await h.turn(words, ["answer"]), "finished");
+      if (i === 7) break;
+      const done = await h.driver.compact();
+      assert.ok(done.ok, done.error);
+    }
+    assert.deepEqual(h.planner.broken, []);
+    const summary = h.planner.requests.at(-1)!.messages[1].content!;
+    const kept = asked.slice(0, 6).filter((w) => summary.includes(JSON.stringify(w)));
+    assert.ok(kept.length >= 2 && kept.length < 6, `${kept.length} kept`);
+    assert.deepEqual(kept, asked.slice(6 - kept.length, 6), "the newest are the ones kept");
+    const left = 6 - kept.length;
+    assert.match(summary, new RegExp(`the ${left} oldest requests left out for room`));
+    assert.ok(
+      h.events.some((e) => e.type === "notice" && /oldest request.* left out/.test(e.text)),
+      "the person is told",
+    );
   });
 });
 

@@ -16,7 +16,7 @@ import { type DriverPolicy, shownMarkers, type ToolPolicy } from "../policy/api.
 import { formatLabel, type Label } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
-import type { Asserted, TranscriptWriter } from "../state/transcript.ts";
+import type { Asserted, KeptRequests, TranscriptWriter } from "../state/transcript.ts";
 import {
   failure,
   type ProcessorPort,
@@ -38,7 +38,7 @@ import { cutToShare, loadTokenizer, resultShareChars, withinShare } from "./cont
 import type { Window } from "../util/window.ts";
 import { ServedWindow } from "./served_window.ts";
 import { Outgoing } from "./outgoing.ts";
-import { compactConversation, isSummary } from "./compaction.ts";
+import { compactConversation, legacyRequests, type Summary } from "./compaction.ts";
 import { buildRequest, foldResends, resent } from "./conversation.ts";
 import {
   checkCall,
@@ -86,6 +86,11 @@ export interface DriverOptions {
   history?: ChatMessage[];
   /** What each message of `history` placed in the planner context (null: not recorded). */
   historyLabels?: readonly (Label | null)[];
+  /**
+   * Set when `history` opens with a compaction's summary: the person's requests kept beside it
+   * (null: a transcript written before they were kept as data).
+   */
+  historySummary?: { requests: KeptRequests | null } | null;
 }
 
 export interface TurnOptions {
@@ -125,6 +130,8 @@ export class Driver {
   /** The JSON type each tool's schema gives a parameter, for calls written as raw text. */
   readonly #paramType: ParamType;
   #messages: ChatMessage[];
+  /** The summary the conversation opens with, if any, with the person's requests beside it. */
+  #summary: Summary | null = null;
   /** What each message placed in the planner context, and which results the gate let go. */
   readonly #outgoing: Outgoing;
   /** Planner replies over the whole session. */
@@ -155,11 +162,17 @@ export class Driver {
       () => this.#o.settings.planner,
       (text) => options.emit({ type: "notice", text }),
     );
+    const opened = options.history?.[0];
+    const summarised = options.historySummary != null && opened?.role === "user";
+    if (summarised) {
+      const requests = options.historySummary?.requests ?? legacyRequests(opened.content);
+      this.#summary = { message: opened, requests };
+    }
     // A transcript written before resends took the place of the unanswered message.
     const history = foldResends(
       options.history ?? [],
       options.historyLabels ?? [],
-      isSummary(options.history?.[0]),
+      summarised,
       (earlier, later) =>
         earlier || later
           ? this.#policy.personWordsLabel([earlier, later].filter((l) => l !== null))
@@ -207,6 +220,7 @@ export class Driver {
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
+    this.#summary = null;
     this.contextFill = null;
     this.#served.forgetSent();
     this.#policy.clearContext();
@@ -276,7 +290,7 @@ export class Driver {
    */
   async #personSays(text: string, alongside: readonly Label[]): Promise<void> {
     const last = this.#messages.at(-1);
-    if (last?.role !== "user" || isSummary(last)) {
+    if (last?.role !== "user" || last === this.#summary?.message) {
       await this.#append({ role: "user", content: text }, this.#policy.personWordsLabel(alongside));
       return;
     }
@@ -471,11 +485,13 @@ export class Driver {
       signal,
       once,
       turn: this.replies + 1,
+      summary: this.#summary,
       summaryLabel: () => this.#policy.summaryLabel(),
       keep: async (summary, kept, label) => {
-        this.#messages = [summary, ...kept];
-        this.#outgoing.place(summary, label);
-        await this.#o.transcript.compact(summary, kept.length, label);
+        this.#messages = [summary.message, ...kept];
+        this.#summary = summary;
+        this.#outgoing.place(summary.message, label);
+        await this.#o.transcript.compact(summary.message, kept.length, label, summary.requests);
       },
       emit: (event) => this.#o.emit(event),
     });
