@@ -242,6 +242,7 @@ Deno.test("small windows: compaction keeps the context label and the references;
       /TASK-MARKER-77/,
       "with the person's request verbatim",
     );
+    assert.deepEqual(loaded.summary?.requests?.kept, [TASK], "kept as data beside the summary");
     assert.ok(
       loaded.history.length > loaded.messages.length,
       "the transcript keeps the whole history",

@@ -8,13 +8,15 @@
  * It decides no rule and chooses no label: what it places in the planner context, and whether a
  * result may go to the planner endpoint, it asks of its policy port (`DriverPolicy`). The parts
  * with rules of their own live beside it: the calls (`tool_calls.ts`), the window the server
- * serves (`served_window.ts`), compaction (`compaction.ts`), fitting (`context_window.ts`).
+ * serves (`served_window.ts`), compaction (`compaction.ts`), fitting (`context_window.ts`), and
+ * the conversation's shape (`conversation.ts`): every request is built there, and the person's
+ * message after a turn that got no reply takes the place of the unanswered one.
  */
 import { type DriverPolicy, shownMarkers, type ToolPolicy } from "../policy/api.ts";
 import { formatLabel, type Label } from "../util/label.ts";
 import type { Settings } from "../state/settings.ts";
 import type { SessionState } from "../state/session_state.ts";
-import type { Asserted, TranscriptWriter } from "../state/transcript.ts";
+import type { Asserted, KeptRequests, TranscriptWriter } from "../state/transcript.ts";
 import {
   failure,
   type ProcessorPort,
@@ -32,17 +34,12 @@ import {
   turnFailure,
   type TurnStatus,
 } from "./events.ts";
-import {
-  cutToShare,
-  fitToWindow,
-  loadTokenizer,
-  resultShareChars,
-  withinShare,
-} from "./context_window.ts";
+import { cutToShare, loadTokenizer, resultShareChars, withinShare } from "./context_window.ts";
 import type { Window } from "../util/window.ts";
 import { ServedWindow } from "./served_window.ts";
 import { Outgoing } from "./outgoing.ts";
-import { compactConversation } from "./compaction.ts";
+import { compactConversation, legacyRequests, type Summary } from "./compaction.ts";
+import { buildRequest, foldResends, resent } from "./conversation.ts";
 import {
   checkCall,
   droppedNotice,
@@ -89,6 +86,11 @@ export interface DriverOptions {
   history?: ChatMessage[];
   /** What each message of `history` placed in the planner context (null: not recorded). */
   historyLabels?: readonly (Label | null)[];
+  /**
+   * Set when `history` opens with a compaction's summary: the person's requests kept beside it
+   * (null: a transcript written before they were kept as data).
+   */
+  historySummary?: { requests: KeptRequests | null } | null;
 }
 
 export interface TurnOptions {
@@ -128,6 +130,8 @@ export class Driver {
   /** The JSON type each tool's schema gives a parameter, for calls written as raw text. */
   readonly #paramType: ParamType;
   #messages: ChatMessage[];
+  /** The summary the conversation opens with, if any, with the person's requests beside it. */
+  #summary: Summary | null = null;
   /** What each message placed in the planner context, and which results the gate let go. */
   readonly #outgoing: Outgoing;
   /** Planner replies over the whole session. */
@@ -158,9 +162,25 @@ export class Driver {
       () => this.#o.settings.planner,
       (text) => options.emit({ type: "notice", text }),
     );
-    this.#messages = [...(options.history ?? [])];
+    const opened = options.history?.[0];
+    const summarised = options.historySummary != null && opened?.role === "user";
+    if (summarised) {
+      const requests = options.historySummary?.requests ?? legacyRequests(opened.content);
+      this.#summary = { message: opened, requests };
+    }
+    // A transcript written before resends took the place of the unanswered message.
+    const history = foldResends(
+      options.history ?? [],
+      options.historyLabels ?? [],
+      summarised,
+      (earlier, later) =>
+        earlier || later
+          ? this.#policy.personWordsLabel([earlier, later].filter((l) => l !== null))
+          : null,
+    );
+    this.#messages = history.messages;
     this.#messages.forEach((m, i) => {
-      const l = options.historyLabels?.[i];
+      const l = history.labels[i];
       if (l) this.#outgoing.place(m, l);
     });
     this.#policy.onContextChange((l) =>
@@ -200,6 +220,7 @@ export class Driver {
   /** `/clear`: a new conversation; the label goes back to `(T,pub)`. */
   async clear(): Promise<void> {
     this.#messages = [];
+    this.#summary = null;
     this.contextFill = null;
     this.#served.forgetSent();
     this.#policy.clearContext();
@@ -232,11 +253,7 @@ export class Driver {
   async runTurn(userText: string, options: TurnOptions = {}): Promise<TurnOutcome> {
     const maxReplies = options.maxReplies ?? this.#o.settings.maxTurns;
     const turn: TurnProgress = { replies: 0, lastText: "" };
-    const alongside = options.alongside ?? [];
-    await this.#append(
-      { role: "user", content: userText },
-      this.#policy.personWordsLabel(alongside),
-    );
+    await this.#personSays(userText, options.alongside ?? []);
     const system = await this.#system();
     await loadTokenizer();
     while (true) {
@@ -264,6 +281,32 @@ export class Driver {
       const share = resultShareChars(system, this.#specs, this.#served.window.fit);
       await this.#runCalls(text, calls, options.signal, share);
     }
+  }
+
+  /**
+   * The person's message. One that follows a message of theirs that got no reply (the turn failed
+   * or was stopped before the planner answered) takes its place (`resent`, conversation.ts), with
+   * the earlier words in it when they differ, and the person is told so; its label joins theirs.
+   */
+  async #personSays(text: string, alongside: readonly Label[]): Promise<void> {
+    const last = this.#messages.at(-1);
+    if (last?.role !== "user" || last === this.#summary?.message) {
+      await this.#append({ role: "user", content: text }, this.#policy.personWordsLabel(alongside));
+      return;
+    }
+    const words = resent(last.content, text);
+    if (words !== text) {
+      this.#o.emit({
+        type: "notice",
+        text: "your previous message got no reply; it goes to the planner again, before this one",
+      });
+    }
+    const before = this.#outgoing.labelOf(last);
+    this.#messages.pop();
+    await this.#append(
+      { role: "user", content: words },
+      this.#policy.personWordsLabel(before ? [...alongside, before] : alongside),
+    );
   }
 
   /**
@@ -313,12 +356,12 @@ export class Driver {
   ): Promise<ModelReply | TurnFailure> {
     const o = this.#o;
     await this.#outgoing.sweep(this.#messages);
-    let fit = fitToWindow(system, this.#messages, this.#specs, this.#served.window.fit);
+    let fit = buildRequest(system, this.#messages, this.#specs, this.#served.window.fit);
     if (!fit.ok) {
       // Old rounds no longer fit even shortened: the planner summarises them, and we go on.
       const compacted = await this.#compact(system, signal);
       if (typeof compacted === "object") return compacted;
-      fit = fitToWindow(system, this.#messages, this.#specs, this.#served.window.fit);
+      fit = buildRequest(system, this.#messages, this.#specs, this.#served.window.fit);
       if (!fit.ok) return { status: "error", error: fit.message + this.#served.limitNote() };
     }
     const window = this.#served.window;
@@ -442,11 +485,13 @@ export class Driver {
       signal,
       once,
       turn: this.replies + 1,
+      summary: this.#summary,
       summaryLabel: () => this.#policy.summaryLabel(),
       keep: async (summary, kept, label) => {
-        this.#messages = [summary, ...kept];
-        this.#outgoing.place(summary, label);
-        await this.#o.transcript.compact(summary, kept.length, label);
+        this.#messages = [summary.message, ...kept];
+        this.#summary = summary;
+        this.#outgoing.place(summary.message, label);
+        await this.#o.transcript.compact(summary.message, kept.length, label, summary.requests);
       },
       emit: (event) => this.#o.emit(event),
     });

@@ -40,6 +40,11 @@ export class Outgoing {
     this.#placed.set(message, label);
   }
 
+  /** What `message` placed in the planner context, when that was recorded. */
+  labelOf(message: ChatMessage): Label | null {
+    return this.#placed.get(message) ?? null;
+  }
+
   /** A result the gate was asked about when it was made: not asked again when it is sent. */
   cleared(message: ChatMessage): void {
     this.#cleared.add(message);

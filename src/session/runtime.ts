@@ -13,7 +13,7 @@ import type { Person } from "../person/person.ts";
 import type { Label } from "../util/label.ts";
 import { systemPromptLabel } from "../policy/driver_labels.ts";
 import type { Settings } from "../state/settings.ts";
-import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
+import { type LoadedTranscript, loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
 import { skillsPort } from "../policy/ports/skills.ts";
 import { modelsFrom } from "../model/factory.ts";
@@ -80,10 +80,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const transcript = new TranscriptWriter(session.paths.transcript);
   let history: ChatMessage[] = [];
   let historyLabels: (Label | null)[] = [];
+  let historySummary: LoadedTranscript["summary"] = null;
   if (options.resume) {
     const loaded = await loadTranscript(session.paths.transcript);
     history = loaded.messages;
     historyLabels = loaded.labels;
+    historySummary = loaded.summary;
     problems.push(...loaded.problems);
     session.policy.placeInContext(loaded.contextLabel);
   } else {
@@ -127,6 +129,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     systemPrompt,
     history,
     historyLabels,
+    historySummary,
   });
   const extra: { close(): void }[] = [];
   return {

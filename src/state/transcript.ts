@@ -10,7 +10,9 @@
  *   `label` is what it placed in the planner context (person's words and tool results); a tool
  *   result that is a run's output asserted for the planner (design.md §16) also carries
  *   `"asserted": {"ref","by","shape"}` — by the person, or the policy file and its shape;
- * - `{"type":"clear","time"}` — `/clear`: the conversation starts again, label back to `(T,pub)`.
+ * - `{"type":"clear","time"}` — `/clear`: the conversation starts again, label back to `(T,pub)`;
+ * - `{"type":"compact","time","message","keep","label","requests":{"kept","left_out"}}` — a
+ *   summary replaces all but the last `keep` messages; the person's requests are kept beside it.
  */
 import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
@@ -66,13 +68,18 @@ const recordSchema = z.discriminatedUnion("type", [
     label: z.string(),
     text: z.string(),
   }),
-  /** Compaction: `message` (a summary) replaces all but the last `keep` messages so far. */
+  /**
+   * Compaction: `message` (a summary) replaces all but the last `keep` messages so far;
+   * `requests`, the person's requests kept beside it as data (absent on lines written before).
+   */
   z.object({
     type: z.literal("compact"),
     time: z.string(),
     message: messageSchema,
     keep: z.number().int().min(0),
     label: z.string().optional(),
+    requests: z.object({ kept: z.array(z.string()), left_out: z.number().int().min(0) })
+      .optional(),
   }),
 ]);
 
@@ -80,6 +87,15 @@ export type TranscriptRecord = z.infer<typeof recordSchema>;
 
 /** Who asserted a tool result's bytes (a run's output shown by read_output). */
 export type Asserted = { ref: string; by: "person" | "policy-file"; shape: string | null };
+
+/**
+ * The person's requests kept beside a summary: verbatim, oldest first, and how many older ones
+ * were left out for room. The driver makes them (src/driver/compaction.ts); kept here as data.
+ */
+export interface KeptRequests {
+  kept: string[];
+  leftOut: number;
+}
 
 export interface SessionMeta {
   id: string;
@@ -123,14 +139,23 @@ export class TranscriptWriter {
     });
   }
 
-  /** The summary that replaced all but the last `keep` messages; a resume restores it. */
-  async compact(summary: ChatMessage, keep: number, placed: Label): Promise<void> {
+  /**
+   * The summary that replaced all but the last `keep` messages, with the person's requests kept
+   * beside it; a resume restores both.
+   */
+  async compact(
+    summary: ChatMessage,
+    keep: number,
+    placed: Label,
+    requests: KeptRequests,
+  ): Promise<void> {
     await this.#write({
       type: "compact",
       time: new Date().toISOString(),
       message: summary,
       keep,
       label: formatLabel(placed),
+      requests: { kept: requests.kept, left_out: requests.leftOut },
     });
   }
 
@@ -148,6 +173,11 @@ export interface LoadedTranscript {
    * line). The driver asks the egress rule about private results again before sending them.
    */
   labels: (Label | null)[];
+  /**
+   * Set when `messages` opens with a compaction's summary: the person's requests kept beside it
+   * (null on a line written before they were kept as data).
+   */
+  summary: { requests: KeptRequests | null } | null;
   /** The join of what the messages since the last `/clear` placed in the planner context. */
   contextLabel: Label;
   /** Every message ever, across `/clear`s, for display. */
@@ -169,6 +199,7 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
   let meta: SessionMeta | null = null;
   let messages: ChatMessage[] = [];
   let labels: Label[] = [];
+  let summary: LoadedTranscript["summary"] = null;
   const placed = new Map<ChatMessage, Label>();
   const history: ChatMessage[] = [];
   rows.forEach((row, i) => {
@@ -182,12 +213,16 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
     else if (r.type === "clear") {
       messages = [];
       labels = [];
+      summary = null;
     } else if (r.type === "shown") {
       // The person's alone: not part of what a resumed planner is sent.
     } else if (r.type === "compact") {
       // The full history stays in the file; the conversation goes on from the summary.
       const m = r.message as ChatMessage;
       messages = [m, ...messages.slice(Math.max(0, messages.length - r.keep))];
+      summary = {
+        requests: r.requests ? { kept: r.requests.kept, leftOut: r.requests.left_out } : null,
+      };
       const l = (r.label !== undefined ? parseLabel(r.label) : null) ??
         { integrity: "U", confidentiality: "priv" };
       labels.push(l);
@@ -222,6 +257,7 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
     labels: repaired.messages.map((m) =>
       placed.get(m) ?? (repaired.made.has(m) ? TRUSTED_PUBLIC : null)
     ),
+    summary,
     contextLabel: labels.length ? joinLabels(...labels) : TRUSTED_PUBLIC,
     history,
     problems,

@@ -116,3 +116,26 @@ Deno.test("results that answer no call are dropped", () => {
   ]);
   assert.deepEqual(messages, [{ role: "user", content: "x" }]);
 });
+
+Deno.test("a compact line keeps the person's requests beside its summary; /clear and old lines have none", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    const w = new TranscriptWriter(path);
+    await w.message({ role: "user", content: "task" });
+    await w.message({ role: "assistant", content: "done" });
+    const summary = { role: "user" as const, content: "[summary] of the task" };
+    await w.compact(summary, 1, UNTRUSTED_PUBLIC, { kept: ['the "task"\nverbatim'], leftOut: 2 });
+    const t = await loadTranscript(path);
+    assert.deepEqual(t.messages, [summary, { role: "assistant", content: "done" }]);
+    assert.deepEqual(t.summary, { requests: { kept: ['the "task"\nverbatim'], leftOut: 2 } });
+    await w.clear();
+    assert.equal((await loadTranscript(path)).summary, null);
+    // A compact line written before the requests were kept beside it.
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({ type: "compact", time: "x", message: summary, keep: 0 }) + "\n",
+      { append: true },
+    );
+    assert.deepEqual((await loadTranscript(path)).summary, { requests: null });
+  });
+});
