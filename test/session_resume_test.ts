@@ -185,7 +185,7 @@ Deno.test("sessions: --resume of an unknown id and --continue with no session ar
     assert.match(r.stderr, /no session 'nope'/);
     const c = await runMain([...d.args("http://127.0.0.1:9/v1"), "--continue", "-p", "x"]);
     assert.equal(c.code, 2);
-    assert.match(c.stderr, /no session yet/);
+    assert.match(c.stderr, /no session with a message yet/);
     const s = await runMain(["sessions", ...d.args("http://127.0.0.1:9/v1")]);
     assert.equal(s.code, 0);
     assert.match(s.stdout, /no sessions yet/);

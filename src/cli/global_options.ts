@@ -19,7 +19,8 @@ export interface GlobalOptions {
   outputFormat?: string;
   maxTurns?: string;
   continue?: boolean;
-  resume?: string;
+  /** A session id or a unique start of one; true for a bare `--resume` (choose from a list). */
+  resume?: string | true;
   stateDir?: string;
   config?: string;
   print?: string;

@@ -16,7 +16,13 @@ import { type EarlyPrompt, paintEarlyPrompt } from "./early_prompt.ts";
 import pc from "picocolors";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
 import { EXIT, UsageError } from "./exit_codes.ts";
-import { chooseSession } from "./sessions.ts";
+import {
+  chooseSession,
+  resumeReplay,
+  sessionLine,
+  sessionsToPick,
+  type SessionSummary,
+} from "./sessions.ts";
 import { type CommandContext, COMMANDS, runSlashCommand } from "./slash_commands.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import type { DriverEvent } from "../driver/events.ts";
@@ -139,6 +145,8 @@ export async function interactiveSession(
   loadingUi.catch(() => {});
   let g: Awaited<ReturnType<typeof resolveGlobals>>;
   let resume: string | undefined;
+  /** A bare --resume: the sessions to choose from, once the screen is up. */
+  let pickFrom: SessionSummary[] | null = null;
   try {
     g = await resolveGlobals(options);
     if (!g.settings.planner.model) {
@@ -146,7 +154,8 @@ export async function interactiveSession(
         `no planner model: pass --model NAME or set "model" in the config (${g.configPath})`,
       );
     }
-    resume = await chooseSession(g.workspaceDir, g.stateDir, options);
+    pickFrom = await sessionsToPick(g.workspaceDir, g.stateDir, options);
+    if (!pickFrom) resume = await chooseSession(g.workspaceDir, g.stateDir, options);
   } catch (e) {
     erase();
     throw e;
@@ -219,6 +228,15 @@ export async function interactiveSession(
   // stderr, which would tear it.
   reportLockWaits((line) => person.notice(line));
   try {
+    if (pickFrom) {
+      const picked = await pickSession(screen, pickFrom);
+      if (picked === null) {
+        screen.activity = "";
+        screen.print(pc.dim("no session chosen"));
+        return EXIT.ok;
+      }
+      resume = picked;
+    }
     try {
       runtime = await startRuntime({
         workspaceDir: g.workspaceDir,
@@ -288,14 +306,10 @@ async function session(
   ));
   for (const p of runtime.problems) person.notice(p);
   if (resume) {
+    const replay = await resumeReplay(runtime.session.paths.transcript, (t) => view.markdown(t));
+    if (replay.length) print(replay.join("\n"));
     const n = runtime.driver.messages.length;
     print(pc.dim(`resumed: ${plural(n, "message")} of conversation carried on`));
-    const last = [...runtime.driver.messages].reverse().find((m) =>
-      m.role === "assistant" && typeof m.content === "string" && m.content.trim() !== ""
-    );
-    if (last && last.role === "assistant" && last.content) {
-      print(pc.dim("last reply:") + "\n" + view.markdown(last.content).join("\n"));
-    }
   }
   refreshPrompt(screen, runtime);
 
@@ -364,8 +378,43 @@ async function session(
     }
     await runTurn(text);
   }
-  print(pc.dim(`session kept: bravebot --resume ${sessionId}`));
+  const held = runtime.session.holds();
+  print(pc.dim(
+    held === "messages"
+      ? `session kept: bravebot --resume ${sessionId}`
+      : held === "audit"
+      ? `no message was sent, so there is nothing to resume; the audit log is kept in ${
+        escapeForScreen(runtime.session.paths.dir)
+      }`
+      : "nothing was said: the session is not kept",
+  ));
   return EXIT.ok;
+}
+
+/** How many sessions a bare --resume offers (`bravebot sessions` lists them all). */
+const PICK_MAX = 10;
+
+/** A bare --resume: the person picks a session, the most recently active first; null: Esc. */
+function pickSession(screen: Screen, sessions: SessionSummary[]): Promise<string | null> {
+  const shown = sessions.slice(0, PICK_MAX);
+  const of = sessions.length > shown.length
+    ? ` (the ${shown.length} latest of ${sessions.length})`
+    : "";
+  // The first words get what the mark, the date and the count leave of the line.
+  const room = (s: SessionSummary) =>
+    Math.max(8, screenWidth() - 5 - sessionLine({ ...s, first: null }, 0, false).length);
+  return new Promise((resolve) =>
+    screen.ask({
+      kind: "pick",
+      title: `Go on with which session?${of} Arrows or a digit, then Enter; Esc leaves.`,
+      options: shown.map((s) => sessionLine(s, room(s), false)),
+      // Enter alone takes the latest, as --continue would: choosing a session approves nothing.
+      at: 0,
+      digitBase: 1,
+      marked: null,
+      resolve: (v) => resolve(v === null ? null : shown[v[0]].id),
+    })
+  );
 }
 
 /**

@@ -65,7 +65,10 @@ function build(
     )
     .option("--max-turns <n>", "planner replies before stopping (default: 50)")
     .option("--continue", "go on with the latest session")
-    .option("--resume <id>", "go on with a given session")
+    .option(
+      "--resume [id]",
+      "go on with a given session (a unique start of its id will do; bare: choose from a list)",
+    )
     .option("--state-dir <dir>", "where trust, vouches, sessions and audit live")
     .option("--config <file>", "user config file")
     .exitOverride()

@@ -25,6 +25,7 @@ import { RefTable } from "../policy/refs.ts";
 import { ChangeLog } from "../policy/change_log.ts";
 import { AuditLog } from "../policy/audit.ts";
 import { PrivatePaths } from "../policy/private.ts";
+import { transcriptHasMessage } from "../state/transcript.ts";
 import { VouchStore } from "../policy/vouches.ts";
 import { Policy } from "../policy/core.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
@@ -52,7 +53,31 @@ export interface OpenSession {
   state: SessionState;
   /** Problems found while loading state (corrupt files set aside), to show the person. */
   problems: string[];
+  /** What the session holds now, which decides whether {@link OpenSession.close} keeps it. */
+  holds(): SessionHolds;
+  /** Ends the effect worker; a new session that holds nothing is removed ({@link sessionHolds}). */
   close(): void;
+}
+
+/** A message (a session to go on with), an audit entry and no message, or nothing at all. */
+export type SessionHolds = "messages" | "audit" | "nothing";
+
+/**
+ * A session is stored only once something happened in it (issue 25): a new session closed with
+ * no message in its transcript and no entry in its audit log held nothing worth going back to,
+ * and its folder goes — references, answers and scratch with it, which only a message or an
+ * audited action could have filled. An audit entry keeps the session whatever else it holds (a
+ * shell line at the first prompt is audited: its log is never lost). A session killed before
+ * its first message leaves its folder; the listing counts it and never offers it.
+ */
+export function sessionHolds(paths: SessionPaths, audit: AuditLog): SessionHolds {
+  if (transcriptHasMessage(paths.transcript)) return "messages";
+  if (audit.entries.length > 0) return "audit";
+  try {
+    return Deno.statSync(paths.audit).size === 0 ? "nothing" : "audit";
+  } catch (e) {
+    return e instanceof Deno.errors.NotFound ? "nothing" : "audit";
+  }
 }
 
 /**
@@ -141,12 +166,22 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     changes,
   });
   problems.push(...unbound);
+  // A resumed session had a message (only such a one is offered); only a new one can be empty.
+  const holds = (): SessionHolds =>
+    options.resume !== undefined ? "messages" : sessionHolds(paths, audit);
   return {
     workspace,
     paths,
     policy,
     state: new SessionState(id, options.oneShot),
     problems,
-    close: () => worker.terminate(),
+    holds,
+    close: () => {
+      worker.terminate();
+      if (holds() !== "nothing") return;
+      try {
+        Deno.removeSync(paths.dir, { recursive: true });
+      } catch { /* left behind: never listed, as after a crash */ }
+    },
   };
 }

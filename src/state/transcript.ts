@@ -305,3 +305,37 @@ export function repairToolRounds(
   closeRound();
   return { messages: out, added, made };
 }
+
+/** How much of a transcript is read at a time when looking for its first message. */
+const SCAN_BYTES = 64 * 1024;
+
+/**
+ * Whether the transcript at `path` holds a message: a session without one has nothing to go
+ * on with, and its close may remove it (`session/open.ts`). Read at once (a close does not wait)
+ * and only up to the first message, which in a session that has one is its second line. A line
+ * that cannot be parsed is passed over, as the loader skips it; a file that cannot be read
+ * counts as holding one, so that doubt keeps a session.
+ */
+export function transcriptHasMessage(path: string): boolean {
+  try {
+    using file = Deno.openSync(path, { read: true });
+    const decoder = new TextDecoder();
+    const chunk = new Uint8Array(SCAN_BYTES);
+    let pending = "";
+    for (;;) {
+      const n = file.readSync(chunk);
+      const text = n === null ? "" : decoder.decode(chunk.subarray(0, n), { stream: true });
+      const lines = (pending + text).split("\n");
+      pending = n === null ? "" : lines.pop()!;
+      for (const line of lines) {
+        if (!line.includes('"message"')) continue;
+        try {
+          if (recordSchema.safeParse(JSON.parse(line)).data?.type === "message") return true;
+        } catch { /* a torn or damaged line: the loader skips it too */ }
+      }
+      if (n === null) return false;
+    }
+  } catch (e) {
+    return !(e instanceof Deno.errors.NotFound);
+  }
+}
