@@ -5,8 +5,7 @@
  * styled with colour on, plain under NO_COLOR — and never reach the terminal as sequences.
  */
 import assert from "node:assert/strict";
-import { drivePty } from "./support/pty.ts";
-import { join } from "node:path";
+import { drivePty, sessionPlaces } from "./support/pty.ts";
 import { startMockModel } from "../scripts/mock-model.ts";
 
 const ESC = "\x1b";
@@ -26,39 +25,20 @@ async function session(env: Record<string, string>): Promise<{ screen: string; r
       ],
     },
   });
-  const root = await Deno.makeTempDir({ prefix: "bb-screen-" });
+  const places = await sessionPlaces("bb-screen-");
   try {
-    const ws = join(root, "ws");
-    await Deno.mkdir(ws);
-    const config = join(root, "config.json");
-    await Deno.writeTextFile(config, "{}");
     const steps = [
       { expect: "Trust:", send: "\r" },
       { expect: "›", send: "go\r" },
       { expect: "Write re\\.ts\\?", send: "\r" },
       { expect: "end\\.[\\s\\S]*›", send: "/exit\r" },
     ];
-    const r = await drivePty(
-      steps,
-      [
-        "-w",
-        ws,
-        "--state-dir",
-        join(root, "state"),
-        "--config",
-        config,
-        "--endpoint",
-        mock.url,
-        "--model",
-        "mock",
-      ],
-      { TERM: "xterm-256color", ...env },
-    );
+    const r = await drivePty(steps, places.args(mock.url), { TERM: "xterm-256color", ...env });
     assert.equal(r.ok, true, r.screen.slice(-3000));
     return { screen: r.screen, raw: r.raw };
   } finally {
     await mock.stop();
-    await Deno.remove(root, { recursive: true });
+    await places.remove();
   }
 }
 

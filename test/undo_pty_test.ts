@@ -5,7 +5,7 @@
  * with the next message, as the person's words.
  */
 import assert from "node:assert/strict";
-import { drivePty } from "./support/pty.ts";
+import { drivePty, sessionPlaces } from "./support/pty.ts";
 import { join } from "node:path";
 import { startMockModel } from "../scripts/mock-model.ts";
 
@@ -21,13 +21,8 @@ Deno.test("undo pty: /diff lists the session's write, /undo takes it back after 
       ],
     },
   });
-  const root = await Deno.makeTempDir({ prefix: "bb-undo-pty-" });
+  const places = await sessionPlaces("bb-undo-pty-", { "a.txt": "OLDLINE\n" });
   try {
-    const ws = join(root, "ws");
-    await Deno.mkdir(ws);
-    await Deno.writeTextFile(join(ws, "a.txt"), "OLDLINE\n");
-    const config = join(root, "config.json");
-    await Deno.writeTextFile(config, "{}");
     const steps = [
       { expect: "Trust:", send: "w" },
       { expect: "›", send: "go\r" },
@@ -38,29 +33,14 @@ Deno.test("undo pty: /diff lists the session's write, /undo takes it back after 
       { expect: "restored a\\.txt[\\s\\S]*›", send: "thanks\r" },
       { expect: "noted\\.[\\s\\S]*›", send: "/exit\r" },
     ];
-    const r = await drivePty(
-      steps,
-      [
-        "-w",
-        ws,
-        "--state-dir",
-        join(root, "state"),
-        "--config",
-        config,
-        "--endpoint",
-        mock.url,
-        "--model",
-        "mock",
-      ],
-      { TERM: "xterm-256color", NO_COLOR: "1" },
-    );
+    const r = await drivePty(steps, places.args(mock.url)); // NO_COLOR: the default env
     assert.equal(r.ok, true, r.screen.slice(-3000));
-    assert.equal(await Deno.readTextFile(join(ws, "a.txt")), "OLDLINE\n");
+    assert.equal(await Deno.readTextFile(join(places.ws, "a.txt")), "OLDLINE\n");
     const last = JSON.stringify(mock.requests.at(-1));
     assert.match(last, /I undid 1 change: your write_file \(a\.txt\)/);
     assert.match(last, /thanks/);
   } finally {
     await mock.stop();
-    await Deno.remove(root, { recursive: true });
+    await places.remove();
   }
 });

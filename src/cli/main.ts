@@ -120,6 +120,17 @@ function build(
       setExit(await commandHandlers.sessions(cmd.optsWithGlobals() as GlobalOptions));
     });
 
+  program.command("diff")
+    .description("what a session changed: each file against its state before the first change")
+    .requiredOption(
+      "--session <id>",
+      "the session (bravebot sessions lists them; a prefix will do)",
+    )
+    .action(async (o: { session: string }, cmd: Command) => {
+      const { diffCommand } = await import("./commands/diff.ts");
+      setExit(await diffCommand(cmd.optsWithGlobals() as GlobalOptions, o.session));
+    });
+
   program.command("doctor")
     .description("endpoint reachable, model present, tool calling works, permissions, sandbox")
     .action(async (_o: unknown, cmd: Command) => {

@@ -13,7 +13,7 @@ import type { EventView } from "../person/event_view.ts";
 import { estimateTokens } from "../driver/context_window.ts";
 import { renderTodos } from "../tools/todo_write.ts";
 import { formatLabel, type Label } from "../util/label.ts";
-import { renderDiff } from "../person/diff_view.ts";
+import { renderChangedFile } from "../person/diff_view.ts";
 import type { WritePreview } from "../person/person.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
@@ -171,7 +171,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
         c.print("this session changed no file");
         return;
       }
-      say(c, files.flatMap((f) => fileLines(f.rel, f, c, f.byRun ? " (changed by a run)" : "")));
+      say(c, files.flatMap((f) => fileLines(f, c)));
     },
   },
   {
@@ -185,7 +185,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
         c.print(pc.red(escapeForScreen(plan.error)));
         return;
       }
-      const lines = plan.value.shown.flatMap((f) => fileLines(f.rel, f, c, ""));
+      const lines = plan.value.shown.flatMap((f) => fileLines(f, c));
       const count = plural(plan.value.records.length, "change");
       if (!await c.confirm(`Undo ${count}?`, lines, "undo")) {
         c.print("nothing was undone");
@@ -216,18 +216,12 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   },
 ];
 
-/** One file of `/diff` or `/undo`: its name and mark, a note, the diff drawn as approvals are. */
+/** One file of `/diff` or `/undo`, drawn as `bravebot diff` draws it. */
 function fileLines(
-  rel: string,
-  f: { preview: WritePreview | null; note: string | null },
+  f: { rel: string; preview: WritePreview | null; note: string | null; byRun?: boolean },
   c: CommandContext,
-  mark: string,
 ): string[] {
-  return [
-    pc.bold(escapeForScreen(rel)) + pc.yellow(mark) +
-    (f.note ? pc.dim(` — ${escapeForScreen(f.note)}`) : ""),
-    ...(f.preview ? renderDiff(f.preview, c.width(), { color: pc.isColorSupported }) : []),
-  ];
+  return renderChangedFile(f, c.width(), { color: pc.isColorSupported });
 }
 
 /** The slash commands, for Tab completion (without the slash). */

@@ -220,3 +220,22 @@ export function renderDiff(
   }
   return lines.map((l) => paint(l, colors));
 }
+
+/**
+ * One file of what a session changed (`/diff`, `/undo`, `bravebot diff`): its name escaped,
+ * marked when a run changed it, a note (why there is no diff), then its diff drawn as an
+ * approval's.
+ */
+export function renderChangedFile(
+  file: { rel: string; preview: WritePreview | null; note: string | null; byRun?: boolean },
+  width: number,
+  options: DiffViewOptions = {},
+): string[] {
+  const colors = pc.createColors(options.color === true);
+  return [
+    colors.bold(escapeForScreen(file.rel)) +
+    (file.byRun ? colors.yellow(" (changed by a run)") : "") +
+    (file.note ? colors.dim(` — ${escapeForScreen(file.note)}`) : ""),
+    ...(file.preview ? renderDiff(file.preview, width, options) : []),
+  ];
+}

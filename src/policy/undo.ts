@@ -60,8 +60,18 @@ export interface FileDiff {
   note: string | null;
 }
 
+/**
+ * What `/diff` reads: the session's change log and the workspace's bytes now, through an effect
+ * worker. A session's policy is one; `bravebot diff --session ID` makes one with a worker of its
+ * own, without opening the policy layer.
+ */
+export type ChangeSource = Pick<Policy, "changes" | "worker" | "workspace">;
+
 /** The workspace file's bytes now: null when there is none; "large" past the kept bound. */
-async function currentBytes(policy: Policy, rel: string): Promise<Uint8Array | null | "large"> {
+async function currentBytes(
+  policy: ChangeSource,
+  rel: string,
+): Promise<Uint8Array | null | "large"> {
   const read = await policy.worker.call({
     op: "read",
     path: `${policy.workspace.root}/${rel}`,
@@ -82,7 +92,7 @@ async function currentHash(policy: Policy, rel: string): Promise<string | null> 
 }
 
 /** The bytes a state before stands for: null for absent; a note when they are not kept. */
-async function bytesOf(policy: Policy, before: Before): Promise<Result<Uint8Array | null>> {
+async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uint8Array | null>> {
   if (before.kind === "absent") return ok(null);
   if (before.kind === "unknown") {
     return err("changed by a run: its bytes before were not kept, so it cannot be undone");
@@ -120,7 +130,7 @@ function changePreview(
  * its state before the session's first change to it to its bytes now. For the person only: the
  * names are shown escaped on the screen, never sent to the planner.
  */
-export async function sessionDiff(policy: Policy): Promise<FileDiff[]> {
+export async function sessionDiff(policy: ChangeSource): Promise<FileDiff[]> {
   const first = new Map<string, { before: Before; byRun: boolean }>();
   for (const record of policy.changes.standing) {
     for (const f of record.files) {

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { childArgv, KERNEL_CHILD_ARG, KernelChild, type KernelPlan } from "./kernel.ts";
+import { startFlipper } from "../../test/support/flipper.ts";
 
 const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
 const status = kernelWallStatus();
@@ -179,23 +180,7 @@ Deno.test({
     withKernel(async (w, { ws, outside }) => {
       await Deno.mkdir(join(ws, "d"));
       await Deno.writeTextFile(join(ws, "d", "secret.txt"), "inside\n");
-      // Bounded: 2,000 flips or 5 s, whichever first. Each flip puts a link to outside where
-      // the folder was, then puts the folder back.
-      const flipper = new Deno.Command("/bin/sh", {
-        args: [
-          "-c",
-          `cd "$1" || exit 1; i=0; end=$(( $(date +%s) + 5 ))
-           while [ $i -lt 2000 ] && [ $(date +%s) -lt $end ]; do
-             mv d d.real && ln -s "$2" d && rm d && mv d.real d; i=$((i+1))
-           done; echo $i`,
-          "flipper",
-          ws,
-          outside,
-        ],
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-      const done = flipper.output();
+      const { done } = startFlipper(ws, outside);
       let finished = false;
       done.then(() => finished = true);
       let reads = 0, inside = 0;
@@ -218,7 +203,7 @@ Deno.test({
         }
         reads += 4;
       }
-      const flips = Number(text((await done).stdout).trim());
+      const flips = await done;
       console.log(`race: ${flips} flips, ${reads} reads, ${inside} read the folder's own file`);
       assert.ok(flips > 0 && reads > 0);
     }),

@@ -85,3 +85,37 @@ export function sessionArgs(
     o.model ?? "mock",
   ];
 }
+
+/** A session's places for a PTY test: a workspace, a state folder and an empty config. */
+export interface SessionPlaces {
+  root: string;
+  ws: string;
+  state: string;
+  config: string;
+  /** {@link sessionArgs} for these places, against the mock model at `endpoint`. */
+  args(endpoint: string): string[];
+  /** Removes everything under `root`. */
+  remove(): Promise<void>;
+}
+
+/** Makes the places of one session in a new temporary folder (`files` written in the workspace). */
+export async function sessionPlaces(
+  prefix: string,
+  files: Record<string, string> = {},
+): Promise<SessionPlaces> {
+  const root = await Deno.makeTempDir({ prefix });
+  const ws = join(root, "ws");
+  const state = join(root, "state");
+  const config = join(root, "config.json");
+  await Deno.mkdir(ws);
+  for (const [rel, text] of Object.entries(files)) await Deno.writeTextFile(join(ws, rel), text);
+  await Deno.writeTextFile(config, "{}");
+  return {
+    root,
+    ws,
+    state,
+    config,
+    args: (endpoint) => sessionArgs({ ws, state, config, endpoint }),
+    remove: () => Deno.remove(root, { recursive: true }),
+  };
+}
