@@ -24,6 +24,7 @@ import { encode } from "gpt-tokenizer";
 import { buildSystemPrompt } from "../src/driver/system_prompt.ts";
 import { toolSpecs } from "../src/driver/driver.ts";
 import { loadTranscript } from "../src/state/transcript.ts";
+import { resumedContextLabel } from "../src/policy/driver_labels.ts";
 import { SUMMARY_HEADER } from "../src/driver/compaction.ts";
 
 /** The system prompt padded so that it and the eleven schemas take 2,500 real tokens. */
@@ -236,7 +237,8 @@ Deno.test("small windows: compaction keeps the context label and the references;
       loaded.messages[0].content?.startsWith(SUMMARY_HEADER),
       "a resume starts from the summary",
     );
-    assert.equal(formatLabel(loaded.contextLabel), "(U,priv)");
+    // As the session resumes it: the policy layer's rule over what the lines recorded.
+    assert.equal(formatLabel(resumedContextLabel(loaded.contextLines)), "(U,priv)");
     assert.match(
       loaded.messages[0].content!,
       /TASK-MARKER-77/,
