@@ -29,6 +29,8 @@ export * from "./ports/driver.ts";
 export type { Limits, Settings } from "../state/settings.ts";
 export { type Shown, shownHeading, shownMarkers } from "./show.ts";
 export type { SessionState, Todo, TodoStatus } from "../state/session_state.ts";
+/** The label of Brave Bot's own words: what an error result the tools or the driver word carries. */
+export { ownWordsLabel } from "./driver_labels.ts";
 
 /** What a tool receives. */
 export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, OtherPort {

@@ -7,7 +7,6 @@
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import type { EntryKind, ListedEntry, ListedParent } from "../policy/api.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { bracesHint, displayPath, globField, pathField, shownPath } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
 
@@ -72,6 +71,6 @@ export const listFilesTool = defineTool({
     if (listing.unreadable > 0) {
       summary.push(`${plural(listing.unreadable, "directory", "directories")} could not be read`);
     }
-    return shown([...lines, ...summary.map((s) => `[${s}]`)].join("\n"), TRUSTED_PUBLIC);
+    return shown([...lines, ...summary.map((s) => `[${s}]`)].join("\n"), listing.label);
   },
 });
