@@ -7,7 +7,8 @@
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import type { EntryKind, ListedEntry, ListedParent } from "../policy/api.ts";
-import { bracesHint, displayPath, globField, pathField, shownPath } from "./fs_common.ts";
+import { globField, pathField } from "./fs_common.ts";
+import { bracesHint, displayPath, shownPath } from "../util/listing_text.ts";
 import { plural } from "../util/plural.ts";
 
 const routing = z.strictObject({
