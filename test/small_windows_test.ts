@@ -79,7 +79,7 @@ async function session(contextWindow: number, replies: MockReply[], opts: Sessio
         planner: client,
         processor: new ModelProcessor(client),
         policy: driverPolicy(fx.policy),
-        decide: toolPolicy(fx.policy),
+        decide: toolPolicy(fx.policy, fx.ctx.session),
         settings: { ...fx.settings, contextWindow },
         session: fx.ctx.session,
         transcript: new TranscriptWriter(opts.transcript ?? join(dir, "t.jsonl")),

@@ -124,7 +124,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     planner: models.value.planner,
     processor: models.value.processor,
     policy: driverPolicy(session.policy),
-    decide: toolPolicy(session.policy),
+    decide: toolPolicy(session.policy, session.state),
     settings: options.settings,
     session: session.state,
     transcript,

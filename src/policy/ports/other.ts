@@ -10,11 +10,17 @@ import type { Settings } from "../../state/settings.ts";
 import type { Question } from "../../person/person.ts";
 import { type ProcessorOutcome, type ProcessorRequest, runProcessor } from "../processors.ts";
 import { type AskOptions, type AskOutcome, askPerson } from "../questions.ts";
-import { loadSkill, type SkillChoice, type SkillLoad } from "../skills.ts";
+import { loadSkill, type SkillLoad } from "../skills.ts";
+import type { SkillEntry } from "../../util/skill_file.ts";
 
 export type { Answer, Question } from "../../person/person.ts";
-export type { SkillEntry } from "../../util/skill_file.ts";
-export type { AskOptions, AskOutcome, ProcessorOutcome, ProcessorRequest, SkillChoice, SkillLoad };
+export type { SkillEntry };
+export type { AskOptions, AskOutcome, ProcessorOutcome, ProcessorRequest, SkillLoad };
+
+/** Where the skills listed at the start of the turn are kept: the session's state. */
+export interface ListedSkills {
+  readonly skills: readonly SkillEntry[];
+}
 
 /**
  * Sends a processor request (spawn_processor): a model call the driver hands the tool, which
@@ -47,10 +53,11 @@ export interface OtherPort {
     signal?: AbortSignal,
   ): Promise<ProcessorOutcome>;
   /**
-   * load_skill: `chosen` is what the name selected from the listed skills; a refusal is
-   * recorded, a listed skill is read again and must still be trusted. Each outcome is recorded.
+   * load_skill: the name selects from the skills listed at the start of the turn, exactly; a
+   * name that selects none is refused with the list, a listed skill is read again and must still
+   * be trusted. Each outcome is recorded.
    */
-  loadSkill(name: string, chosen: SkillChoice): Promise<SkillLoad>;
+  loadSkill(name: string): Promise<SkillLoad>;
   /**
    * ask_user: refused in a tainted context or over the limit, declined where nobody can be
    * asked, otherwise asked one question at a time, each answer remembered and recorded.
@@ -60,11 +67,12 @@ export interface OtherPort {
   todoLabel(): Label;
 }
 
-export function otherPort(policy: Policy): OtherPort {
+/** `listed`: the session whose skills, listed at each turn's start, load_skill selects from. */
+export function otherPort(policy: Policy, listed: ListedSkills): OtherPort {
   return {
     spawnProcessor: (request, processor, settings, signal) =>
       runProcessor(policy, request, processor, settings, signal),
-    loadSkill: (name, chosen) => loadSkill(policy, name, chosen),
+    loadSkill: (name) => loadSkill(policy, name, listed.skills),
     askUser: (questions, options) => askPerson(policy, questions, options),
     todoLabel: () => policy.plannerWords,
   };
