@@ -505,6 +505,24 @@ Deno.test("a private result to a planner endpoint not marked local asks once per
   assert.equal(results(local)[0].content, "TOKEN=abc");
 });
 
+Deno.test("a private file shown as untrusted, then kept back from a remote planner, leaves the context as it was", async () => {
+  const remote = { url: "https://models.example/v1", model: "m", local: false };
+  const r = await drive([
+    { tool_calls: [{ name: "read_file", arguments: { path: ".env" } }] },
+    { text: "ok" },
+  ], {
+    tools: [readFileTool] as ToolDef<unknown>[],
+    files: { ".env": "TOKEN=kept-back-51c\n" },
+    settings: { planner: remote },
+    answers: [{ read: "untrusted" }, { ask: { kind: "options", chosen: ["do not send"] } }],
+  });
+  assert.match(results(r)[0].content, /private and the planner endpoint is not marked local/);
+  for (const req of r.requests) assert.ok(!req.raw.includes("kept-back-51c"));
+  // The planner was shown nothing of the file: its label was never placed.
+  const final = r.events.at(-1) as Extract<DriverEvent, { type: "final" }>;
+  assert.equal(final.context_label, "(T,priv)");
+});
+
 Deno.test("a planner endpoint's error words reach the person, never the next request or the transcript", async () => {
   const canary = "CANARY-40aa-planner-error-words";
   for (
