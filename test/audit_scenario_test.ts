@@ -97,7 +97,11 @@ Deno.test("audit log: a fixed scenario through every tool leaves the recorded de
     await call(askUser, { questions: [{ header: "Which", question: "which one?" }] });
     await call(todoWrite, { todos: [{ content: "tidy", status: "in_progress" }] });
     await call(loadSkill, { name: "no-such-skill" });
-    await call(readFileTool, { path: "vendor/lib/pad.js" });
+    // The driver places every result's label in the planner context; a tool called directly
+    // places none. The scenario places this one, the file shown as untrusted, so the context is
+    // tainted for what follows (asking stops, the run asks), and no other, so the context labels
+    // in the log are those it has always recorded.
+    fx.policy.placeInContext((await call(readFileTool, { path: "vendor/lib/pad.js" })).label);
     await call(askUser, { questions: [{ header: "Again", question: "and now?" }] });
     await call(runTool, { pipeline: [{ program: "printf", args: ["x"] }] });
 

@@ -18,7 +18,7 @@ function members(port: object): string[] {
 Deno.test("ports: each port the policy layer builds holds exactly its listed members", async () => {
   await withPolicy({}, (fx) => {
     const built: [string, object, object][] = [
-      ["ToolPolicy", toolPolicy(fx.policy), TOOL_POLICY],
+      ["ToolPolicy", toolPolicy(fx.policy, fx.ctx.session), TOOL_POLICY],
       ["DriverPolicy", driverPolicy(fx.policy), DRIVER_POLICY],
       ["PersonPolicy", personPolicy(fx.policy), PERSON_POLICY],
       ["SkillsPort", skillsPort(fx.policy), SKILLS_PORT],

@@ -11,7 +11,8 @@
  * with `test/import_circles_test.ts`, is `test/support/imports.ts`.
  */
 import assert from "node:assert/strict";
-import { importGraph, specifiers } from "./support/imports.ts";
+import { join, relative } from "node:path";
+import { importGraph, sourceFiles, specifiers, SRC } from "./support/imports.ts";
 
 /**
  * Which part may import which. A part is a folder of `src/`; `policy/api` is the policy layer's
@@ -115,4 +116,31 @@ Deno.test("layering: every import under src/ follows the arrows", async () => {
     }
   }
   assert.deepEqual(broken, [], `imports against the layering:\n${broken.join("\n")}`);
+});
+
+/** What a tool may take from `util/label.ts`: the type and its notation, never a label to give. */
+const TOOL_LABEL_NAMES = new Set(["Label", "formatLabel"]);
+
+Deno.test("layering: tools choose no label: none imported from util/label.ts, none written", async () => {
+  const chosen: string[] = [];
+  for (const file of await sourceFiles(join(SRC, "tools"))) {
+    const rel = relative(SRC, file);
+    const text = await Deno.readTextFile(file);
+    const fromLabel =
+      /^\s*(?:import|export)\s([^;]*?)\sfrom\s*["']([^"']*\/util\/label\.ts)["']/gms;
+    for (const m of text.matchAll(fromLabel)) {
+      const names = /\{([^}]*)\}/.exec(m[1]);
+      if (!names) {
+        chosen.push(`${rel}: ${m[1].trim()} from util/label.ts`);
+        continue;
+      }
+      for (const part of names[1].split(",")) {
+        const name = part.trim().replace(/^type\s+/, "").split(/\s+as\s+/)[0];
+        if (name !== "" && !TOOL_LABEL_NAMES.has(name)) chosen.push(`${rel}: ${name}`);
+      }
+    }
+    // A label written out by hand is a choice too.
+    if (/\bintegrity\s*:/.test(text)) chosen.push(`${rel}: a label written out`);
+  }
+  assert.deepEqual(chosen, [], `labels chosen in src/tools (the port's results carry them):`);
 });

@@ -24,6 +24,7 @@ import { encode } from "gpt-tokenizer";
 import { buildSystemPrompt } from "../src/driver/system_prompt.ts";
 import { toolSpecs } from "../src/driver/driver.ts";
 import { loadTranscript } from "../src/state/transcript.ts";
+import { resumedContextLabel } from "../src/policy/driver_labels.ts";
 import { SUMMARY_HEADER } from "../src/driver/compaction.ts";
 
 /** The system prompt padded so that it and the eleven schemas take 2,500 real tokens. */
@@ -78,7 +79,7 @@ async function session(contextWindow: number, replies: MockReply[], opts: Sessio
         planner: client,
         processor: new ModelProcessor(client),
         policy: driverPolicy(fx.policy),
-        decide: toolPolicy(fx.policy),
+        decide: toolPolicy(fx.policy, fx.ctx.session),
         settings: { ...fx.settings, contextWindow },
         session: fx.ctx.session,
         transcript: new TranscriptWriter(opts.transcript ?? join(dir, "t.jsonl")),
@@ -236,7 +237,8 @@ Deno.test("small windows: compaction keeps the context label and the references;
       loaded.messages[0].content?.startsWith(SUMMARY_HEADER),
       "a resume starts from the summary",
     );
-    assert.equal(formatLabel(loaded.contextLabel), "(U,priv)");
+    // As the session resumes it: the policy layer's rule over what the lines recorded.
+    assert.equal(formatLabel(resumedContextLabel(loaded.contextLines)), "(U,priv)");
     assert.match(
       loaded.messages[0].content!,
       /TASK-MARKER-77/,

@@ -94,7 +94,7 @@ export async function overheadBench(calls: number, log: (s: string) => void): Pr
     planner,
     processor: models.value.processor,
     policy: driverPolicy(session.policy),
-    decide: toolPolicy(session.policy),
+    decide: toolPolicy(session.policy, session.state),
     settings,
     session: session.state,
     transcript: new TranscriptWriter(session.paths.transcript),

@@ -46,7 +46,7 @@ export async function openBenchSession(
     oneShot: false,
     wall,
   });
-  const decide = toolPolicy(open.policy);
+  const decide = toolPolicy(open.policy, open.state);
   const context = (limits?: Partial<Limits>): ToolContext => ({
     decide,
     settings: limits ? { ...settings, limits: { ...settings.limits, ...limits } } : settings,

@@ -11,6 +11,7 @@ import { z } from "zod";
 import fc from "../../test/support/fast_check.ts";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { driverPolicy, toolPolicy } from "../policy/api.ts";
+import { storedLineLabel } from "../policy/driver_labels.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { defineTool, shown, type ToolDef } from "../tools/tool.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
@@ -154,7 +155,7 @@ function harness(fx: Fx, dir: string, contextWindow: number): Harness {
       planner,
       processor: { complete: () => Promise.reject(new Error("no processor")) } as never,
       policy: driverPolicy(fx.policy),
-      decide: toolPolicy(fx.policy),
+      decide: toolPolicy(fx.policy, fx.ctx.session),
       settings: { ...fx.settings, contextWindow },
       session: fx.ctx.session,
       transcript: new TranscriptWriter(transcript),
@@ -162,7 +163,7 @@ function harness(fx: Fx, dir: string, contextWindow: number): Harness {
       tools,
       systemPrompt: () => ({ text: "You are a test planner.", label: TRUSTED_PUBLIC }),
       history: history?.messages,
-      historyLabels: history?.labels,
+      historyLabels: history?.lines.map(storedLineLabel),
       historySummary: history?.summary,
     });
   const h: Harness = {

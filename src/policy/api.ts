@@ -18,7 +18,7 @@ import type { Label } from "../util/label.ts";
 import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
 import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
 import { type RunPort, runPort } from "./ports/run.ts";
-import { type OtherPort, otherPort } from "./ports/other.ts";
+import { type ListedSkills, type OtherPort, otherPort } from "./ports/other.ts";
 
 export * from "./ports/files_read.ts";
 export * from "./ports/files_write.ts";
@@ -29,6 +29,8 @@ export * from "./ports/driver.ts";
 export type { Limits, Settings } from "../state/settings.ts";
 export { type Shown, shownHeading, shownMarkers } from "./show.ts";
 export type { SessionState, Todo, TodoStatus } from "../state/session_state.ts";
+/** The label of Brave Bot's own words: what an error result the tools or the driver word carries. */
+export { ownWordsLabel } from "./driver_labels.ts";
 
 /** What a tool receives. */
 export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, OtherPort {
@@ -36,12 +38,16 @@ export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, Othe
   readonly contextLabel: Label;
 }
 
-export function toolPolicy(policy: Policy): ToolPolicy {
+/**
+ * The tools' port over `policy`; `session` is the session state the tools' context holds, whose
+ * skills (listed at each turn's start) load_skill selects from.
+ */
+export function toolPolicy(policy: Policy, session: ListedSkills): ToolPolicy {
   return {
     ...filesReadPort(policy),
     ...filesWritePort(policy),
     ...runPort(policy),
-    ...otherPort(policy),
+    ...otherPort(policy, session),
     get contextLabel() {
       return policy.contextLabel;
     },

@@ -1,10 +1,14 @@
 /**
- * The labels of what the driver places in the planner context that is no tool's result
- * (docs/contract.md §3.2, §4.1): the person's words, the system prompt, a summary, the notice that
- * stands in for a result kept back, and a stored result whose label was not recorded. One function
- * per rule, so the driver asks (through its port, `ports/driver.ts`) and never chooses a label
- * itself; the session asks {@link systemPromptLabel} for the prompt it builds.
+ * The labels of what the driver places in the planner context that no rule of a tool labels
+ * (docs/contract.md §3.2, §4.1): Brave Bot's own words (an error result, and every tool result made only of
+ * them), the person's words, the system prompt, a summary, the notice that stands in for a result
+ * kept back, and what a restored transcript line placed. One function per rule, so the driver and
+ * the tools never choose a label themselves: the driver asks through its port (`ports/driver.ts`),
+ * the policy layer's rules give their results these labels, and the session asks
+ * {@link systemPromptLabel} for the prompt it builds and {@link storedLineLabel} and
+ * {@link resumedContextLabel} for a transcript it resumes.
  */
+import type { StoredLine } from "../state/transcript.ts";
 import {
   joinLabels,
   type Label,
@@ -12,6 +16,16 @@ import {
   TRUSTED_PUBLIC,
   UNTRUSTED_PRIVATE,
 } from "../util/label.ts";
+
+/**
+ * Brave Bot's own words about a call — what was done, a reference and its size, counts, an error
+ * saying what was wrong and what would be accepted, a call stopped or interrupted — quote no
+ * file's bytes, no untrusted name and no person (errors never do): `(T,pub)`. A tool result made
+ * only of them carries it, and so does every error result the driver or a tool words itself.
+ */
+export function ownWordsLabel(): Label {
+  return TRUSTED_PUBLIC;
+}
 
 /**
  * The person's own words are trusted and private, `(T,priv)`: they steer the agent, and nothing
@@ -43,7 +57,7 @@ export function summaryLabel(context: Label): Label {
  * only the tool: `(T,pub)`, so nothing of the kept-back bytes is taken to be in the context.
  */
 export function withheldResultLabel(): Label {
-  return TRUSTED_PUBLIC;
+  return ownWordsLabel();
 }
 
 /**
@@ -52,4 +66,28 @@ export function withheldResultLabel(): Label {
  */
 export function storedResultLabel(recorded: Label | null): Label {
   return recorded ?? UNTRUSTED_PRIVATE;
+}
+
+/**
+ * What a line restored from a transcript places in the planner context: the label recorded with
+ * it; one whose label cannot be read, and a summary recorded without one, as the worst,
+ * `(U,priv)`, never as trusted; the result the loader wrote for a call that never finished is
+ * Brave Bot's own words; any other line without a label (the planner's own replies) places
+ * nothing (null).
+ */
+export function storedLineLabel(line: StoredLine): Label | null {
+  if (line.kind === "interrupted") return ownWordsLabel();
+  if (line.label === "unreadable") return UNTRUSTED_PRIVATE;
+  if (line.label === null) return line.kind === "summary" ? UNTRUSTED_PRIVATE : null;
+  return line.label;
+}
+
+/**
+ * The planner context a resumed session starts from: the join of what every line since the last
+ * `/clear` placed ({@link storedLineLabel}) — those a summary replaced too, since a summary says
+ * what they held — or a new context's `(T,pub)` when none placed anything.
+ */
+export function resumedContextLabel(lines: readonly StoredLine[]): Label {
+  const placed = lines.map(storedLineLabel).filter((l): l is Label => l !== null);
+  return joinLabels(TRUSTED_PUBLIC, ...placed);
 }

@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
+  ownWordsLabel,
   personWordsLabel,
+  resumedContextLabel,
+  storedLineLabel,
   storedResultLabel,
   summaryLabel,
   systemPromptLabel,
@@ -14,6 +18,7 @@ import {
   UNTRUSTED_PRIVATE,
   UNTRUSTED_PUBLIC,
 } from "../util/label.ts";
+import { loadTranscript, type StoredLine, TranscriptWriter } from "../state/transcript.ts";
 
 const f = (l: Label | null) => l === null ? "null" : formatLabel(l);
 
@@ -53,4 +58,69 @@ Deno.test("driver labels: a stored result without a recorded label is the worst,
     [TRUSTED_PRIVATE, "(T,priv)"],
   ];
   for (const [recorded, want] of cases) assert.equal(f(storedResultLabel(recorded)), want);
+});
+
+Deno.test("driver labels: Brave Bot's own words are (T,pub), and so is a withheld result's notice", () => {
+  assert.equal(f(ownWordsLabel()), "(T,pub)");
+  assert.equal(f(withheldResultLabel()), f(ownWordsLabel()));
+});
+
+Deno.test("driver labels: what a restored line placed, by what its line recorded", () => {
+  const cases: [StoredLine, string][] = [
+    [{ kind: "message", label: TRUSTED_PRIVATE }, "(T,priv)"],
+    [{ kind: "message", label: UNTRUSTED_PUBLIC }, "(U,pub)"],
+    // An unreadable label is the worst, never trusted.
+    [{ kind: "message", label: "unreadable" }, "(U,priv)"],
+    [{ kind: "summary", label: "unreadable" }, "(U,priv)"],
+    // The planner's own reply records none and places nothing.
+    [{ kind: "message", label: null }, "null"],
+    // A summary without a label is the worst: it speaks for what it replaced.
+    [{ kind: "summary", label: null }, "(U,priv)"],
+    [{ kind: "summary", label: TRUSTED_PUBLIC }, "(T,pub)"],
+    // The result the loader wrote for a call that never finished: Brave Bot's own words.
+    [{ kind: "interrupted", label: null }, "(T,pub)"],
+  ];
+  for (const [line, want] of cases) {
+    assert.equal(f(storedLineLabel(line)), want, JSON.stringify(line));
+  }
+});
+
+Deno.test("driver labels: a resumed context is the join of what its lines placed, (T,pub) when none did", () => {
+  const m = (label: StoredLine["label"]): StoredLine => ({ kind: "message", label });
+  const cases: [StoredLine[], string][] = [
+    [[], "(T,pub)"],
+    [[m(null), m(null)], "(T,pub)"],
+    [[m(TRUSTED_PRIVATE), m(null)], "(T,priv)"],
+    [[m(UNTRUSTED_PUBLIC), m(TRUSTED_PRIVATE)], "(U,priv)"],
+    [[m("unreadable")], "(U,priv)"],
+    [[{ kind: "summary", label: null }], "(U,priv)"],
+  ];
+  for (const [lines, want] of cases) assert.equal(f(resumedContextLabel(lines)), want);
+});
+
+Deno.test("driver labels: a transcript resumes at the label its lines placed, from the last /clear on", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-resume-" });
+  try {
+    const path = join(dir, "t.jsonl");
+    const w = new TranscriptWriter(path);
+    await w.message({ role: "user", content: "before" }, UNTRUSTED_PRIVATE);
+    await w.clear();
+    await w.message({ role: "user", content: "go" }, TRUSTED_PRIVATE);
+    await w.message({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "a", type: "function", function: { name: "read_file", arguments: "{}" } }],
+    });
+    const loaded = await loadTranscript(path);
+    assert.equal(f(resumedContextLabel(loaded.contextLines)), "(T,priv)");
+    assert.deepEqual(loaded.lines.map((l) => f(storedLineLabel(l))), [
+      "(T,priv)",
+      "null",
+      "(T,pub)",
+    ]);
+    await w.message({ role: "tool", tool_call_id: "a", content: "x" }, UNTRUSTED_PUBLIC);
+    assert.equal(f(resumedContextLabel((await loadTranscript(path)).contextLines)), "(U,priv)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -9,6 +9,7 @@ import { Buffer } from "node:buffer";
 import type { Policy } from "./core.ts";
 import { joinLabels, type Label } from "../util/label.ts";
 import { decodeText, labelOfBytes } from "./reads.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 import {
   approveAndWrite,
   failed,
@@ -29,7 +30,8 @@ export interface EditFileRequest {
 }
 
 export type EditFileResult =
-  | { status: "edited"; shownAs: string; replaced: number }
+  /** `label`: what saying so carries, Brave Bot's own words (the file's name as shown, a count). */
+  | { status: "edited"; shownAs: string; replaced: number; label: Label }
   | WriteRefusal;
 
 /** edit_file: routes the file, decides the edit on its current bytes, has it approved and written. */
@@ -48,7 +50,7 @@ export async function editFile(policy: Policy, req: EditFileRequest): Promise<Ed
     produce: (current) => decideEdit(policy, target.value, current, req),
   });
   if (done.status !== "written") return done;
-  return { status: "edited", shownAs, replaced: done.produced.replaced };
+  return { status: "edited", shownAs, replaced: done.produced.replaced, label: ownWordsLabel() };
 }
 
 /** The facts an edit is decided on: the file as it is now, and the label of the planner's words. */

@@ -10,7 +10,8 @@ import type { RefRecord } from "./refs.ts";
 import { routeDirectory } from "./routing.ts";
 import { type EntryKind, walk } from "./walk.ts";
 import { compileGlob } from "../util/glob.ts";
-import { sameLabel } from "../util/label.ts";
+import { type Label, sameLabel } from "../util/label.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 import { plural } from "../util/plural.ts";
 
 export type { EntryKind };
@@ -48,6 +49,11 @@ export type Listing =
     truncated: boolean;
     /** Directories that could not be read. */
     unreadable: number;
+    /**
+     * What the listing carries: the names shown are only those a name's own label lets through
+     * as trusted text (`pathNameLabel`), the rest are references and counts, Brave Bot's words.
+     */
+    label: Label;
   }
   | { kind: "error"; message: string };
 
@@ -139,5 +145,6 @@ export async function decideListFiles(policy: Policy, request: ListRequest): Pro
     references,
     truncated: result.truncated,
     unreadable: result.unreadable,
+    label: ownWordsLabel(),
   };
 }

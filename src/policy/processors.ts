@@ -8,6 +8,7 @@ import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { joinLabels, type Label, label } from "../util/label.ts";
 import { mayLeave } from "./egress.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 import { refName, type RefRecord } from "./refs.ts";
 import { decodeText, readFileRef } from "./reads.ts";
 import type { EndpointSettings, Settings } from "../state/settings.ts";
@@ -277,6 +278,8 @@ export type ProcessorOutcome =
     lines: number;
     size: number;
     aboutShown: string | null;
+    /** What the planner's notice of it carries: Brave Bot's words about a reference. */
+    label: Label;
   };
 
 /** A failure the model layer words itself, as its `ModelError` does (docs/contract.md §3.5). */
@@ -360,5 +363,6 @@ export async function runProcessor(
     lines: ref.lines ?? 0,
     size: ref.size ?? 0,
     aboutShown: inputs.value.aboutShown,
+    label: ownWordsLabel(),
   };
 }

@@ -9,6 +9,7 @@ import type { Answer, Question } from "../person/person.ts";
 import { type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { messageOf } from "../util/result.ts";
 import { allowQuietly, seatAt, settle, type Verdict } from "./verdict.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 
 /** Why a call is refused before anything is asked, or null when it may go ahead. */
 export function askRefusal(
@@ -46,8 +47,11 @@ export function describeAnswer(q: Question, answer: Answer): string {
 /** What came of an ask_user call, for the tool to render. */
 export type AskOutcome =
   | { kind: "refused"; reason: string }
-  /** Nobody can be asked (one-shot): every question is declined, none answered for the person. */
-  | { kind: "nobody" }
+  /**
+   * Nobody can be asked (one-shot): every question is declined, none answered for the person;
+   * `label` is what saying so carries, Brave Bot's own words.
+   */
+  | { kind: "nobody"; label: Label }
   | {
     kind: "answered";
     /** In the order asked; `earlier` when the session remembered the answer. */
@@ -110,7 +114,7 @@ export function evaluateAsk(f: AskFacts): Verdict<AskCallTerms> {
   if (!f.canAsk) {
     return {
       kind: "refuse",
-      refusal: { kind: "nobody" },
+      refusal: { kind: "nobody", label: ownWordsLabel() },
       audit: {
         tool: "ask_user",
         routing: { questions: f.headers },

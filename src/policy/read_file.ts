@@ -2,8 +2,9 @@
  * read_file's decision (design.md §6): what of a file the planner may be given. A trusted
  * file's bytes come back with their label; a file nobody trusts is not opened before the
  * quarantined-read prompt, and each answer is carried out here — keep gives a reference and
- * its size, "show as untrusted" gives the bytes and taints the planner context, a vouch
- * trusts these exact bytes. The tool pages and renders what it is given.
+ * its size, "show as untrusted" gives the bytes at an untrusted label (the driver, placing the
+ * result, taints the planner context), a vouch trusts these exact bytes. Each answer carries the
+ * label of what the tool renders of it. The tool pages and renders what it is given.
  */
 import type { Policy } from "./core.ts";
 import {
@@ -24,6 +25,7 @@ import { changedWhileRead, openedAsChecked, type ResolvedPath } from "./paths.ts
 import type { RefRecord } from "./refs.ts";
 import { routeFile } from "./routing.ts";
 import { type Label, label, sameLabel } from "../util/label.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 
 /** Larger files are not paged through read_file (search, or a processor, can handle them). */
 export const READ_FILE_MAX_BYTES = 64 * 1024 * 1024;
@@ -45,10 +47,13 @@ export type FileRead =
     /** The person chose "show as untrusted": the planner is to treat it as data. */
     asUntrusted: boolean;
   }
-  /** Not UTF-8 text: only its size may be said. */
-  | { kind: "binary"; size: number; shownAs: string }
-  /** Kept quarantined: the planner holds `ref:<ref>` and the size, never the contents. */
-  | { kind: "kept"; ref: number; size: number; shownAs: string }
+  /**
+   * Not UTF-8 text: only its size may be said, in Brave Bot's own words — or, shown as untrusted
+   * at the person's choice, at the untrusted label the text would have had.
+   */
+  | { kind: "binary"; size: number; shownAs: string; label: Label }
+  /** Kept quarantined: the planner holds `ref:<ref>` and the size (Brave Bot's own words). */
+  | { kind: "kept"; ref: number; size: number; shownAs: string; label: Label }
   | { kind: "error"; message: string };
 
 interface Quarantined {
@@ -170,7 +175,7 @@ async function quarantined(
         size,
         tool: "read_file",
       });
-    return { kind: "kept", ref: ref.id, size, shownAs };
+    return { kind: "kept", ref: ref.id, size, shownAs, label: ownWordsLabel() };
   }
   // The answer was given for the file as it is now: read it once and use those bytes.
   const read = await readAtMost(policy, path, READ_FILE_MAX_BYTES);
@@ -188,15 +193,22 @@ async function quarantined(
     return given(read.bytes, shownAs, vouched, false);
   }
   const current = await labelOfBytes(policy, path.rel, read.bytes);
+  // The result carries the untrusted label; the driver, placing it, taints the context.
   const untrusted = label("U", current.confidentiality);
-  policy.placeInContext(untrusted);
   return given(read.bytes, shownAs, untrusted, true);
 }
 
 /** The bytes as the planner is given them: text with its label, or a binary file's size. */
 function given(bytes: Uint8Array, shownAs: string, l: Label, asUntrusted: boolean): FileRead {
   const text = decodeText(bytes);
-  if (text === null) return { kind: "binary", size: bytes.length, shownAs };
+  if (text === null) {
+    return {
+      kind: "binary",
+      size: bytes.length,
+      shownAs,
+      label: asUntrusted ? l : ownWordsLabel(),
+    };
+  }
   return { kind: "text", text, label: l, shownAs, asUntrusted };
 }
 

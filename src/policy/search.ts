@@ -4,7 +4,9 @@
  * the pool while the walk goes on — and send back only counts, matching lines and hashes) and
  * the verdict: the result is labeled from each matched file's hash and name, shown only when
  * every file it touches (and every name in it) is trusted, otherwise stored whole as one
- * reference while the planner is shown counts. Printing is the tool's.
+ * reference while the planner is shown counts. The findings come back with their label for the
+ * tool to print; a result kept as a reference holds them printed the same way
+ * (`util/search_text.ts`).
  */
 import type { Policy } from "./core.ts";
 import { openedAsChecked, type ResolvedPath } from "./paths.ts";
@@ -14,9 +16,18 @@ import { walk, type WalkEntry } from "./walk.ts";
 import type { Limits } from "../state/settings.ts";
 import { compileGlob, type Glob } from "../util/glob.ts";
 import { joinLabels, type Label, UNTRUSTED_PUBLIC } from "../util/label.ts";
+import {
+  printSearch,
+  type SearchCounts,
+  type SearchFound,
+  type SearchMatch,
+} from "../util/search_text.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 import type { EffectWorker, WorkerResult } from "../worker/client.ts";
 import { fanout } from "../worker/pool.ts";
 import { FIND, type FindInFilesResult } from "../worker/search_protocol.ts";
+
+export type { SearchCounts, SearchFound, SearchMatch } from "../util/search_text.ts";
 
 export interface SearchRequest {
   directory?: string;
@@ -24,43 +35,16 @@ export interface SearchRequest {
   /** Literal text. */
   pattern: string;
   limits: Limits;
-  /** The result as text: what the planner is shown, or what a quarantined result's reference holds. */
-  print(found: SearchFound): string;
-}
-
-export interface SearchMatch {
-  /** The file's path below the searched directory. */
-  sub: string;
-  line: number;
-  text: string;
-}
-
-/** What a search counted: all a quarantined result lets the planner know. */
-export interface SearchCounts {
-  /** Matching lines kept (at most the limit). */
-  lines: number;
-  matchedFiles: number;
-  searched: number;
-  binary: number;
-  oversized: number;
-  unreadable: number;
-  /** Whether the result stops at the line limit with more left. */
-  truncated: boolean;
-  /** Files the walk offered (after include), searched or not. */
-  files: number;
-}
-
-export interface SearchFound extends SearchCounts {
-  /** The searched directory as the planner spelled it, tidied: paths are shown below it. */
-  base: string;
-  matches: SearchMatch[];
 }
 
 export type SearchResult =
-  /** Shown: `text` is the printed result, with the label it carries. */
-  | { kind: "shown"; text: string; label: Label }
-  /** Quarantined whole as `ref:<ref>`; the planner may be told the counts. */
-  | { kind: "kept"; ref: number; counts: SearchCounts }
+  /** Shown: the findings, with the label they carry (every file and name in them trusted). */
+  | { kind: "shown"; found: SearchFound; label: Label }
+  /**
+   * Quarantined whole as `ref:<ref>` (the findings as printed); the planner may be told the
+   * counts, which with the reference are Brave Bot's own words, at `label`.
+   */
+  | { kind: "kept"; ref: number; counts: SearchCounts; label: Label }
   | { kind: "error"; message: string };
 
 /** Decides a search call: walks, matches, labels, quarantines or shows, and records it. */
@@ -80,10 +64,10 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
   if (!tallied.ok) return { kind: "error", message: tallied.error };
 
   const { matches, counts, label } = tallied;
-  const text = request.print({ ...counts, base, matches });
+  const found: SearchFound = { ...counts, base, matches };
   const routing = { directory: dir.rel, include: request.include ?? null };
   if (label.integrity === "U") {
-    const bytes = new TextEncoder().encode(text);
+    const bytes = new TextEncoder().encode(printSearch(found, request, request.limits));
     const ref = await policy.refs.add({
       kind: "file_content",
       label,
@@ -98,7 +82,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
       decision: `quarantined as ref:${ref.id}`,
       by: "rule",
     });
-    return { kind: "kept", ref: ref.id, counts };
+    return { kind: "kept", ref: ref.id, counts, label: ownWordsLabel() };
   }
   await policy.record({
     tool: "search",
@@ -107,7 +91,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
     decision: "shown (trusted)",
     by: "rule",
   });
-  return { kind: "shown", text, label };
+  return { kind: "shown", found, label };
 }
 
 // ---- matching: the replies, taken in walk order ----

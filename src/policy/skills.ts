@@ -1,7 +1,8 @@
 /**
  * Skill decisions (design.md §11): the workspace's skills count only while a person trusts their
- * folder and their files, a listed skill is read again when it is loaded, and every load is
- * recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
+ * folder and their files, load_skill's name selects only a skill listed at the start of the turn
+ * (matched exactly, never a path), a listed skill is read again when it is loaded, and every load
+ * is recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
  * (`ports/skills.ts`), which hands out these functions.
  */
 import { relative } from "node:path";
@@ -16,6 +17,7 @@ import {
   type SkillEntry,
 } from "../util/skill_file.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { editDistance } from "../util/edit_distance.ts";
 
 /** A workspace folder's names, given only when a person trusted the folder. */
 export type FolderListing =
@@ -122,6 +124,39 @@ export async function readSkill(
 /** The listed skill a name selected, or why it selected none (worded with the list). */
 export type SkillChoice = { entry: SkillEntry } | { refusal: string };
 
+/**
+ * The listed skill of exactly that name, or why there is none (with the list): a name that could
+ * be a path matches nothing, and a near miss is named as close but never taken for the skill.
+ */
+export function selectSkill(
+  skills: readonly SkillEntry[],
+  name: string,
+): SkillChoice {
+  const list = skills.length === 0
+    ? "no skills were listed this turn"
+    : `the listed skills are: ${skills.map((s) => s.name).join(", ")}`;
+  const shownName = JSON.stringify(name.slice(0, 80));
+  if (/[\\/]|\.\./.test(name) || name.includes("\0")) {
+    return {
+      refusal: `${shownName} is not a skill name: a name never becomes a path and matches ` +
+        `nothing; ${list}`,
+    };
+  }
+  const entry = skills.find((s) => s.name === name);
+  if (entry) return { entry };
+  const near = skills.filter((s) =>
+    s.name.toLowerCase() === name.trim().toLowerCase() ||
+    editDistance(s.name, name.trim().toLowerCase()) <= 2
+  );
+  if (near.length > 0) {
+    return {
+      refusal: `no skill is named ${shownName}; names are matched exactly and never guessed ` +
+        `(close: ${near.map((s) => s.name).join(", ")}); ${list}`,
+    };
+  }
+  return { refusal: `no skill is named ${shownName}; ${list}` };
+}
+
 /** What load_skill is given to render: the refusal, why the skill cannot be read, or its body. */
 export type SkillLoad =
   | { kind: "not_listed"; refusal: string }
@@ -129,14 +164,16 @@ export type SkillLoad =
   | { kind: "loaded"; body: string; label: Label };
 
 /**
- * load_skill's decision: a name that selected no listed skill is refused, a listed one is read
- * again ({@link readSkill}); each outcome is recorded.
+ * load_skill's decision: the name selects from the skills `listed` at the start of the turn
+ * ({@link selectSkill}); one that selected none is refused, a listed one is read again
+ * ({@link readSkill}); each outcome is recorded.
  */
 export async function loadSkill(
   policy: Policy,
   name: string,
-  chosen: SkillChoice,
+  listed: readonly SkillEntry[],
 ): Promise<SkillLoad> {
+  const chosen = selectSkill(listed, name);
   if ("refusal" in chosen) {
     await policy.record({
       tool: "load_skill",

@@ -11,6 +11,7 @@ import { structuredPatch } from "diff";
 import type { Policy } from "./core.ts";
 import { describeKind } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
+import { ownWordsLabel } from "./driver_labels.ts";
 import { writeAllowed } from "./approvals_file.ts";
 import { isGitPath } from "./git_dir.ts";
 import { CHANGED, decodeText, readAtMost, readFileRef, tooBigMessage } from "./reads.ts";
@@ -366,7 +367,15 @@ export type WriteRefusal =
   | { status: "failed"; error: string };
 
 export type WriteFileResult =
-  | { status: "written"; shownAs: string; created: boolean; bytes: number; lines: number }
+  | {
+    status: "written";
+    shownAs: string;
+    created: boolean;
+    bytes: number;
+    lines: number;
+    /** What saying so carries: Brave Bot's own words (the file's name as shown, counts). */
+    label: Label;
+  }
   | WriteRefusal;
 
 /** What the planner asks write_file for: the schema's fields, exactly one of each pair given. */
@@ -408,6 +417,7 @@ export async function writeFile(policy: Policy, req: WriteFileRequest): Promise<
     created: done.created,
     bytes: source.bytes.length,
     lines: countLines(source.bytes),
+    label: ownWordsLabel(),
   };
 }
 

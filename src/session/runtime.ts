@@ -11,7 +11,11 @@ import { type OpenSession, openSession } from "./open.ts";
 import { type ApprovalsFile, readOutputShapes } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
 import type { Label } from "../util/label.ts";
-import { systemPromptLabel } from "../policy/driver_labels.ts";
+import {
+  resumedContextLabel,
+  storedLineLabel,
+  systemPromptLabel,
+} from "../policy/driver_labels.ts";
 import type { Settings } from "../state/settings.ts";
 import { type LoadedTranscript, loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
@@ -84,10 +88,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (options.resume) {
     const loaded = await loadTranscript(session.paths.transcript);
     history = loaded.messages;
-    historyLabels = loaded.labels;
+    // The transcript says what each line recorded; what that placed is the policy layer's rule.
+    historyLabels = loaded.lines.map(storedLineLabel);
     historySummary = loaded.summary;
     problems.push(...loaded.problems);
-    session.policy.placeInContext(loaded.contextLabel);
+    session.policy.placeInContext(resumedContextLabel(loaded.contextLines));
   } else {
     await transcript.start({
       id: session.paths.id,
@@ -121,7 +126,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     planner: models.value.planner,
     processor: models.value.processor,
     policy: driverPolicy(session.policy),
-    decide: toolPolicy(session.policy),
+    decide: toolPolicy(session.policy, session.state),
     settings: options.settings,
     session: session.state,
     transcript,

@@ -16,7 +16,7 @@
  */
 import { z } from "zod";
 import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
-import { formatLabel, joinLabels, type Label, parseLabel, TRUSTED_PUBLIC } from "../util/label.ts";
+import { formatLabel, type Label, parseLabel } from "../util/label.ts";
 import type { ChatMessage, ToolCall } from "../util/chat.ts";
 import { plural } from "../util/plural.ts";
 
@@ -164,22 +164,40 @@ export class TranscriptWriter {
   }
 }
 
+/**
+ * What one line recorded of what it placed in the planner context, as it stands in the file: the
+ * transcript says what is there and no more. What a line without a label, or with one that cannot
+ * be read, counts as is the policy layer's to say (`storedLineLabel`, `policy/driver_labels.ts`).
+ */
+export interface StoredLine {
+  /**
+   * `message`: a message line; `summary`: a compaction's summary; `interrupted`: no line at all —
+   * the result the loader wrote for a call the session never finished.
+   */
+  kind: "message" | "summary" | "interrupted";
+  /** The label as the line recorded it: null when it recorded none, `"unreadable"` when it is no label. */
+  label: Label | "unreadable" | null;
+}
+
 export interface LoadedTranscript {
   meta: SessionMeta | null;
   /** The conversation since the last `/clear`, repaired so it can be sent again. */
   messages: ChatMessage[];
   /**
-   * What each of `messages` placed in the planner context, as recorded (null: no label on its
-   * line). The driver asks the egress rule about private results again before sending them.
+   * What the line of each of `messages` recorded. The driver asks the egress rule about private
+   * results again before sending them.
    */
-  labels: (Label | null)[];
+  lines: StoredLine[];
+  /**
+   * Every line since the last `/clear` that may have placed something in the planner context, in
+   * order, those a summary replaced included: the resumed context is what they placed.
+   */
+  contextLines: StoredLine[];
   /**
    * Set when `messages` opens with a compaction's summary: the person's requests kept beside it
    * (null on a line written before they were kept as data).
    */
   summary: { requests: KeptRequests | null } | null;
-  /** The join of what the messages since the last `/clear` placed in the planner context. */
-  contextLabel: Label;
   /** Every message ever, across `/clear`s, for display. */
   history: ChatMessage[];
   /** Lines that were torn or did not fit, and repairs made; to show the person. */
@@ -190,6 +208,12 @@ export const INTERRUPTED_RESULT =
   "error: the session stopped before this call finished; it may or may not have taken effect. " +
   "Check before repeating it.";
 
+/** A line's label as it recorded it: absent, unreadable, or a label. */
+function recorded(text: string | undefined): Label | "unreadable" | null {
+  if (text === undefined) return null;
+  return parseLabel(text) ?? "unreadable";
+}
+
 /**
  * Loads a transcript. A torn last line (a kill mid-write) is dropped; an unfinished tool round
  * (calls without results) gets results saying so, since an endpoint refuses such a history.
@@ -198,9 +222,9 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
   const { rows, problems } = await readJsonLines(path);
   let meta: SessionMeta | null = null;
   let messages: ChatMessage[] = [];
-  let labels: Label[] = [];
+  let contextLines: StoredLine[] = [];
+  const lineOf = new Map<ChatMessage, StoredLine>();
   let summary: LoadedTranscript["summary"] = null;
-  const placed = new Map<ChatMessage, Label>();
   const history: ChatMessage[] = [];
   rows.forEach((row, i) => {
     const parsed = recordSchema.safeParse(row);
@@ -212,7 +236,7 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
     if (r.type === "session") meta = { id: r.id, workspace: r.workspace, started: r.started };
     else if (r.type === "clear") {
       messages = [];
-      labels = [];
+      contextLines = [];
       summary = null;
     } else if (r.type === "shown") {
       // The person's alone: not part of what a resumed planner is sent.
@@ -223,22 +247,19 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
       summary = {
         requests: r.requests ? { kept: r.requests.kept, leftOut: r.requests.left_out } : null,
       };
-      const l = (r.label !== undefined ? parseLabel(r.label) : null) ??
-        { integrity: "U", confidentiality: "priv" };
-      labels.push(l);
-      placed.set(m, l);
+      const line: StoredLine = { kind: "summary", label: recorded(r.label) };
+      contextLines.push(line);
+      lineOf.set(m, line);
     } else {
       const m = r.message as ChatMessage;
       messages.push(m);
       history.push(m);
-      if (r.label !== undefined) {
-        const l = parseLabel(r.label);
-        // An unreadable label is taken as the worst, never as trusted.
-        labels.push(l ?? { integrity: "U", confidentiality: "priv" });
-        placed.set(m, l ?? { integrity: "U", confidentiality: "priv" });
-        if (!l) {
-          problems.push(`${path}: record ${i + 1} has an unreadable label; taken as (U,priv)`);
-        }
+      const line: StoredLine = { kind: "message", label: recorded(r.label) };
+      contextLines.push(line);
+      lineOf.set(m, line);
+      if (line.label === "unreadable") {
+        // The person is told what the policy layer makes of it (`storedLineLabel`).
+        problems.push(`${path}: record ${i + 1} has an unreadable label; taken as (U,priv)`);
       }
     }
   });
@@ -254,11 +275,11 @@ export async function loadTranscript(path: string): Promise<LoadedTranscript> {
   return {
     meta,
     messages: repaired.messages,
-    labels: repaired.messages.map((m) =>
-      placed.get(m) ?? (repaired.made.has(m) ? TRUSTED_PUBLIC : null)
+    lines: repaired.messages.map((m) =>
+      lineOf.get(m) ?? { kind: repaired.made.has(m) ? "interrupted" : "message", label: null }
     ),
     summary,
-    contextLabel: labels.length ? joinLabels(...labels) : TRUSTED_PUBLIC,
+    contextLines,
     history,
     problems,
   };

@@ -6,7 +6,7 @@ import {
   repairToolRounds,
   TranscriptWriter,
 } from "./transcript.ts";
-import { UNTRUSTED_PUBLIC } from "../util/label.ts";
+import { TRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../util/label.ts";
 
 async function withDir(fn: (dir: string) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "bb-transcript-" });
@@ -59,7 +59,14 @@ Deno.test("a turn killed between a call and its result resumes with the call mar
       tool_call_id: "b",
       content: INTERRUPTED_RESULT,
     });
-    assert.equal(t.contextLabel.integrity, "U");
+    // Each message as its line recorded it; the result written here for "b" recorded nothing.
+    assert.deepEqual(t.lines, [
+      { kind: "message", label: null },
+      { kind: "message", label: null },
+      { kind: "message", label: UNTRUSTED_PUBLIC },
+      { kind: "interrupted", label: null },
+    ]);
+    assert.deepEqual(t.contextLines.map((l) => l.label), [null, null, UNTRUSTED_PUBLIC]);
     assert.match(t.problems.join("\n"), /marked as interrupted/);
   });
 });
@@ -73,12 +80,12 @@ Deno.test("/clear starts the conversation and the label again; history keeps eve
     await w.message({ role: "user", content: "two" });
     const t = await loadTranscript(path);
     assert.deepEqual(t.messages, [{ role: "user", content: "two" }]);
-    assert.equal(t.contextLabel.integrity, "T");
+    assert.deepEqual(t.contextLines, [{ kind: "message", label: null }], "only what came after");
     assert.equal(t.history.length, 2);
   });
 });
 
-Deno.test("records that do not fit are skipped and reported; a bad label counts as the worst", async () => {
+Deno.test("records that do not fit are skipped and reported; a bad label is reported as unreadable", async () => {
   await withDir(async (dir) => {
     const path = join(dir, "t.jsonl");
     await Deno.writeTextFile(
@@ -96,8 +103,42 @@ Deno.test("records that do not fit are skipped and reported; a bad label counts 
     );
     const t = await loadTranscript(path);
     assert.deepEqual(t.messages, [{ role: "user", content: "y" }]);
-    assert.deepEqual(t.contextLabel, { integrity: "U", confidentiality: "priv" });
+    assert.deepEqual(t.lines, [{ kind: "message", label: "unreadable" }]);
+    assert.deepEqual(t.contextLines, t.lines);
     assert.equal(t.problems.length, 2);
+    assert.match(t.problems[1], /record 2 has an unreadable label/);
+  });
+});
+
+Deno.test("a summary is reported with the label its line recorded, or none; what it replaced stays in the context's lines", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    const w = new TranscriptWriter(path);
+    await w.message({ role: "user", content: "one" }, UNTRUSTED_PUBLIC);
+    await w.message({ role: "assistant", content: "two" });
+    await w.compact({ role: "user", content: "summary" }, 1, TRUSTED_PRIVATE, {
+      kept: [],
+      leftOut: 0,
+    });
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({
+        type: "compact",
+        time: "t",
+        message: { role: "user", content: "older summary" },
+        keep: 0,
+      }) + "\n",
+      { append: true },
+    );
+    const t = await loadTranscript(path);
+    assert.deepEqual(t.messages, [{ role: "user", content: "older summary" }]);
+    assert.deepEqual(t.lines, [{ kind: "summary", label: null }]);
+    assert.deepEqual(t.contextLines, [
+      { kind: "message", label: UNTRUSTED_PUBLIC },
+      { kind: "message", label: null },
+      { kind: "summary", label: TRUSTED_PRIVATE },
+      { kind: "summary", label: null },
+    ]);
   });
 });
 

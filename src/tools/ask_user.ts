@@ -5,7 +5,6 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
 import type { Question } from "../policy/api.ts";
 
 const option = z.union([
@@ -56,7 +55,7 @@ export const askUser = defineTool({
         return shown(
           `No question was answered.\n${lines.join("\n")}\n` +
             "Proceed on what you know, or finish and say what you would need to know.",
-          TRUSTED_PUBLIC,
+          outcome.label,
         );
       }
       case "answered": {

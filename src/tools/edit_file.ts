@@ -5,7 +5,6 @@
  */
 import { z } from "zod";
 import { defineTool, shown } from "./tool.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { exactlyOneTarget, pathField, refField, typeError } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
 import { renderRefusal } from "./write_file.ts";
@@ -55,7 +54,7 @@ export const editFileTool = defineTool({
     if (done.status !== "edited") return renderRefusal(done);
     return shown(
       `edited ${done.shownAs}: replaced ${plural(done.replaced, "occurrence")}`,
-      TRUSTED_PUBLIC,
+      done.label,
     );
   },
 });

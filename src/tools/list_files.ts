@@ -7,8 +7,8 @@
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import type { EntryKind, ListedEntry, ListedParent } from "../policy/api.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
-import { bracesHint, displayPath, globField, pathField, shownPath } from "./fs_common.ts";
+import { globField, pathField } from "./fs_common.ts";
+import { bracesHint, displayPath, shownPath } from "../util/listing_text.ts";
 import { plural } from "../util/plural.ts";
 
 const routing = z.strictObject({
@@ -72,6 +72,6 @@ export const listFilesTool = defineTool({
     if (listing.unreadable > 0) {
       summary.push(`${plural(listing.unreadable, "directory", "directories")} could not be read`);
     }
-    return shown([...lines, ...summary.map((s) => `[${s}]`)].join("\n"), TRUSTED_PUBLIC);
+    return shown([...lines, ...summary.map((s) => `[${s}]`)].join("\n"), listing.label);
   },
 });

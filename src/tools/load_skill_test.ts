@@ -4,7 +4,8 @@ import { fixture } from "../../test/support/person_side.ts";
 import { discoverSkills } from "../skills/discover.ts";
 import { skillsPort } from "../policy/ports/skills.ts";
 import { formatLabel } from "../util/label.ts";
-import { loadSkill, selectSkill } from "./load_skill.ts";
+import { loadSkill } from "./load_skill.ts";
+import { selectSkill } from "../policy/skills.ts";
 
 const skill = (name: string) =>
   `---\nname: ${name}\ndescription: about ${name}\n---\nuse ${name}\n`;

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
-import { formatLabel, type Label, TRUSTED_PUBLIC } from "../util/label.ts";
+import { formatLabel, type Label } from "../util/label.ts";
 import { type FileRead, type Limits, READ_FILE_MAX_BYTES } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
@@ -105,13 +105,13 @@ function renderRead(
       }); its contents ` +
         `were not shown. Pass ref:${read.ref} to spawn_processor to work with it, or to ` +
         `write_file as contents_ref.`,
-      TRUSTED_PUBLIC,
+      read.label,
     );
   }
   if (read.kind === "binary") {
     return shown(
       `${shownAs}: binary file (not UTF-8 text), ${plural(read.size, "byte")}`,
-      TRUSTED_PUBLIC,
+      read.label,
     );
   }
   const { text } = read;

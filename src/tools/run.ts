@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";
-import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
-import { MAX_STAGES, RUN_TIMEOUT_SECONDS, type RunInput, type RunOutcome } from "../policy/api.ts";
+import { formatLabel } from "../util/label.ts";
+import { MAX_STAGES, RUN_TIMEOUT_SECONDS, type RunInput, type RunResult } from "../policy/api.ts";
 import { escapeForScreen } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
 
@@ -55,7 +55,7 @@ function startFailure(cause: string): string {
     : `it could not be started (${cause})`;
 }
 
-function render(r: RunOutcome): ToolOutput {
+function render(r: RunResult): ToolOutput {
   switch (r.outcome) {
     case "invalid":
       return failure(r.reason);
@@ -87,7 +87,7 @@ function render(r: RunOutcome): ToolOutput {
       : "";
     lines.push(`--- output ${formatLabel(r.label)}${omitted} ---`);
     lines.push(r.shown.text === "" ? "(no output)" : r.shown.text);
-    return shown(lines.join("\n"), r.label);
+    return shown(lines.join("\n"), r.resultLabel);
   }
   lines.push(
     `output: ref:${ref.id} — command output, ${formatLabel(ref.label)}, ${
@@ -95,7 +95,7 @@ function render(r: RunOutcome): ToolOutput {
     }, ${plural(ref.lines, "line")}; not shown to you.`,
     "Pass it to spawn_processor, write it with write_file contents_ref, or ask the person to show it with read_output.",
   );
-  return shown(lines.join("\n"), TRUSTED_PUBLIC);
+  return shown(lines.join("\n"), r.resultLabel);
 }
 
 async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {

@@ -2,22 +2,13 @@
  * search (tools.md): a literal substring over workspace files. The policy layer walks, has
  * the effect workers search the files in place, and labels the result (policy/search.ts): it
  * is shown only when every file it touches (and every name in it) is trusted; otherwise the
- * whole result becomes one reference and the planner is shown counts. This prints it.
+ * whole result becomes one reference and the planner is shown counts. The policy layer gives
+ * back the findings and their label; this prints them (`util/search_text.ts`).
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
-import type { Limits, SearchCounts, SearchFound } from "../policy/api.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
-import {
-  bracesHint,
-  displayPath,
-  globField,
-  pathField,
-  regexHint,
-  shownPath,
-  typeError,
-} from "./fs_common.ts";
-import { plural } from "../util/plural.ts";
+import { globField, pathField, typeError } from "./fs_common.ts";
+import { printSearch, searchNotes } from "../util/search_text.ts";
 
 const routing = z.strictObject({
   directory: pathField.optional().describe("workspace-relative, defaults to ."),
@@ -31,52 +22,6 @@ const content = z.strictObject({
     .max(1024, "pattern is longer than 1024 characters")
     .describe("literal text; not a regular expression"),
 });
-
-interface Args {
-  include?: string;
-  pattern: string;
-}
-
-function sizeText(bytes: number): string {
-  return bytes % 1048576 === 0 ? `${bytes / 1048576} MiB` : `${bytes} bytes`;
-}
-
-/** The bracketed lines after the matches: counts, truncation, and why nothing may have matched. */
-function notes(counts: SearchCounts, args: Args, limits: Limits): string[] {
-  const said = [
-    `${plural(counts.lines, "matching line")} in ${plural(counts.matchedFiles, "file")}`,
-    `searched ${plural(counts.searched, "file")}`,
-  ];
-  if (counts.binary > 0) said.push(`skipped ${counts.binary} binary`);
-  if (counts.oversized > 0) {
-    said.push(`skipped ${counts.oversized} over ${sizeText(limits.searchFileBytes)}`);
-  }
-  if (counts.unreadable > 0) said.push(`${counts.unreadable} unreadable`);
-  const out: string[] = [said.join("; ")];
-  if (counts.truncated) {
-    out.push(
-      `truncated at ${limits.searchLines} matching lines: the result is incomplete; ` +
-        "narrow it with directory or include",
-    );
-  }
-  if (counts.lines === 0) {
-    const hint = regexHint(args.pattern);
-    if (hint) out.push(hint);
-    if (counts.files === 0) {
-      const braces = bracesHint(args.include);
-      if (braces) out.push(braces);
-    }
-  }
-  return out.map((n) => `[${n}]`);
-}
-
-/** The whole result as text: one `path:line: text` per match, then the notes. */
-function print(found: SearchFound, args: Args, limits: Limits): string {
-  const body = found.matches.map((m) =>
-    `${shownPath(displayPath(found.base, m.sub))}:${m.line}: ${m.text}`
-  );
-  return [...body, ...notes(found, args, limits)].join("\n");
-}
 
 export const searchTool = defineTool({
   name: "search",
@@ -92,21 +37,20 @@ export const searchTool = defineTool({
       include: args.include,
       pattern: args.pattern,
       limits,
-      print: (found) => print(found, args, limits),
     });
     switch (result.kind) {
       case "error":
         return failure(result.message);
       case "shown":
-        return shown(result.text, result.label);
+        return shown(printSearch(result.found, args, limits), result.label);
       case "kept":
         return shown(
           [
             `the result touches files nobody vouched for, so it is quarantined as ref:${result.ref}; ` +
             `pass it to spawn_processor to work with it`,
-            ...notes(result.counts, args, limits),
+            ...searchNotes(result.counts, args, limits),
           ].join("\n"),
-          TRUSTED_PUBLIC,
+          result.label,
         );
     }
   },

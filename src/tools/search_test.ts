@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { searchTool } from "./search.ts";
 import { formatLabel } from "../util/label.ts";
-import { looksLikeRegex } from "./fs_common.ts";
+import { looksLikeRegex } from "../util/listing_text.ts";
 
 Deno.test("search: finds a literal substring and returns matching lines with file and line number", async () => {
   await withPolicy({

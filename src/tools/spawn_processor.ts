@@ -7,7 +7,6 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
 import { plural } from "../util/plural.ts";
 
@@ -68,7 +67,7 @@ export const spawnProcessorTool = defineTool({
       `${outcome.ref}: processor answer, ${plural(outcome.lines, "line")}, ${
         plural(outcome.size, "byte")
       }, ${bound}`,
-      TRUSTED_PUBLIC,
+      outcome.label,
     );
   },
 });

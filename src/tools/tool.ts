@@ -12,7 +12,13 @@
  */
 import { z } from "zod";
 import type { Label } from "../util/label.ts";
-import type { ProcessorPort, SessionState, Settings, ToolPolicy } from "../policy/api.ts";
+import {
+  ownWordsLabel,
+  type ProcessorPort,
+  type SessionState,
+  type Settings,
+  type ToolPolicy,
+} from "../policy/api.ts";
 
 export const TOOL_NAMES = [
   "read_file",
@@ -34,7 +40,10 @@ export type ToolName = typeof TOOL_NAMES[number];
 export interface ToolOutput {
   content: string;
   isError: boolean;
-  /** The label the shown content carries; references and metadata are `(T,pub)`. */
+  /**
+   * The label the shown content carries, as the policy layer gave it: with a port's result, or
+   * for an error worded by the tool or the driver, Brave Bot's own words ({@link failure}).
+   */
   label: Label;
   /**
    * For a run's output shown as an assertion (read_output, design.md §16): the reference and
@@ -77,13 +86,12 @@ export function shown(content: string, label: Label): ToolOutput {
   return { content, isError: false, label };
 }
 
-/** An error result: names what was wrong and what would be accepted. */
+/**
+ * An error result: names what was wrong and what would be accepted, in Brave Bot's own words,
+ * labelled as the policy layer labels them (`ownWordsLabel`).
+ */
 export function failure(message: string): ToolOutput {
-  return {
-    content: `error: ${message}`,
-    isError: true,
-    label: { integrity: "T", confidentiality: "pub" },
-  };
+  return { content: `error: ${message}`, isError: true, label: ownWordsLabel() };
 }
 
 // deno-lint-ignore ban-types

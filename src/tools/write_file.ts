@@ -7,7 +7,6 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
-import { TRUSTED_PUBLIC } from "../util/label.ts";
 import type { WriteRefusal } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
@@ -64,7 +63,7 @@ export const writeFileTool = defineTool({
       `${done.created ? "created" : "overwrote"} ${done.shownAs}: ${plural(done.bytes, "byte")}, ${
         plural(done.lines, "line")
       }`,
-      TRUSTED_PUBLIC,
+      done.label,
     );
   },
 });

@@ -62,7 +62,7 @@ export async function fixture(options: {
   const session = new SessionState("test", options.oneShot ?? false);
   const events: { type: string; text: string }[] = [];
   const ctx: ToolContext = {
-    decide: toolPolicy(policy),
+    decide: toolPolicy(policy, session),
     settings: settingsFrom({}),
     session,
     processor: { complete: () => Promise.reject(new Error("no processor in these tests")) },

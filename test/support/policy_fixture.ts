@@ -217,10 +217,11 @@ export async function withPolicy(
     const base = settingsFrom(options.config ?? {});
     const settings: Settings = { ...base, limits: { ...base.limits, ...options.limits } };
     const emitted: { type: string; text: string }[] = [];
+    const session = new SessionState("test-session", !person.interactive);
     const ctx: ToolContext = {
-      decide: toolPolicy(policy),
+      decide: toolPolicy(policy, session),
       settings,
-      session: new SessionState("test-session", !person.interactive),
+      session,
       processor: noProcessor,
       emit: (e) => emitted.push(e),
     };

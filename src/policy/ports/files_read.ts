@@ -43,8 +43,9 @@ export interface FilesReadPort {
    */
   listFiles(request: ListRequest): Promise<Listing>;
   /**
-   * search: walks and searches on the effect workers, labels the result, and shows it or
-   * quarantines it whole (the text `request.print` makes) as one reference; records it.
+   * search: walks and searches on the effect workers, labels the result, and gives back the
+   * findings with their label, or quarantines them whole (printed, `util/search_text.ts`) as one
+   * reference and gives back the counts; records it.
    */
   search(request: SearchRequest): Promise<SearchResult>;
 }

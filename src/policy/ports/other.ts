@@ -15,19 +15,24 @@ import {
   runProcessor,
 } from "../processors.ts";
 import { type AskOptions, type AskOutcome, askPerson } from "../questions.ts";
-import { loadSkill, type SkillChoice, type SkillLoad } from "../skills.ts";
+import { loadSkill, type SkillLoad } from "../skills.ts";
+import type { SkillEntry } from "../../util/skill_file.ts";
 
 export type { Answer, Question } from "../../person/person.ts";
-export type { SkillEntry } from "../../util/skill_file.ts";
+export type { SkillEntry };
 export type {
   AskOptions,
   AskOutcome,
   ProcessorOutcome,
   ProcessorPort,
   ProcessorRequest,
-  SkillChoice,
   SkillLoad,
 };
+
+/** Where the skills listed at the start of the turn are kept: the session's state. */
+export interface ListedSkills {
+  readonly skills: readonly SkillEntry[];
+}
 
 export interface OtherPort {
   /**
@@ -41,10 +46,11 @@ export interface OtherPort {
     signal?: AbortSignal,
   ): Promise<ProcessorOutcome>;
   /**
-   * load_skill: `chosen` is what the name selected from the listed skills; a refusal is
-   * recorded, a listed skill is read again and must still be trusted. Each outcome is recorded.
+   * load_skill: the name selects from the skills listed at the start of the turn, exactly; a
+   * name that selects none is refused with the list, a listed skill is read again and must still
+   * be trusted. Each outcome is recorded.
    */
-  loadSkill(name: string, chosen: SkillChoice): Promise<SkillLoad>;
+  loadSkill(name: string): Promise<SkillLoad>;
   /**
    * ask_user: refused in a tainted context or over the limit, declined where nobody can be
    * asked, otherwise asked one question at a time, each answer remembered and recorded.
@@ -54,11 +60,12 @@ export interface OtherPort {
   todoLabel(): Label;
 }
 
-export function otherPort(policy: Policy): OtherPort {
+/** `listed`: the session whose skills, listed at each turn's start, load_skill selects from. */
+export function otherPort(policy: Policy, listed: ListedSkills): OtherPort {
   return {
     spawnProcessor: (request, processor, settings, signal) =>
       runProcessor(policy, request, processor, settings, signal),
-    loadSkill: (name, chosen) => loadSkill(policy, name, chosen),
+    loadSkill: (name) => loadSkill(policy, name, listed.skills),
     askUser: (questions, options) => askPerson(policy, questions, options),
     todoLabel: () => policy.plannerWords,
   };
