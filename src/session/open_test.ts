@@ -5,6 +5,7 @@ import { settingsFrom } from "../state/settings.ts";
 import { statePaths } from "../state/session_paths.ts";
 import { ScriptedPerson } from "../../test/support/scripted_person.ts";
 import type { FirstUseAnswer } from "../person/person.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
 
 async function withDirs(fn: (ws: string, state: string) => Promise<void>) {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-open-" }));
@@ -62,5 +63,37 @@ Deno.test("first use: chosen directories to trust must exist; the others are lef
     const said = session.problems.join("\n");
     assert.match(said, /there is no directory nosuchdir\/ in the workspace/);
     assert.match(said, /'\.\.\/out'/);
+  });
+});
+
+Deno.test("first use: a trust map locked past the bound stores nothing, says who holds it, asks again", async () => {
+  await withDirs(async (ws, state) => {
+    const trustFile = statePaths(state, ws).trustFile;
+    const held = await holdLock(trustFile);
+    const safety = setTimeout(held.release, 3_000);
+    let session;
+    try {
+      session = await openSession({
+        workspaceDir: ws,
+        stateDir: state,
+        settings: settingsFrom({}),
+        person: new ScriptedPerson([{ firstUse: { choice: "workspace" } }]),
+        approvals: null,
+        oneShot: false,
+        trustWait: { fail: true, boundMs: 100, onWait: () => {} },
+      });
+    } finally {
+      clearTimeout(safety);
+      held.release();
+      await held.done;
+    }
+    session.close();
+    assert.equal(session.policy.storedTrust.firstUse, null);
+    assert.equal(session.policy.storedTrust.ruleIntegrity("src/a.ts"), "U");
+    const said = session.problems.join("\n");
+    assert.match(said, new RegExp(`process ${Deno.pid}`));
+    assert.match(said, /this session trusts nothing, and the question is asked again/);
+    const again = await open(ws, state, { choice: "workspace" });
+    assert.equal(again.person.asked.filter((a) => a.kind === "firstUse").length, 1);
   });
 });
