@@ -523,8 +523,16 @@ async function hooksTrusted(r: Reader, g: GitDir, entries: Sourced[]): Promise<b
   if (!listed.ok) return false;
   const [entry] = listed.value;
   if ("error" in entry) return false;
+  const folder = relOf(r, at.found.abs)!;
   for (const e of entry.entries) {
     if (e.kind === "directory") continue;
+    const rel = folder === "." ? e.name : `${folder}/${e.name}`;
+    if (e.kind === "file") {
+      // Listed, through no link: labelled by its path.
+      if ((await r.policy.fileLabel(rel)).integrity !== "T") return false;
+      continue;
+    }
+    // A link: labelled where it leads.
     const hook = await locate(r, join(at.found.abs, e.name));
     if (hook === null || !hook.ok || !(await fileTrusted(r, hook.value))) return false;
   }
