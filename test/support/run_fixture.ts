@@ -31,6 +31,8 @@ export interface RunFixtureOptions {
   limits?: Partial<Settings["limits"]>;
   /** Runs before each request to the effect worker (policy_fixture.ts): a swap at a moment. */
   beforeCall?: (request: WorkerRequest) => Promise<void> | void;
+  /** The workspace's owner from the start (policy_fixture.ts). */
+  owner?: number;
 }
 
 export interface RunFixture {
@@ -65,6 +67,7 @@ export async function withRunPolicy(
     config: options.config,
     limits: options.limits,
     beforeCall: options.beforeCall,
+    owner: options.owner,
     run: true,
     workers: 1,
     vouchesOnDisk: true,
