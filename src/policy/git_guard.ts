@@ -330,7 +330,12 @@ function relOf(r: Reader, abs: string): string | null {
   return relative(r.root, abs).split(sep).join("/") || ".";
 }
 
-/** Whether every place a git directory is made of is trusted by the trust map. */
+/**
+ * Whether the folders a git directory is made of, and the `.git` file that named it, are trusted
+ * by the trust map. Each file of its configuration that exists is judged by its own label as it is
+ * read ({@link readConfig}); one that does not exist is nothing git reads (its name may be an
+ * untrusted one, as after an unconfined run, which does not matter).
+ */
 async function gitDirTrusted(r: Reader, g: GitDir): Promise<boolean> {
   for (const abs of new Set([g.dir, g.common])) {
     const rel = relOf(r, abs);
@@ -339,11 +344,6 @@ async function gitDirTrusted(r: Reader, g: GitDir): Promise<boolean> {
       continue;
     }
     if (r.policy.nameLabel(rel).integrity !== "T") return false;
-    for (const file of ["config", "config.worktree"]) {
-      if ((await r.policy.fileLabel(`${rel === "." ? "" : rel + "/"}${file}`)).integrity !== "T") {
-        return false;
-      }
-    }
   }
   return g.via === null || await trustedPlace(r, g.via);
 }
