@@ -6,7 +6,7 @@
  * fixed overrides neutralise) it runs without the command.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import {
   exists,
   type RunFixture,
@@ -643,8 +643,8 @@ Deno.test("git guard: what git init, clone and submodule write is allowed", asyn
 // ---- values that make an allowed key run something ----
 
 /** A bare repository inside the workspace whose pre-receive hook creates the marker. */
-async function hookedBareRepo(h: Hostile): Promise<string> {
-  const dest = join(h.fx.root, "dest.git");
+async function hookedBareRepo(h: Hostile, rel = "dest.git"): Promise<string> {
+  const dest = join(h.fx.root, rel);
   await git(h.fx.root, "init", "-q", "--bare", dest);
   await Deno.writeTextFile(join(dest, "hooks/pre-receive"), `#!/bin/sh\ntouch '${h.marker}'\n`);
   await Deno.chmod(join(dest, "hooks/pre-receive"), 0o755);
@@ -812,5 +812,259 @@ Deno.test("git guard: GIT_DIR and GIT_WORK_TREE in Brave Bot's environment do no
       Deno.env.delete("GIT_WORK_TREE");
       Deno.env.delete("GIT_DIR");
     }
+  });
+});
+
+// ---- what the first round left open (issue 21): includes, object stores, the other side ----
+
+/** `.git/` trusted (the person's own repository), `vendor/` not. */
+const TRUSTED_GIT = { ".": true, "vendor": false };
+/** `.git/` and `vendor/` untrusted. */
+const UNTRUSTED_VENDOR = { ...UNTRUSTED_GIT, "vendor": false };
+
+async function writeIn(h: Hostile, rel: string, text: string): Promise<void> {
+  await Deno.mkdir(join(h.fx.root, rel, ".."), { recursive: true });
+  await Deno.writeTextFile(join(h.fx.root, rel), text);
+}
+
+Deno.test("git guard: a trusted .git/config including an untrusted file is checked by that file's label", async () => {
+  await withHostileRepo({ trust: TRUSTED_GIT, runs: 1 }, async (h) => {
+    await writeIn(h, "vendor/evil.cfg", `[core]\n\tfsmonitor = ${h.evil}\n`);
+    await config(h, "include.path", "../vendor/evil.cfg");
+  }, async (h) => {
+    // A key the overrides decide: the stage runs, with them.
+    assertRan(await h.call(["status"]));
+    assert.ok(h.asked()[0].display[0].includes("core.fsmonitor=false"), h.asked()[0].display[0]);
+    // A key no override reaches refuses it; the person is told the included file.
+    await writeIn(h, "vendor/evil.cfg", `[diff]\n\texternal = ${h.evil}\n`);
+    assertRefused(await h.call(["diff"]), "diff.external");
+    assert.ok(notices(h).join("\n").includes("vendor/evil.cfg"), notices(h).join("\n"));
+  });
+});
+
+Deno.test("git guard: an includeIf in a trusted .git/config, and a trusted file's own include, are read by label", async () => {
+  await withHostileRepo({ trust: TRUSTED_GIT, runs: 0 }, async (h) => {
+    await writeIn(h, "vendor/evil.cfg", `[diff]\n\texternal = ${h.evil}\n`);
+    await config(h, "includeIf.onbranch:main.path", "../vendor/evil.cfg");
+  }, async (h) => {
+    assertRefused(await h.call(["diff"]), "diff.external");
+    // A trusted file in between does not make what it includes trusted.
+    await config(h, "--unset", "includeIf.onbranch:main.path");
+    await writeIn(h, "mine.cfg", "[include]\n\tpath = vendor/evil.cfg\n");
+    await config(h, "include.path", "../mine.cfg");
+    assertRefused(await h.call(["diff"]), "diff.external");
+  });
+});
+
+Deno.test("git guard: a trusted .git/config including a trusted file runs as configured", async () => {
+  await withHostileRepo({ trust: TRUSTED_GIT, ran: true }, async (h) => {
+    await writeIn(h, "mine.cfg", `[diff]\n\texternal = ${h.evil}\n`);
+    await config(h, "include.path", "../mine.cfg");
+  }, async (h) => {
+    assertRan(await h.call(["diff"]));
+    assert.ok(!h.asked()[0].display[0].includes(" -c "), h.asked()[0].display[0]);
+  });
+});
+
+/** A blob written only to a repository outside the workspace; its id. */
+async function outsideBlob(h: Hostile): Promise<{ objects: string; oid: string }> {
+  const repo = join(h.fx.outside, "other");
+  await makeRepo(repo);
+  const file = join(h.fx.outside, "secret.txt");
+  await Deno.writeTextFile(file, "OUTSIDE_SECRET\n");
+  const oid = await git(repo, "hash-object", "-w", file);
+  return { objects: join(repo, ".git/objects"), oid };
+}
+
+const ALTERNATES = ".git/objects/info/alternates";
+
+function assertObjectsRefused(out: ToolOutput) {
+  assert.equal(out.isError, true, out.content);
+  assert.match(out.content, /object store .*outside the workspace/);
+  assert.match(out.content, /nothing was run/);
+}
+
+Deno.test("git guard: an untrusted objects/info/alternates naming a store outside refuses", async () => {
+  await withHostileRepo({ runs: 1 }, async (h) => {
+    const { objects } = await outsideBlob(h);
+    await writeIn(h, ALTERNATES, `${objects}\n`);
+  }, async (h) => {
+    const oid = await git(h.fx.outside, "hash-object", join(h.fx.outside, "secret.txt"));
+    assertObjectsRefused(await h.call(["cat-file", "-p", oid]));
+    // Relative to the object store, after a comment, quoted as git allows: all outside.
+    const rel = relative(join(h.fx.root, ".git/objects"), join(h.fx.outside, "other/.git/objects"));
+    await writeIn(h, ALTERNATES, `# a comment\n${rel}\n`);
+    assertObjectsRefused(await h.call(["cat-file", "-p", oid]));
+    await writeIn(h, ALTERNATES, `"${rel.replace(/objects$/, "objec\\164s")}"\n`);
+    assertObjectsRefused(await h.call(["cat-file", "-p", oid]));
+    // Through a link, then up: where the link leads, then its parent.
+    await Deno.symlink(join(h.fx.outside, "other/.git/objects/pack"), join(h.fx.root, ".git/lnk"));
+    await writeIn(h, ALTERNATES, "../lnk/..\n");
+    assertObjectsRefused(await h.call(["cat-file", "-p", oid]));
+    // An alternate inside the workspace is read with the same rule: its own alternates too.
+    await makeRepo(join(h.fx.root, "vendor/lib"));
+    await writeIn(h, ALTERNATES, "../../vendor/lib/.git/objects\n");
+    await writeIn(h, "vendor/lib/" + ALTERNATES, `${join(h.fx.outside, "other/.git/objects")}\n`);
+    assertObjectsRefused(await h.call(["cat-file", "-p", oid]));
+    await Deno.remove(join(h.fx.root, "vendor/lib/" + ALTERNATES));
+    assertRan(await h.call(["cat-file", "-t", "HEAD"]));
+  });
+});
+
+Deno.test("git guard: an object store that is a link out of the workspace refuses", async () => {
+  await withHostileRepo({}, async (h) => {
+    const { objects } = await outsideBlob(h);
+    await Deno.remove(join(h.fx.root, ".git/objects"), { recursive: true });
+    await Deno.symlink(objects, join(h.fx.root, ".git/objects"));
+  }, async (h) => {
+    assertObjectsRefused(await h.call(["log", "-1"]));
+  });
+});
+
+Deno.test("git guard: a trusted alternates file may name a store outside", async () => {
+  await withHostileRepo({ trust: { ".": true }, runs: 1 }, async (h) => {
+    const { objects } = await outsideBlob(h);
+    await writeIn(h, ALTERNATES, `${objects}\n`);
+  }, async (h) => {
+    const oid = await git(h.fx.outside, "hash-object", join(h.fx.outside, "secret.txt"));
+    assertRan(await h.call(["cat-file", "-p", oid]));
+  });
+});
+
+function assertOtherSideRefused(out: ToolOutput, args: string[]) {
+  assert.equal(out.isError, true, `${args.join(" ")}: ${out.content}`);
+  assert.ok(
+    out.content.includes("a repository in the workspace that is not trusted"),
+    `${args.join(" ")}: ${out.content}`,
+  );
+  assert.match(out.content, /nothing was run/);
+  assert.ok(!out.content.includes("dest"), out.content);
+}
+
+for (const [what, trust] of [["untrusted", UNTRUSTED_VENDOR], ["trusted", TRUSTED_GIT]] as const) {
+  Deno.test(`git guard: a local repository the planner names whose .git is untrusted is refused (.git ${what})`, async () => {
+    await withHostileRepo({ trust, runs: 0 }, async (h) => {
+      await hookedBareRepo(h, "vendor/dest.git");
+      await makeRepo(join(h.fx.root, "vendor/src"));
+    }, async (h) => {
+      const file = `file://${h.fx.root}/vendor/dest.git`;
+      for (
+        const args of [
+          ["push", "./vendor/dest.git", "main"],
+          ["push", "vendor/dest.git", "main"],
+          ["push", "./vendor/dest", "main"], // git tries `dest.git` too
+          ["push", file, "main"],
+          ["push", "--repo=./vendor/dest.git", "main"],
+          ["-c", "remote.x.url=./vendor/dest.git", "push", "x", "main"],
+          ["fetch", "vendor/src/../dest.git"],
+          ["pull", "./vendor/dest.git", "main"],
+          ["ls-remote", "./vendor/dest.git"],
+          ["clone", "./vendor/src", "z"],
+          ["clone", "--no-local", "./vendor/src", "z"],
+          ["submodule", "add", "./vendor/src", "sm"],
+          ["archive", "--remote=./vendor/src", "HEAD"],
+          ["upload-pack", "./vendor/dest.git"],
+          ["receive-pack", "./vendor/dest.git"],
+        ]
+      ) {
+        assertOtherSideRefused(await h.call(args), args);
+      }
+      assert.equal(await exists(join(h.fx.root, "z")), false);
+    });
+  });
+}
+
+Deno.test("git guard: a repository outside, or one an alias pushes to, is reached with file transport off", async () => {
+  await withHostileRepo({ trust: TRUSTED_GIT, runs: 2 }, async (h) => {
+    const dest = join(h.fx.outside, "dest.git");
+    await git(h.fx.root, "init", "-q", "--bare", dest);
+    await Deno.writeTextFile(join(dest, "hooks/pre-receive"), `#!/bin/sh\ntouch '${h.marker}'\n`);
+    await Deno.chmod(join(dest, "hooks/pre-receive"), 0o755);
+    await hookedBareRepo(h, "vendor/dest.git");
+    await config(h, "alias.pu", "push");
+  }, async (h) => {
+    // Outside, the guard cannot read it: git is told to reach no repository through a path.
+    const out = await h.call(["push", join(h.fx.outside, "dest.git"), "main"]);
+    assert.match(out.content, /exit status 128/);
+    assert.ok(h.asked()[0].display[0].includes("protocol.file.allow=never"));
+    // The person's alias is not known to push; an untrusted repository among its arguments is
+    // reached with file transport off too.
+    assert.match((await h.call(["pu", "./vendor/dest.git", "main"])).content, /exit status 128/);
+  });
+});
+
+Deno.test("git guard: a trusted repository in the workspace may be pushed to (its hooks are the person's)", async () => {
+  await withHostileRepo({ trust: { ".": true }, ran: true }, async (h) => {
+    await hookedBareRepo(h, "repos/dest.git");
+  }, async (h) => {
+    assertRan(await h.call(["push", "./repos/dest.git", "main"]));
+    assert.ok(!h.asked()[0].display[0].includes("protocol.file.allow"));
+  });
+});
+
+Deno.test("git guard: git's own programs under other names get the guard", async () => {
+  await withHostileRepo({ runs: 1 }, async (h) => {
+    await config(h, "core.fsmonitor", h.evil);
+    const bin = join(h.fx.outside, "bin");
+    await Deno.mkdir(bin);
+    const real = (await new Deno.Command("sh", { args: ["-c", "command -v git"] }).output())
+      .stdout;
+    await Deno.symlink(decoder.decode(real).trim(), join(bin, "g"));
+  }, async (h) => {
+    for (const program of ["git-upload-pack", "git-receive-pack", "git-upload-archive"]) {
+      const out = await h.call(["."], program);
+      assert.equal(out.isError, true, out.content);
+      assert.match(out.content, /cannot be given Brave Bot.s overrides/);
+    }
+    const shell = await h.call(["-c", "git-upload-pack ."], "git-shell");
+    assert.equal(shell.isError, true, shell.content);
+    // A link to git by another name is git: it runs with the overrides.
+    const path = Deno.env.get("PATH")!;
+    Deno.env.set("PATH", `${join(h.fx.outside, "bin")}:${path}`);
+    try {
+      assertRan(await h.call(["status"], "g"));
+      assert.ok(h.asked()[0].display[0].includes("core.fsmonitor=false"));
+    } finally {
+      Deno.env.set("PATH", path);
+    }
+  });
+});
+
+Deno.test("git guard: git run through a wrapper or a shell is refused", async () => {
+  await withHostileRepo({}, async (h) => {
+    await config(h, "core.fsmonitor", h.evil);
+  }, async (h) => {
+    for (
+      const [program, ...args] of [
+        ["env", "git", "status"],
+        ["env", "FOO=1", "/usr/bin/git", "status"],
+        ["nice", "-n", "5", "git", "status"],
+        ["timeout", "5", "git", "status"],
+        ["nohup", "git", "status"],
+        ["xargs", "git", "status"],
+        ["sh", "-c", "git status"],
+        ["bash", "-c", "cd . && git status"],
+        ["find", ".", "-maxdepth", "0", "-exec", "git", "status", ";"],
+      ]
+    ) {
+      const out = await h.call(args, program);
+      assert.equal(out.isError, true, `${program} ${args.join(" ")}: ${out.content}`);
+      assert.match(out.content, /runs git through/);
+    }
+  });
+});
+
+Deno.test("git guard: a hook a run wrote into a trusted .git is untrusted, and does not run", async () => {
+  await withHostileRepo({ trust: { ".": true }, runs: 1 }, async (h) => {
+    const hook = join(h.fx.root, ".git/hooks/post-index-change");
+    await Deno.writeTextFile(hook, `#!/bin/sh\ntouch '${h.marker}'\n`);
+    await Deno.chmod(hook, 0o755);
+    // What a run's record leaves for a file it wrote in .git/: never trusted.
+    await h.fx.policy.changeTrust((map) =>
+      map.setFile(".git/hooks/post-index-change", { integrity: "U", why: "run" })
+    );
+  }, async (h) => {
+    assertRan(await h.call(["add", "f"]));
+    assert.ok(h.asked()[0].display[0].includes("core.hooksPath=/dev/null"));
   });
 });

@@ -11,6 +11,7 @@ import { runTool } from "../src/tools/run.ts";
 import { readFileTool } from "../src/tools/read_file.ts";
 import { listFilesTool } from "../src/tools/list_files.ts";
 import type { ToolDef } from "../src/tools/tool.ts";
+import type { WorkerRequest } from "../src/worker/protocol.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const readFile = readFileTool as unknown as ToolDef<never>;
@@ -147,6 +148,33 @@ Deno.test("run files: a run that writes nothing says nothing about files", async
         0,
       );
       assert.ok(await readsAsTrusted(fx, "src/keep.ts"));
+    },
+  );
+});
+
+Deno.test("run files: a created file replaced before it is hashed is not bound trusted to the other bytes", async () => {
+  let root = "";
+  let swapped = false;
+  const beforeCall = (request: WorkerRequest) => {
+    if (swapped || request.op !== "hash" || request.path !== join(root, "src/made.txt")) return;
+    swapped = true;
+    // Another process puts other bytes there, in another file, after the snapshot saw the run's.
+    Deno.writeTextFileSync(join(root, "src/other.txt"), `${CANARY}\n`);
+    Deno.renameSync(join(root, "src/other.txt"), join(root, "src/made.txt"));
+  };
+  await withRunPolicy(
+    { files: hostile, trust, answers: [{ run: { answer: "vouch" } }], beforeCall },
+    async (fx) => {
+      root = fx.root;
+      const out = await fx.call(run, {
+        pipeline: [{ program: "cp", args: ["src/keep.ts", "src/made.txt"] }],
+      });
+      assert.equal(out.isError, false, out.content);
+      assert.ok(swapped, "the hash was asked for");
+      const entry = fx.policy.trust.files.get("src/made.txt");
+      assert.equal(entry?.integrity, "U", JSON.stringify(entry));
+      assert.equal(entry?.sha256, undefined);
+      assert.equal((await fx.policy.fileLabel("src/made.txt")).integrity, "U");
     },
   );
 });

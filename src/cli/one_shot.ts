@@ -94,7 +94,7 @@ export async function oneShot(
       stateDir: resolved.stateDir,
       configPath: resolved.configPath,
       settings: resolved.settings,
-      person: new PolicyFilePerson(approvals, (line) => io.stderr(escapeForScreen(line, true))),
+      person: new PolicyFilePerson(approvals, (line) => io.stderr(line)),
       approvals,
       oneShot: true,
       resume,

@@ -10,7 +10,7 @@ import { OpenAIModelClient } from "../model/client.ts";
 import { ModelProcessor } from "../model/processor.ts";
 import { loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { resumedContextLabel } from "../policy/driver_labels.ts";
-import { defineTool, failure, shown, type ToolDef } from "../tools/tool.ts";
+import { defineTool, shown, type ToolDef } from "../tools/tool.ts";
 import { readFileTool } from "../tools/read_file.ts";
 import { TRUSTED_PRIVATE, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "../../test/support/scripted_person.ts";

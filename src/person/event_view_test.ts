@@ -11,7 +11,7 @@ function viewed(todos: { content: string; status: string }[] = []) {
   let labelChanges = 0;
   const view = new EventView({
     screen,
-    person: { notice: (t) => notices.push(t), remark: (t) => remarks.push(t) },
+    person: { notice: (t) => notices.push(String(t)), remark: (t) => remarks.push(t) },
     width: () => 80,
     todos: () => ({
       key: JSON.stringify(todos),

@@ -4,6 +4,7 @@
  * approval policy file (one-shot), which declines whatever the file does not allow.
  */
 import type { Label } from "../util/label.ts";
+import type { ScreenText } from "../util/escape.ts";
 
 export interface Refusal {
   approved: false;
@@ -162,8 +163,12 @@ export interface Person {
   firstUse(workspace: string): Promise<FirstUseAnswer>;
   /** A processor's remark: shown to the person, set apart, stored nowhere. */
   remark(text: string): void;
-  /** Something the person should know (a refusal, a decision in one-shot mode). */
-  notice(text: string): void;
+  /**
+   * Something the person should know (a refusal, a decision in one-shot mode). A plain string
+   * is raw text, which the screen escapes; a {@link ScreenText} was escaped where it was made
+   * (an argv quoted by formatArgv) and is shown as it is (`shownOnScreen`).
+   */
+  notice(text: string | ScreenText): void;
   /**
    * A command the person approved, as it prints (docs/contract.md §15.3), whatever the planner is
    * shown: its output's head as it comes, then at the end how much was left out and the tail. Raw

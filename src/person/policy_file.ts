@@ -14,6 +14,7 @@ import type {
   Question,
   RunAnswer,
 } from "./person.ts";
+import { escapeForScreen, type ScreenText, shownOnScreen } from "../util/escape.ts";
 
 const DECLINED =
   "nobody can be asked in a one-shot run and the approval policy file does not allow it";
@@ -24,6 +25,7 @@ export class PolicyFilePerson implements Person {
 
   constructor(
     readonly file: ApprovalsFile | null,
+    /** Where lines for the person go, escaped already (stderr, through its last wall). */
     private readonly out: (line: string) => void = () => {},
   ) {
     this.decider = file ? "policy-file" : "nobody";
@@ -51,9 +53,9 @@ export class PolicyFilePerson implements Person {
     return Promise.resolve({ choice: "nothing" });
   }
   remark(text: string): void {
-    this.out(`processor remark (untrusted): ${text}`);
+    this.out(`processor remark (untrusted): ${escapeForScreen(text, true)}`);
   }
-  notice(text: string): void {
-    this.out(text);
+  notice(text: string | ScreenText): void {
+    this.out(shownOnScreen(text));
   }
 }

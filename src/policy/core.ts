@@ -21,7 +21,7 @@ import {
   type TrustMap,
   updateTrustMap,
 } from "./trust_map.ts";
-import { currentStamp, type Stamp } from "../state/jsonfile.ts";
+import { currentStamp, type LockWait, type Stamp } from "../state/jsonfile.ts";
 import type { Workspace } from "./workspace.ts";
 import { VouchStore } from "./vouches.ts";
 import { ChangeLog } from "./change_log.ts";
@@ -149,8 +149,10 @@ export class Policy {
    * Applies one change (a rule, a file entry) to the stored map. With a file, the change is
    * applied to the file as freshly read, under its lock, and this session takes up the result:
    * never a save of this session's whole copy, which would drop other sessions' changes.
+   * `wait`: how the lock is waited for; by default the change waits until it lands (the record
+   * of a write or of a run's changes), the person's own (`/trust`) gives up (PERSON_TRUST_WAIT).
    */
-  changeTrust<R>(change: (map: TrustMap) => R): Promise<R> {
+  changeTrust<R>(change: (map: TrustMap) => R, wait?: LockWait): Promise<R> {
     const file = this.#trustFile;
     if (file === null) {
       const result = change(this.#stored);
@@ -158,7 +160,7 @@ export class Policy {
       return Promise.resolve(result);
     }
     return this.#queued(async () => {
-      const updated = await updateTrustMap(file, this.workspace.root, change);
+      const updated = await updateTrustMap(file, this.workspace.root, change, wait);
       this.#adopt(updated);
       return updated.result;
     });

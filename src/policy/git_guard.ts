@@ -2,9 +2,12 @@
  * Programs that obey the repository (docs/contract.md §13.6): git reads `.git/config`, and a
  * repository can make it run commands (`core.fsmonitor`, hooks, `diff.external`, filter drivers,
  * …). When a git directory a stage can reach is not trusted by the trust map (the default for
- * `.git/`), the stage runs with {@link GIT_OVERRIDES} inserted after the program, and is refused
- * before anything runs when a configuration it reads (with its includes) sets a key outside the
- * allow-list of git_config.ts, or its work tree lies outside the workspace.
+ * `.git/`) — or any file of its configuration, or a hook in it, each by its own label — the stage
+ * runs with {@link GIT_OVERRIDES} inserted after the program, and is refused before anything runs
+ * when an untrusted configuration it reads (with its includes) sets a key outside the allow-list of
+ * git_config.ts, or its work tree or object store lies outside the workspace. A repository its
+ * arguments name (`git push ./x.git`) runs git on its side with nothing of ours, so it must be
+ * trusted too ({@link otherSides}). Which stages are git: git_programs.ts.
  *
  * Everything is read as data through the effect worker, with the strict parser of
  * git_config.ts; a file that cannot be read with certainty refuses the stage (fail closed).
@@ -25,6 +28,7 @@ import {
   parseGitConfig,
   untrustedKeyRefusal,
 } from "./git_config.ts";
+import { gitProgram, wrapperOfGit } from "./git_programs.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 /**
@@ -55,11 +59,6 @@ export const GIT_OVERRIDES: readonly (readonly [string, string])[] = [
 /** The overrides as arguments, inserted right after the program. */
 export function gitOverrideArgs(): string[] {
   return GIT_OVERRIDES.flatMap(([k, v]) => ["-c", `${k}=${v}`]);
-}
-
-/** Whether a resolved program is git (its file name). */
-export function isGit(resolved: string): boolean {
-  return /^git(\.exe)?$/i.test(basename(resolved));
 }
 
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -178,10 +177,9 @@ interface GitDir {
 }
 
 /** git's global options that say where it works, as given (resolved by {@link primaryGitDir}). */
-export function gitPlaces(
-  args: readonly string[],
-): { chdirs: string[]; gitDir: string | null; workTree: string | null } {
+export function gitPlaces(args: readonly string[]): GitPlaces {
   const chdirs: string[] = [];
+  const configs: string[] = [];
   let gitDir: string | null = null;
   let workTree: string | null = null;
   const valued = (a: string, name: string, i: number): [string | null, number] => {
@@ -189,7 +187,8 @@ export function gitPlaces(
     if (a.startsWith(name + "=")) return [a.slice(name.length + 1), i];
     return [null, -1];
   };
-  for (let i = 0; i < args.length; i++) {
+  let i = 0;
+  for (; i < args.length; i++) {
     const a = args[i];
     if (!a.startsWith("-")) break; // the subcommand: global options end here
     if (a === "-C") {
@@ -198,7 +197,8 @@ export function gitPlaces(
       continue;
     }
     if (a === "-c") {
-      i++;
+      const setting = args[++i];
+      if (setting !== undefined) configs.push(setting);
       continue;
     }
     let [v, next] = valued(a, "--git-dir", i);
@@ -215,7 +215,18 @@ export function gitPlaces(
     }
     if (a === "--namespace" || a === "--config-env") i++;
   }
-  return { chdirs, gitDir, workTree };
+  return { chdirs, gitDir, workTree, configs, sub: Math.min(i, args.length) };
+}
+
+/** Where a git command line says git works, and where its subcommand starts. */
+export interface GitPlaces {
+  chdirs: string[];
+  gitDir: string | null;
+  workTree: string | null;
+  /** The planner's own `-c key=value` settings, as given. */
+  configs: string[];
+  /** The index of the subcommand in the arguments (their length when there is none). */
+  sub: number;
 }
 
 class Refusal {
@@ -319,7 +330,12 @@ function relOf(r: Reader, abs: string): string | null {
   return relative(r.root, abs).split(sep).join("/") || ".";
 }
 
-/** Whether every place a git directory is made of is trusted by the trust map. */
+/**
+ * Whether the folders a git directory is made of, and the `.git` file that named it, are trusted
+ * by the trust map. Each file of its configuration that exists is judged by its own label as it is
+ * read ({@link readConfig}); one that does not exist is nothing git reads (its name may be an
+ * untrusted one, as after an unconfined run, which does not matter).
+ */
 async function gitDirTrusted(r: Reader, g: GitDir): Promise<boolean> {
   for (const abs of new Set([g.dir, g.common])) {
     const rel = relOf(r, abs);
@@ -328,21 +344,12 @@ async function gitDirTrusted(r: Reader, g: GitDir): Promise<boolean> {
       continue;
     }
     if (r.policy.nameLabel(rel).integrity !== "T") return false;
-    for (const file of ["config", "config.worktree"]) {
-      if ((await r.policy.fileLabel(`${rel === "." ? "" : rel + "/"}${file}`)).integrity !== "T") {
-        return false;
-      }
-    }
   }
   return g.via === null || await trustedPlace(r, g.via);
 }
 
-/** The repository of the stage's working directory, as git finds it (within the workspace). */
-async function primaryGitDir(
-  r: Reader,
-  places: ReturnType<typeof gitPlaces>,
-): Promise<GitDir | null> {
-  // Each -C is taken from where the one before it led, as git's chdir does.
+/** The folder a stage's git works in: each -C from where the one before it led, as git's chdir does. */
+async function stageFolder(r: Reader, places: GitPlaces): Promise<string> {
   let cwd = r.root;
   for (const to of places.chdirs) {
     const at = await land(r, cwd, to);
@@ -355,6 +362,11 @@ async function primaryGitDir(
     if (at.found.kind !== "directory") refuse("its -C names no folder inside the workspace");
     cwd = at.found.abs;
   }
+  return cwd;
+}
+
+/** The repository of the stage's working folder `cwd`, as git finds it (within the workspace). */
+async function primaryGitDir(r: Reader, places: GitPlaces, cwd: string): Promise<GitDir | null> {
   // GIT_DIR and GIT_WORK_TREE are taken from where every -C has led.
   const worktree = places.workTree === null
     ? null
@@ -403,13 +415,33 @@ async function moduleGitDirs(r: Reader, common: string): Promise<string[]> {
 /** An entry, with the workspace file that sets it (told to the person, never the planner). */
 interface Sourced extends ConfigEntry {
   file: string;
+  /**
+   * Whether the person trusts it: the file that sets it is trusted, and so is every file that
+   * included that one, up to a git directory the person trusts. A trusted file a stranger's
+   * file includes is not the person's choice there: labels only move towards `U`.
+   */
+  trusted: boolean;
+}
+
+/** Whether the trust map trusts a file git reads as it was found (a hash-bound entry: those bytes). */
+async function fileTrusted(r: Reader, f: Found): Promise<boolean> {
+  if (f.kind !== "file") return false;
+  return (await r.policy.fileLabel(f.rel, { abs: f.abs, id: f.id })).integrity === "T";
 }
 
 /**
- * The entries of one configuration file with its includes, all inside the workspace. `file` is
- * where git finds it: its real folder (`parent`), from which its relative includes are taken.
+ * The entries of one configuration file with its includes. `file` is where git finds it: its
+ * real folder (`parent`), from which its relative includes are taken. `trusted`: whether what
+ * included it (or the git directory it belongs to) is trusted; its own label decides the rest
+ * ({@link Sourced.trusted}). An untrusted file's includes must lie inside the workspace, where
+ * they can be read; a trusted file's include elsewhere is the person's, and is not read.
  */
-async function readConfig(r: Reader, file: Landing, depth = 0): Promise<Sourced[]> {
+async function readConfig(
+  r: Reader,
+  file: Landing,
+  trusted: boolean,
+  depth = 0,
+): Promise<Sourced[]> {
   if (depth > MAX_INCLUDE_DEPTH) refuse("its git configuration includes files nested too deeply");
   const text = await readFound(r, file.found, MAX_CONFIG_BYTES);
   if (!text.ok) refuse(`a git configuration file it reads cannot be checked (${text.error})`);
@@ -422,17 +454,21 @@ async function readConfig(r: Reader, file: Landing, depth = 0): Promise<Sourced[
     );
   }
   const rel = file.found.kind === "file" ? file.found.rel : "";
+  const own = trusted && await fileTrusted(r, file.found);
   const entries: Sourced[] = [];
   const outside =
     "its configuration includes a file outside the workspace, which cannot be checked";
   for (const e of parsed.value) {
-    entries.push({ ...e, file: rel });
+    entries.push({ ...e, file: rel, trusted: own });
     if (!isInclude(e) || e.value === null || e.value === "") continue;
     // git expands `~/`, `~user/` and `%(prefix)/` in an include's path: places outside.
-    if (e.value.startsWith("~") || e.value.startsWith("%(prefix)/")) refuse(outside);
-    const at = await land(r, file.parent, e.value);
-    if (at === null) refuse(outside);
-    entries.push(...await readConfig(r, at, depth + 1));
+    const expanded = e.value.startsWith("~") || e.value.startsWith("%(prefix)/");
+    const at = expanded ? null : await land(r, file.parent, e.value);
+    if (at === null) {
+      if (own) continue;
+      refuse(outside);
+    }
+    entries.push(...await readConfig(r, at, own, depth + 1));
   }
   return entries;
 }
@@ -445,14 +481,14 @@ function isInclude(e: ConfigEntry): boolean {
 }
 
 /** Every configuration git reads for one git directory, with its includes. */
-async function gitDirConfig(r: Reader, g: GitDir): Promise<Sourced[]> {
+async function gitDirConfig(r: Reader, g: GitDir, trusted: boolean): Promise<Sourced[]> {
   const files = [join(g.common, "config"), join(g.dir, "config.worktree")];
   if (g.common !== g.dir) files.push(join(g.common, "config.worktree"));
   const entries: Sourced[] = [];
   for (const abs of files) {
     const found = await locate(r, abs);
     if (found === null || !found.ok) refuse("a git configuration file it reads cannot be checked");
-    entries.push(...await readConfig(r, { found: found.value, parent: dirname(abs) }));
+    entries.push(...await readConfig(r, { found: found.value, parent: dirname(abs) }, trusted));
   }
   return entries;
 }
@@ -468,6 +504,135 @@ async function configuredWorkTrees(r: Reader, g: GitDir, entries: Sourced[]): Pr
     if (tree !== null) trees.push(tree);
   }
   return trees;
+}
+
+/**
+ * Whether the hooks a trusted git directory would run are trusted too, each by its own label: a
+ * run never makes a file in `.git/` trusted, so a hook a run wrote into a `.git/` the person
+ * trusts is untrusted, and the overrides (`core.hooksPath=/dev/null`) then apply. The folder is
+ * `<common>/hooks`, or the trusted `core.hooksPath` (from the work tree, else the git directory);
+ * one outside the workspace is the person's and is not listed.
+ */
+async function hooksTrusted(r: Reader, g: GitDir, entries: Sourced[]): Promise<boolean> {
+  const set = entries.filter((e) =>
+    e.section === "core" && e.subsection === null && e.key === "hookspath" && e.value
+  ).at(-1)?.value;
+  const at = set ? await land(r, g.worktree ?? g.dir, set) : await land(r, g.common, "hooks");
+  if (at === null || at.found.kind !== "directory") return true;
+  const listed = await r.policy.worker.call({ op: "readDirs", paths: [at.found.abs] });
+  if (!listed.ok) return false;
+  const [entry] = listed.value;
+  if ("error" in entry) return false;
+  const folder = relOf(r, at.found.abs)!;
+  for (const e of entry.entries) {
+    if (e.kind === "directory") continue;
+    const rel = folder === "." ? e.name : `${folder}/${e.name}`;
+    if (e.kind === "file") {
+      // Listed, through no link: labelled by its path.
+      if ((await r.policy.fileLabel(rel)).integrity !== "T") return false;
+      continue;
+    }
+    // A link: labelled where it leads.
+    const hook = await locate(r, join(at.found.abs, e.name));
+    if (hook === null || !hook.ok || !(await fileTrusted(r, hook.value))) return false;
+  }
+  return true;
+}
+
+/** git's own limit on alternates of alternates. */
+const MAX_ALTERNATE_DEPTH = 5;
+
+const OBJECTS_OUTSIDE =
+  "its object store (objects/, or an alternate objects/info/alternates names) lies outside the " +
+  "workspace, and what git would show from there is not the workspace's";
+
+/**
+ * The one rule for where git reads objects (docs/contract.md §13.6, as for the work tree): an
+ * untrusted git directory's `objects/` and every store an untrusted `objects/info/alternates` names
+ * must land inside the workspace; otherwise a vouched `git log` or `git show` would print another
+ * repository's history as the workspace's. Each alternates file's own label decides (joined with
+ * the file that led to it); alternates of alternates are followed as git follows them.
+ */
+async function checkObjectStores(r: Reader, g: GitDir, trusted: boolean): Promise<void> {
+  const store = await land(r, g.common, "objects");
+  if (store === null) {
+    if (!trusted) refuse(OBJECTS_OUTSIDE);
+    return;
+  }
+  if (store.found.kind === "directory") await checkAlternates(r, store.found.abs, true, 0);
+}
+
+async function checkAlternates(
+  r: Reader,
+  objects: string,
+  trusted: boolean,
+  depth: number,
+): Promise<void> {
+  const file = await land(r, objects, "info/alternates");
+  if (file === null) {
+    if (!trusted) refuse(OBJECTS_OUTSIDE);
+    return;
+  }
+  if (file.found.kind === "missing") return;
+  const own = trusted && await fileTrusted(r, file.found);
+  const text = await readFound(r, file.found, MAX_CONFIG_BYTES);
+  if (!text.ok) refuse(`its object store's alternates cannot be checked (${text.error})`);
+  for (const line of (text.value ?? "").split("\n")) {
+    if (line === "" || line.startsWith("#")) continue; // as git skips them
+    const path = line.startsWith('"') ? unquoteC(line) : line;
+    if (path === null) refuse("its object store's alternates cannot be parsed");
+    // Relative to the object store's real folder, as git takes it.
+    const at = await land(r, objects, path);
+    if (at === null) {
+      if (own) continue;
+      refuse(OBJECTS_OUTSIDE);
+    }
+    if (at.found.kind !== "directory") continue; // git skips a store that is not there
+    if (depth >= MAX_ALTERNATE_DEPTH) {
+      if (own) continue;
+      refuse("its object stores' alternates nest deeper than can be checked");
+    }
+    await checkAlternates(r, at.found.abs, own, depth + 1);
+  }
+}
+
+const C_ESCAPES: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  '"': '"',
+  "\\": "\\",
+};
+
+/** A C-quoted line as git unquotes it (`"a\\tb\\101"`), or null when it is not one whole. */
+function unquoteC(line: string): string | null {
+  const bytes: number[] = [];
+  const encoder = new TextEncoder();
+  for (let i = 1; i < line.length; i++) {
+    const c = line[i];
+    if (c === '"') {
+      return i === line.length - 1 ? new TextDecoder().decode(new Uint8Array(bytes)) : null;
+    }
+    if (c !== "\\") {
+      bytes.push(...encoder.encode(c));
+      continue;
+    }
+    const next = line[++i];
+    if (next === undefined) return null;
+    if (next in C_ESCAPES) {
+      bytes.push(C_ESCAPES[next].charCodeAt(0));
+      continue;
+    }
+    const octal = /^[0-3][0-7]{2}/.exec(line.slice(i, i + 3));
+    if (!octal) return null;
+    bytes.push(parseInt(octal[0], 8));
+    i += 2;
+  }
+  return null;
 }
 
 /** The submodule worktrees `.gitmodules` names, as real folders inside the workspace. */
@@ -487,6 +652,178 @@ async function gitmodulesPaths(r: Reader, worktree: string): Promise<string[]> {
   return paths;
 }
 
+/** One git directory the stage reaches, and what the person trusts of it. */
+interface Checked {
+  g: GitDir;
+  /** Every entry of its configuration, each with its own label. */
+  entries: Sourced[];
+  /** The directory, every file of its configuration, and its hooks are trusted. */
+  trusted: boolean;
+}
+
+/** Reads one git directory the way the stage's git would meet it (nothing outside is read). */
+async function checkGitDir(r: Reader, g: GitDir): Promise<Checked> {
+  const dirTrusted = await gitDirTrusted(r, g);
+  // Outside, behind a .git file the person trusts: theirs, and out of reach.
+  if (!isWithin(r.root, g.common)) return { g, entries: [], trusted: dirTrusted };
+  const entries = await gitDirConfig(r, g, dirTrusted);
+  await checkObjectStores(r, g, dirTrusted);
+  const trusted = dirTrusted && entries.every((e) => e.trusted) &&
+    await hooksTrusted(r, g, entries);
+  return { g, entries, trusted };
+}
+
+/** Every git directory the stage reaches from `primary`: submodules, and theirs. */
+async function reachedGitDirs(r: Reader, primary: GitDir | null): Promise<Checked[]> {
+  const dirs: GitDir[] = primary ? [primary] : [];
+  const seen = new Set<string>();
+  const checked: Checked[] = [];
+  for (let i = 0; i < dirs.length; i++) {
+    const g = dirs[i];
+    if (seen.has(g.dir)) continue;
+    seen.add(g.dir);
+    if (dirs.length > MAX_GIT_DIRS) refuse("it reaches more git directories than are checked");
+    const c = await checkGitDir(r, g);
+    checked.push(c);
+    if (!isWithin(r.root, g.common)) continue;
+    for (const m of await moduleGitDirs(r, g.common)) {
+      dirs.push({ dir: m, common: m, worktree: null, via: null });
+    }
+    // An untrusted configuration may move the work tree: its submodules are found there.
+    const worktrees = g.worktree === null ? [] : [g.worktree];
+    worktrees.push(...await configuredWorkTrees(r, g, c.entries.filter((e) => !e.trusted)));
+    for (const tree of new Set(worktrees)) {
+      for (const sub of await gitmodulesPaths(r, tree)) {
+        const nested = await gitDirAt(r, await entryIn(r, sub, ".git"), sub);
+        if (nested) dirs.push(nested);
+      }
+    }
+  }
+  return checked;
+}
+
+// ---- the other side: a repository the arguments name (docs/contract.md §13.6) ----
+
+/**
+ * Subcommands that reach a repository an argument names and have git run in it — `upload-pack`
+ * or `receive-pack` on the other side of a local transport, which git starts with the `-c`
+ * overrides cleared (its hooks and configuration are that repository's), or the command itself
+ * entering it (`upload-pack DIR`).
+ */
+const REACHES_REPOSITORY = new Set([
+  "push",
+  "fetch",
+  "pull",
+  "clone",
+  "ls-remote",
+  "remote",
+  "submodule",
+  "subtree",
+  "archive",
+  "request-pull",
+  "fetch-pack",
+  "send-pack",
+  "upload-pack",
+  "receive-pack",
+  "upload-archive",
+]);
+
+/** The override that stops git reaching any repository through a path or `file://` URL. */
+const NO_FILE_TRANSPORT = ["-c", "protocol.file.allow=never"] as const;
+
+const OTHER_SIDE =
+  "it names a repository in the workspace that is not trusted: git would run that " +
+  "repository's hooks and configuration on the other side, where no override reaches (trust " +
+  "its git folder in the trust map if that repository is yours)";
+
+/** The places a stage's arguments may name as a repository: each argument, option value and `-c` URL. */
+function namedPlaces(argv: readonly string[], places: GitPlaces): string[] {
+  const named: string[] = [];
+  for (const a of argv.slice(places.sub + 1)) {
+    if (!a.startsWith("-")) named.push(a);
+    else if (a.includes("=")) named.push(a.slice(a.indexOf("=") + 1));
+  }
+  for (const setting of places.configs) {
+    const eq = setting.indexOf("=");
+    if (eq < 0) continue;
+    named.push(setting.slice(eq + 1));
+    // `url.<base>.insteadOf=<prefix>`: the base is where git goes.
+    const base = /^url\.(.+)\.(?:push)?insteadof$/i.exec(setting.slice(0, eq));
+    if (base) named.push(base[1]);
+  }
+  return named.filter((p) => p !== "");
+}
+
+/** git reads no gitfile larger than this (`read_gitfile`: four times PATH_MAX). */
+const MAX_GITFILE_BYTES = 16 * 1024;
+
+/**
+ * The repository a local transport (or `upload-pack DIR`) would enter at a found place, if any:
+ * a folder holding `.git`, a git directory, or (where `files`) a gitfile of any name, as git's
+ * `enter_repo` takes them.
+ */
+async function repositoryAt(r: Reader, at: Landing, files: boolean): Promise<GitDir | null> {
+  if (at.found.kind === "directory") {
+    const dir = at.found.abs;
+    const inner = await gitDirAt(r, await entryIn(r, dir, ".git"), dir);
+    if (inner) return inner;
+    return await looksLikeGitDir(r, dir) ? { dir, common: dir, worktree: null, via: null } : null;
+  }
+  if (at.found.kind === "file" && (files || basename(at.found.abs) === ".git")) {
+    // Any other file (a bundle) has no side where git runs.
+    const head = await readFound(r, at.found, MAX_GITFILE_BYTES);
+    return head.ok && head.value?.startsWith("gitdir:") ? await gitDirAt(r, at, null) : null;
+  }
+  return null;
+}
+
+/** Whether a named place is spelt as a path (so git would take it as one, not a name). */
+function pathLike(p: string): boolean {
+  return p.startsWith("/") || p.startsWith(".") || p.startsWith("~") || p.includes("/");
+}
+
+/**
+ * The one rule for a repository the planner names as a stage's argument (`git push ./x.git`,
+ * `git fetch ../y`, `file://…`, `-c remote.o.url=…`): git runs on its side with nothing of ours
+ * (`upload-pack`, `receive-pack`: the overrides are cleared), so it must be trusted. A subcommand
+ * that reaches a repository is refused when it names one in the workspace that is not trusted;
+ * anything else naming one, or naming a path outside the workspace that the guard cannot read,
+ * gets `protocol.file.allow=never`, which stops git reaching any repository through a path
+ * (checked with git 2.39: push, fetch, pull, clone, ls-remote, archive --remote, submodule add).
+ * Returns whether that override is needed.
+ */
+async function otherSides(
+  r: Reader,
+  cwd: string,
+  argv: readonly string[],
+  places: GitPlaces,
+): Promise<boolean> {
+  const reaches = REACHES_REPOSITORY.has(argv[places.sub] ?? "");
+  let unknown = false;
+  for (const named of namedPlaces(argv, places)) {
+    const url = /^file:\/\/[^/]*(\/.*)$/i.exec(named);
+    const path = url ? url[1] : named;
+    // git tries the name with `.git` after it too (enter_repo).
+    for (const p of path.endsWith("/") ? [path] : [path, `${path}.git`]) {
+      const at = await land(r, cwd, p);
+      if (at === null) {
+        if (url || pathLike(p)) unknown = true;
+        continue;
+      }
+      try {
+        const g = await repositoryAt(r, at, reaches);
+        if (g === null || (await checkGitDir(r, g)).trusted) continue;
+      } catch (e) {
+        // A pathspec naming a folder whose repository cannot be read: not one git reaches here.
+        if (reaches || !(e instanceof Refusal)) throw e;
+      }
+      if (reaches) refuse(OTHER_SIDE);
+      unknown = true;
+    }
+  }
+  return unknown;
+}
+
 /**
  * What the stage must run with: the overrides to insert after the program (none for a program
  * other than git, or when every git directory it reaches is trusted), or why it is refused.
@@ -496,50 +833,37 @@ export async function guardGitStage(
   policy: Policy,
   stage: { resolved: string; args: readonly string[] },
 ): Promise<Result<string[]>> {
-  if (!isGit(stage.resolved)) return ok([]);
   const r: Reader = { policy, root: policy.workspace.root };
   try {
-    const primary = await primaryGitDir(r, gitPlaces(stage.args));
-    const dirs: GitDir[] = primary ? [primary] : [];
-    const seen = new Set<string>();
-    const configs = new Map<string, Sourced[]>();
-    const trusted = new Map<string, boolean>();
-    // Nested repositories: submodules named by .gitmodules and those kept in .git/modules.
-    for (let i = 0; i < dirs.length; i++) {
-      const g = dirs[i];
-      if (seen.has(g.dir)) continue;
-      seen.add(g.dir);
-      if (dirs.length > MAX_GIT_DIRS) refuse("it reaches more git directories than are checked");
-      trusted.set(g.dir, await gitDirTrusted(r, g));
-      if (!isWithin(r.root, g.common)) continue;
-      for (const m of await moduleGitDirs(r, g.common)) {
-        dirs.push({ dir: m, common: m, worktree: null, via: null });
-      }
-      const worktrees = g.worktree === null ? [] : [g.worktree];
-      if (!trusted.get(g.dir)) {
-        // An untrusted configuration may move the work tree: its submodules are found there.
-        const entries = await gitDirConfig(r, g);
-        configs.set(g.dir, entries);
-        worktrees.push(...await configuredWorkTrees(r, g, entries));
-      }
-      for (const tree of new Set(worktrees)) {
-        for (const sub of await gitmodulesPaths(r, tree)) {
-          const nested = await gitDirAt(r, await entryIn(r, sub, ".git"), sub);
-          if (nested) dirs.push(nested);
-        }
-      }
+    const wrapped = wrapperOfGit(stage);
+    if (wrapped !== null) {
+      refuse(
+        `it runs git through ${wrapped}, where Brave Bot can neither add its overrides nor ` +
+          "check the repository git starts in; run git as a stage of its own",
+      );
     }
-    const unique = [...new Map(dirs.map((g) => [g.dir, g])).values()];
-    // No repository inside the workspace: git may find one above it, which is the person's
-    // and not the workspace's; the overrides still apply.
-    if (unique.length > 0 && unique.every((g) => trusted.get(g.dir))) return ok([]);
-    for (const g of unique) {
-      if (!isWithin(r.root, g.common)) continue; // outside, behind a .git file the person trusts
-      const entries = configs.get(g.dir) ?? await gitDirConfig(r, g);
-      if (!configs.has(g.dir)) await configuredWorkTrees(r, g, entries);
-      checkKeys(entries);
+    const program = await gitProgram(stage.resolved);
+    if (program === null) return ok([]);
+    if (program.kind === "git") return ok(await guardArgv(r, stage.args, gitPlaces(stage.args)));
+    if (program.kind === "chooser") {
+      refuse(
+        `${program.name.toLowerCase()} runs git commands of its own choosing, which Brave Bot can neither ` +
+          "check nor give its overrides; run git itself",
+      );
     }
-    return ok(gitOverrideArgs());
+    // `git-<name>` takes no global options, so no -c: it may run only where none is needed. Its
+    // name is not repeated: the program may be a workspace file, behind a link.
+    const cannot = "a dashed git program (git-…) cannot be given Brave Bot's overrides; run it " +
+      "as git <command> instead";
+    let needed: string[];
+    try {
+      needed = await guardArgv(r, [program.name, ...stage.args], NO_PLACES);
+    } catch (e) {
+      if (e instanceof Refusal) refuse(cannot, e.forPerson);
+      throw e;
+    }
+    if (needed.length > 0) refuse(cannot);
+    return ok([]);
   } catch (e) {
     if (e instanceof Refusal) {
       if (e.forPerson !== null) policy.person.notice(e.forPerson);
@@ -549,15 +873,33 @@ export async function guardGitStage(
   }
 }
 
+const NO_PLACES: GitPlaces = { chdirs: [], gitDir: null, workTree: null, configs: [], sub: 0 };
+
+/** The overrides a git command line needs, or a refusal (thrown). */
+async function guardArgv(r: Reader, argv: readonly string[], places: GitPlaces): Promise<string[]> {
+  const cwd = await stageFolder(r, places);
+  const checked = await reachedGitDirs(r, await primaryGitDir(r, places, cwd));
+  const injected: string[] = [];
+  // No repository inside the workspace: git may find one above it, which is the person's and
+  // not the workspace's; the overrides still apply.
+  if (checked.length === 0 || !checked.every((c) => c.trusted)) {
+    for (const c of checked) checkKeys(c.entries);
+    injected.push(...gitOverrideArgs());
+  }
+  if (await otherSides(r, cwd, argv, places)) injected.push(...NO_FILE_TRANSPORT);
+  return injected;
+}
+
 /**
- * Refuses when a configuration sets a key the allow-list does not let an untrusted one set
- * ({@link untrustedKeyRefusal}). The planner is told Brave Bot's name for the first such key,
- * or none when it has none; the person is told each key as written and the file that sets it.
+ * Refuses when an untrusted entry sets a key the allow-list does not let an untrusted
+ * configuration set ({@link untrustedKeyRefusal}); the remotes it may name are those any entry
+ * gives a URL. The planner is told Brave Bot's name for the first such key, or none when it has
+ * none; the person is told each key as written and the file that sets it.
  */
 function checkKeys(entries: Sourced[]): void {
   const remotes = definedRemotes(entries);
   const refused = entries.flatMap((e) => {
-    const why = untrustedKeyRefusal(e, remotes);
+    const why = e.trusted ? null : untrustedKeyRefusal(e, remotes);
     return why ? [{ e, why }] : [];
   });
   if (refused.length === 0) return;
@@ -572,7 +914,8 @@ function checkKeys(entries: Sourced[]): void {
     `the repository's git configuration sets ${named}${others}; the person was told which, ` +
       "and where",
     `a git stage was not run: its repository's configuration sets ${told.join(", ")} — only ` +
-      "keys known to run nothing are allowed while that .git folder is untrusted. If the " +
-      "repository is yours, trust its .git folder in the trust map (bravebot trust add DIR).",
+      "keys known to run nothing are allowed in a configuration file that is untrusted (or " +
+      "that an untrusted one includes). If those files are yours, trust their folder in the " +
+      "trust map (bravebot trust add DIR).",
   );
 }

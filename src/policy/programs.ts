@@ -180,14 +180,15 @@ export async function resolveProgram(
 }
 
 /**
- * Programs that run other programs or code they are given (docs/contract.md §8.5): vouching one
- * means whatever that code prints reaches the planner as trusted. Matched on the program's file
- * name, with a version suffix (`python3.12`, `perl5.36`) counting as the same program.
+ * Programs that start the program their arguments name (a shell: the program its line names),
+ * each in its own way. Runners (below); and where their argument is git, the git guard refuses
+ * them (`wrapperOfGit`, git_programs.ts), since git's overrides cannot be placed after it.
  */
-const RUNNERS = new Set([
+export const WRAPPERS: ReadonlySet<string> = new Set([
   "sh",
   "bash",
   "dash",
+  "ash",
   "zsh",
   "ksh",
   "mksh",
@@ -197,15 +198,45 @@ const RUNNERS = new Set([
   "busybox",
   "env",
   "xargs",
+  "parallel",
   "nohup",
   "nice",
   "timeout",
   "time",
+  "stdbuf",
+  "ionice",
+  "chrt",
+  "taskset",
+  "numactl",
+  "prlimit",
+  "setsid",
+  "flock",
   "sudo",
   "doas",
   "su",
+  "runuser",
+  "setpriv",
+  "unshare",
+  "nsenter",
+  "chroot",
+  "fakeroot",
+  "command",
   "exec",
+  "strace",
+  "ltrace",
+  "unbuffer",
+  "script",
   "watch",
+  "systemd-run",
+]);
+
+/**
+ * Programs that run other programs or code they are given (docs/contract.md §8.5): vouching one means
+ * whatever that code prints reaches the planner as trusted. Matched on the program's file name,
+ * with a version suffix (`python3.12`, `perl5.36`) counting as the same program.
+ */
+const RUNNERS = new Set([
+  ...WRAPPERS,
   "sed",
   "gsed",
   "awk",

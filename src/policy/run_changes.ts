@@ -22,6 +22,8 @@ import type { SnapshotResult } from "../worker/protocol.ts";
 import type { Policy } from "./core.ts";
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import type { Integrity } from "../util/label.ts";
+import { type CheckedEntry, openedAsChecked } from "./paths.ts";
+import type { FileId } from "../worker/protocol.ts";
 import { DEFAULT_LIMITS } from "../state/settings.ts";
 import { recordRunFiles } from "./undo.ts";
 
@@ -32,6 +34,8 @@ export interface SnapshotEntry {
   kind: string;
   key: string;
   ctimeMs: number;
+  /** The device and inode the snapshot saw (null where the system gives no inode). */
+  id: FileId | null;
 }
 
 export interface Snapshot {
@@ -59,6 +63,12 @@ export interface RunChanges {
   blind: string[];
   /** False when a snapshot was partial: then removals are not counted. */
   complete: boolean;
+  /**
+   * The identity the snapshot after the run saw for each created, changed and unsure path: a
+   * hash that binds trust to its bytes must be of that file (`openedAsChecked`), not of one put
+   * there since.
+   */
+  seen: ReadonlyMap<string, FileId | null>;
 }
 
 /** A failed snapshot: nothing known anywhere. */
@@ -75,7 +85,13 @@ export function unpackSnapshot(result: SnapshotResult): Snapshot {
   const paths = result.paths === "" ? [] : result.paths.split("\0");
   paths.forEach((path, i) => {
     const s = result.stats.subarray(i * 5, i * 5 + 5);
-    entries.set(path, { kind: result.kinds[i], key: Array.from(s).join(":"), ctimeMs: s[4] });
+    entries.set(path, {
+      kind: result.kinds[i],
+      key: Array.from(s).join(":"),
+      ctimeMs: s[4],
+      // The snapshot writes 0 for an inode the system does not give.
+      id: s[1] === 0 ? null : { dev: s[0], ino: s[1] },
+    });
   });
   return {
     entries,
@@ -150,7 +166,10 @@ export function compareSnapshots(before: Snapshot, after: Snapshot, startMs: num
       if (!after.entries.has(path) && !beneathAny(after.blind, path)) removed.push(path);
     }
   }
-  return { created, changed, unsure, removed, blind: [...after.blind], complete };
+  const seen = new Map(
+    [...created, ...changed, ...unsure].map((path) => [path, after.entries.get(path)!.id]),
+  );
+  return { created, changed, unsure, removed, blind: [...after.blind], complete, seen };
 }
 
 /**
@@ -174,9 +193,15 @@ export async function recordRunChanges(
   const hashes = new Map<string, () => Promise<string | null>>();
   for (const rel of touched) {
     let hashed: Promise<string | null> | undefined;
+    // The bytes of the file the snapshot saw, or none: a file put there since (a rename over
+    // it, a link) is not what the run wrote, and gets the untrusted label, not a bound entry.
+    const seen: CheckedEntry = {
+      abs: `${policy.workspace.root}/${rel}`,
+      id: changes.seen.get(rel) ?? null,
+    };
     const hash = () =>
-      hashed ??= policy.worker.call({ op: "hash", path: `${policy.workspace.root}/${rel}` })
-        .then((h) => h.ok ? h.value : null);
+      hashed ??= policy.worker.call({ op: "hash", path: seen.abs, identify: true })
+        .then((h) => h.ok && openedAsChecked(seen, h.value.opened) ? h.value.sha256 : null);
     hashes.set(rel, hash);
     // Bytes a hash-bound entry still matches are the ones approved or vouched for, whatever
     // touched the file (a `touch`, a rewrite that put them back): that entry stands.

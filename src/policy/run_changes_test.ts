@@ -169,6 +169,7 @@ Deno.test("run changes: where the first snapshot was blind, change times decide 
     kind,
     key,
     ctimeMs,
+    id: null,
   });
   const before: Snapshot = {
     entries: new Map([["d", entry("d", "1", 0)], ["e", entry("f", "2", 0)]]),

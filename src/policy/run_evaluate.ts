@@ -32,7 +32,8 @@ import {
 } from "./vouches.ts";
 import type { RunAnswer, RunApprovalRequest } from "../person/person.ts";
 import { seatAt, settle, type Settled, type Verdict } from "./verdict.ts";
-import { displayPipeline, type PreparedRun, type PreparedStage } from "./run_prepare.ts";
+import { pipelineText, type PreparedRun, type PreparedStage } from "./run_prepare.ts";
+import { type ScreenText, screenText } from "../util/escape.ts";
 
 export type RunDecision =
   | {
@@ -276,7 +277,7 @@ export function evaluateRun(f: RunFacts): Verdict<RunTerms> {
     by: Decider,
     reason: string,
     decision = "refused",
-    notice?: string,
+    notice?: ScreenText,
   ): Settled<RunTerms> => ({
     kind: "refuse",
     refusal: { run: false, by, reason },
@@ -323,7 +324,7 @@ export function evaluateRun(f: RunFacts): Verdict<RunTerms> {
       f.asker,
       reason,
       "declined",
-      `declined a run: ${displayPipeline(prepared.stages)} (${why})`,
+      screenText`declined a run: ${pipelineText(prepared.stages)} (${why})`,
     );
   }
 

@@ -421,7 +421,7 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
     else if (row.reason) assert.match(entry.reason ?? "", row.reason, row.name);
     // Only a decline tells the person as it is decided: nobody is at the screen to be asked.
     if (row.decision === "declined") {
-      assert.match(settled.notice ?? "", row.notice ?? /^declined a run: /, row.name);
+      assert.match(String(settled.notice ?? ""), row.notice ?? /^declined a run: /, row.name);
     } else assert.equal(settled.notice, undefined, row.name);
     assert.deepEqual(settled.keep, row.keep, row.name);
     if (decided.run) {

@@ -14,7 +14,7 @@ import { readFileRef, tooBigMessage } from "./reads.ts";
 import { type ResolvedProgram, resolveProgram } from "./programs.ts";
 import { guardGitStage } from "./git_guard.ts";
 import { DEFAULT_LIMITS, type Settings } from "../state/settings.ts";
-import { formatArgv } from "../util/escape.ts";
+import { argvText, formatArgv, type ScreenText } from "../util/escape.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 /** A pipeline longer than this is refused: real narrowing needs a handful of stages. */
@@ -70,18 +70,26 @@ export interface PreparedRun {
 
 const encoder = new TextEncoder();
 
+type ShownStage = { resolved: string; args: readonly string[]; injected?: readonly string[] };
+
+/** What a stage runs: the resolved program, Brave Bot's arguments, then the planner's. */
+function stageArgv(stage: ShownStage): string[] {
+  return [stage.resolved, ...stage.injected ?? [], ...stage.args];
+}
+
 /** The exact argv of a stage as the person sees it: resolved program, each argument escaped. */
-export function displayStage(
-  stage: { resolved: string; args: readonly string[]; injected?: readonly string[] },
-): string {
-  return formatArgv([stage.resolved, ...stage.injected ?? [], ...stage.args]);
+export function displayStage(stage: ShownStage): string {
+  return formatArgv(stageArgv(stage));
+}
+
+/** A pipeline in one line, escaped, for a notice (shown as it is, not escaped again). */
+export function pipelineText(stages: readonly ShownStage[]): ScreenText {
+  return argvText(stages.map(stageArgv));
 }
 
 /** A pipeline in one line, for results and the audit log. */
-export function displayPipeline(
-  stages: readonly { resolved: string; args: string[]; injected?: readonly string[] }[],
-): string {
-  return stages.map(displayStage).join(" | ");
+export function displayPipeline(stages: readonly ShownStage[]): string {
+  return pipelineText(stages).text;
 }
 
 function checkShape(input: RunInput): Result<void> {

@@ -20,6 +20,7 @@ import type { Integrity } from "../util/label.ts";
 import {
   type Loaded,
   loadJsonFileStamped,
+  type LockWait,
   setAside,
   type Stamp,
   updateJsonFile,
@@ -415,14 +416,25 @@ export async function loadTrustMap(path: string, workspace: string): Promise<Sto
 }
 
 /**
+ * How a trust change the person asked for waits for the lock (`bravebot trust`, first use,
+ * `/trust`): it gives up at the bound with a message naming the holder's pid, which is safe since
+ * nothing was done on its strength — the person is told, and asks again. Never for the record of
+ * a write or of a run's changes, which must land (a file left without its entry is labelled by its
+ * folder), and so keep waiting, saying so.
+ */
+export const PERSON_TRUST_WAIT: LockWait = { fail: true };
+
+/**
  * Applies one change to the stored map, as the file holds it now, under its lock; the change
  * is all that is written, so another session's entries and removals are kept. Returns the map
- * as written, with its stamp, and what `change` returned.
+ * as written, with its stamp, and what `change` returned. `wait`: how the lock is waited for
+ * ({@link PERSON_TRUST_WAIT} for the person's own changes; by default it never gives up).
  */
 export async function updateTrustMap<R>(
   path: string,
   workspace: string,
   change: (map: TrustMap) => R,
+  wait: LockWait = {},
 ): Promise<StoredTrust & { result: R }> {
   let map = new TrustMap(workspace);
   let problem: string | undefined;
@@ -432,6 +444,6 @@ export async function updateTrustMap<R>(
     result = change(map);
     map.generation++;
     return map.toJSON();
-  });
+  }, wait);
   return { map, problem, stamp, result };
 }

@@ -6,10 +6,13 @@ import {
   FOREIGN_TREES,
   loadTrustMap,
   normaliseRuleDir,
+  PERSON_TRUST_WAIT,
   TrustMap,
   updateTrustMap,
 } from "./trust_map.ts";
-import { saveJsonFile } from "../state/jsonfile.ts";
+import { LockTimeout, saveJsonFile } from "../state/jsonfile.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
+import { personPolicy } from "./ports/person_facing.ts";
 import { Policy, type PolicyOptions } from "./core.ts";
 import { AuditLog } from "./audit.ts";
 import { PrivatePaths } from "./private.ts";
@@ -687,4 +690,72 @@ Deno.test("trust map: an open leftover watch lowers what changed since and hides
   map.leftovers = null;
   assert.equal(await map.fileIntegrity("late.txt", noHash), "T");
   assert.equal(map.nameChosenByRun("src/new.ts"), false);
+});
+
+// ---- the lock's bound (issue 21): the person's own changes give up, a record waits ----
+
+/**
+ * Holds `file`'s lock in this process while `fn` runs, letting it go after `safetyMs` at the
+ * latest (so a caller that never gives up finishes, and the test fails rather than hangs).
+ */
+async function whileLocked<T>(file: string, safetyMs: number, fn: () => Promise<T>): Promise<T> {
+  const held = await holdLock(file);
+  const timer = setTimeout(held.release, safetyMs);
+  try {
+    return await fn();
+  } finally {
+    clearTimeout(timer);
+    held.release();
+    await held.done;
+  }
+}
+
+const SHORT = { ...PERSON_TRUST_WAIT, boundMs: 100, onWait: () => {} };
+const outcomeOf = (p: Promise<unknown>) => p.then(() => "written", (e) => e);
+
+function assertGaveUp(outcome: unknown) {
+  assert.ok(outcome instanceof LockTimeout, `the change was ${String(outcome)}`);
+  assert.equal(outcome.pid, Deno.pid);
+  assert.match(outcome.message, new RegExp(`process ${Deno.pid}`));
+}
+
+Deno.test("trust map lock: a change the person asked for gives up at the bound, naming the holder", async () => {
+  await using t = await tempDir();
+  const file = join(t.dir, "state", "trust.json");
+  await updateTrustMap(file, "/w", (m) => m.setRule("src", true));
+  const outcome = await whileLocked(
+    file,
+    3_000,
+    () => outcomeOf(updateTrustMap(file, "/w", (m) => m.setRule("docs", true), SHORT)),
+  );
+  assertGaveUp(outcome);
+  const { map } = await loadTrustMap(file, "/w");
+  assert.equal(map.ruleIntegrity("docs/a.md"), "U", "nothing was written");
+  assert.equal(PERSON_TRUST_WAIT.fail, true);
+});
+
+Deno.test("trust map lock: /trust gives up; the record of a write keeps waiting and lands", async () => {
+  await using t = await tempDir();
+  const root = join(t.dir, "ws");
+  await Deno.mkdir(root);
+  const file = join(t.dir, "state", "trust.json");
+  await updateTrustMap(file, root, (m) => m.setRule(".", true));
+  const policy = await policyFor(root, file, null);
+  const person = personPolicy(policy);
+  const asked = await whileLocked(
+    file,
+    3_000,
+    () => outcomeOf(person.changeTrust((m) => m.setRule("docs", false), SHORT)),
+  );
+  assertGaveUp(asked);
+  // The record of a write made is not the person's to lose: it waits, and lands once let go.
+  const recorded = await whileLocked(
+    file,
+    400,
+    () => outcomeOf(policy.recordWrite("a.md", label("U", "pub"), HASH_A)),
+  );
+  assert.equal(recorded, "written");
+  const { map } = await loadTrustMap(file, root);
+  assert.equal(map.files.get("a.md")?.integrity, "U");
+  assert.equal(map.ruleIntegrity("docs/x"), "T", "the given-up change was not written");
 });

@@ -25,6 +25,7 @@ function runChanges(partial: Partial<RunChanges>): RunChanges {
     removed: [],
     blind: [],
     complete: true,
+    seen: new Map(),
     ...partial,
   };
 }

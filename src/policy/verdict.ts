@@ -8,6 +8,7 @@
  */
 import type { Label } from "../util/label.ts";
 import type { AuditEntry, Decider } from "./audit.ts";
+import type { ScreenText } from "../util/escape.ts";
 
 /**
  * A decision's audit line (docs/contract.md §12.3), less the planner context's label, which is
@@ -60,7 +61,7 @@ interface Decided<T extends Terms> {
    */
   audit: AuditLine | null;
   /** A line for the person as the decision is taken: an approval by the policy file, a decline. */
-  notice?: string;
+  notice?: string | ScreenText;
   /** A past decision to keep before the line is written. */
   keep?: T["keep"];
 }
@@ -96,7 +97,7 @@ export interface Seat<T extends Terms> {
   /** Absent where the rule never asks. */
   ask?(question: T["question"]): Promise<T["answer"]>;
   keep?(kept: T["keep"]): Promise<string | void> | string | void;
-  notice(text: string): void;
+  notice(text: string | ScreenText): void;
   record(entry: AuditDraft): Promise<void>;
 }
 
@@ -159,7 +160,7 @@ export async function settle<T extends Terms>(
 
 /** What a seat is made from: the person's notices and the audit log (a `Policy` has both). */
 export interface Desk {
-  person: { notice(text: string): void };
+  person: { notice(text: string | ScreenText): void };
   record(entry: AuditDraft): Promise<void>;
 }
 

@@ -18,9 +18,11 @@ import {
   checkTrustableDir,
   loadTrustMap,
   normaliseRuleDir,
+  PERSON_TRUST_WAIT,
   type TrustRule,
   updateTrustMap,
 } from "../policy/trust_map.ts";
+import { LockTimeout, type LockWait } from "../state/jsonfile.ts";
 import { RefTable } from "../policy/refs.ts";
 import { ChangeLog } from "../policy/change_log.ts";
 import { AuditLog } from "../policy/audit.ts";
@@ -44,6 +46,8 @@ export interface OpenOptions {
   resume?: string;
   /** Forces the effect worker's wall (the bench compares them); a session leaves it `auto`. */
   wall?: WallChoice;
+  /** How the first-use answer waits for the trust map's lock (PERSON_TRUST_WAIT). */
+  trustWait?: LockWait;
 }
 
 export interface OpenSession {
@@ -127,12 +131,21 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     } else {
       const choice = answer.choice;
       const rules = await firstUseRules(workspace.root, answer, problems);
-      const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
-        map.applyFirstUse(choice);
-        for (const r of rules) map.setRule(r.dir, r.trusted);
-      });
-      if (answered.problem) problems.push(answered.problem);
-      trust = answered.map;
+      try {
+        const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
+          map.applyFirstUse(choice);
+          for (const r of rules) map.setRule(r.dir, r.trusted);
+        }, options.trustWait ?? PERSON_TRUST_WAIT);
+        if (answered.problem) problems.push(answered.problem);
+        trust = answered.map;
+      } catch (e) {
+        if (!(e instanceof LockTimeout)) throw e;
+        // As an interrupted answer: nothing stored, nothing trusted, asked again next time.
+        problems.push(
+          `the first-use answer could not be saved (${e.message}): this session trusts ` +
+            "nothing, and the question is asked again next time",
+        );
+      }
     }
   }
 

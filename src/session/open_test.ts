@@ -8,6 +8,7 @@ import type { FirstUseAnswer } from "../person/person.ts";
 import { TranscriptWriter } from "../state/transcript.ts";
 import { AuditLog } from "../policy/audit.ts";
 import { TRUSTED_PUBLIC } from "../util/label.ts";
+import { holdLock } from "../../test/support/lock_holder.ts";
 
 async function withDirs(fn: (ws: string, state: string) => Promise<void>) {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-open-" }));
@@ -148,5 +149,37 @@ Deno.test("sessions: a /clear or a damaged line is no message; a message after t
     assert.equal(session.holds(), "messages");
     session.close();
     assert.ok(await exists(session.paths.transcript));
+  });
+});
+
+Deno.test("first use: a trust map locked past the bound stores nothing, says who holds it, asks again", async () => {
+  await withDirs(async (ws, state) => {
+    const trustFile = statePaths(state, ws).trustFile;
+    const held = await holdLock(trustFile);
+    const safety = setTimeout(held.release, 3_000);
+    let session;
+    try {
+      session = await openSession({
+        workspaceDir: ws,
+        stateDir: state,
+        settings: settingsFrom({}),
+        person: new ScriptedPerson([{ firstUse: { choice: "workspace" } }]),
+        approvals: null,
+        oneShot: false,
+        trustWait: { fail: true, boundMs: 100, onWait: () => {} },
+      });
+    } finally {
+      clearTimeout(safety);
+      held.release();
+      await held.done;
+    }
+    session.close();
+    assert.equal(session.policy.storedTrust.firstUse, null);
+    assert.equal(session.policy.storedTrust.ruleIntegrity("src/a.ts"), "U");
+    const said = session.problems.join("\n");
+    assert.match(said, new RegExp(`process ${Deno.pid}`));
+    assert.match(said, /this session trusts nothing, and the question is asked again/);
+    const again = await open(ws, state, { choice: "workspace" });
+    assert.equal(again.person.asked.filter((a) => a.kind === "firstUse").length, 1);
   });
 });

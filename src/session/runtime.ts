@@ -76,9 +76,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     resume: options.resume,
   });
   const problems = [...session.problems];
-  // Said once, at the start: where bwrap does not work, "auto" runs commands unconfined.
+  // Said once, at the start: where bwrap does not work, "auto" runs commands unconfined; where
+  // the configured confinement cannot stand (bwrap unusable under "bwrap", a cover bwrap cannot
+  // mount), every run is refused, and the person should not first hear it at a run.
   const confinement = await sessionConfinement(session.policy, options.settings);
-  if (confinement.ok && !confinement.value.confined && options.settings.sandbox === "auto") {
+  if (!confinement.ok) problems.push(`commands will be refused: ${confinement.error}`);
+  else if (!confinement.value.confined && options.settings.sandbox === "auto") {
     problems.push(`commands will run unconfined: ${confinement.value.why}`);
   }
   const transcript = new TranscriptWriter(session.paths.transcript);

@@ -192,3 +192,62 @@ export function formatToolArguments(args: unknown, max = Infinity): string {
   if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
   return `${cut}…`;
 }
+
+/** The one way to make a {@link ScreenText}, kept in this module (set by its static block). */
+let make: (escaped: string) => ScreenText;
+
+/**
+ * Text for the person's screen that was escaped where it was put together: every part from
+ * outside went through {@link escapeForScreen} or {@link formatArgv} on its way in, so a screen
+ * shows it as it is (still through {@link guardTerminal}, the last wall). A screen escapes the
+ * plain strings it is handed (a notice, by the Person seam's rule), and escaping a marker again
+ * would show `⟦U+27E6⟧U+0027⟧` for formatArgv's quote; this type says it was done. Made only by
+ * {@link screenText} and {@link argvText}, which escape every raw part themselves, so a string
+ * from outside cannot pass for one.
+ */
+export class ScreenText {
+  readonly #text: string;
+  private constructor(text: string) {
+    this.#text = text;
+  }
+  /** The escaped text. */
+  get text(): string {
+    return this.#text;
+  }
+  /** Put into a plain string, it is a plain string again: escaped again by a screen (never less). */
+  toString(): string {
+    return this.#text;
+  }
+  static {
+    make = (escaped) => new ScreenText(escaped);
+  }
+}
+
+/**
+ * A tagged template for {@link ScreenText}: the literal parts are Brave Bot's own words, each
+ * string put in is escaped as one line ({@link escapeForScreen}), each ScreenText kept as it is.
+ */
+export function screenText(
+  literals: TemplateStringsArray,
+  ...parts: (string | ScreenText)[]
+): ScreenText {
+  let out = escapeForScreen(literals[0], true);
+  parts.forEach((p, i) => {
+    out += (p instanceof ScreenText ? p.text : escapeForScreen(p)) +
+      escapeForScreen(literals[i + 1], true);
+  });
+  return make(out);
+}
+
+/** Argv stages as the person sees them ({@link formatArgv}), joined by ` | `. */
+export function argvText(stages: readonly (readonly string[])[]): ScreenText {
+  return make(stages.map(formatArgv).join(" | "));
+}
+
+/**
+ * What a screen shows for text handed to it: a plain string escaped ({@link escapeForScreen},
+ * line breaks kept), a {@link ScreenText} as it is. The one place either is decided.
+ */
+export function shownOnScreen(text: string | ScreenText): string {
+  return text instanceof ScreenText ? text.text : escapeForScreen(text, true);
+}

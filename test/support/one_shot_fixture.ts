@@ -23,6 +23,8 @@ export interface OneShotCase {
   timeoutMs?: number;
   /** Bytes piped to the program's stdin (default: none, stdin is /dev/null). */
   stdin?: string;
+  /** The program's environment, over the test's own (PATH without bwrap). */
+  env?: Record<string, string>;
   /** Runs on the workspace after `files` are written: links, FIFOs, what writeTree cannot make. */
   setup?: (root: string) => Promise<void>;
 }
@@ -77,7 +79,11 @@ export async function oneShotRun(
       args.push("--approvals", approvalsPath);
     }
     args.push(...(c.args ?? []));
-    const result = await runMain(args, { timeoutMs: c.timeoutMs ?? 90_000, stdin: c.stdin });
+    const result = await runMain(args, {
+      timeoutMs: c.timeoutMs ?? 90_000,
+      stdin: c.stdin,
+      env: c.env,
+    });
     const transcripts: unknown[][] = [];
     for await (const file of walkTranscripts(join(stateDir, "state"))) {
       const text = await Deno.readTextFile(file);

@@ -71,6 +71,11 @@ export interface FixtureOptions {
   beforeCall?: (request: WorkerRequest) => Promise<void> | void;
   /** What the session changed (`/diff`, `/undo`); default: kept in memory. */
   changes?: ChangeLog;
+  /**
+   * Give the workspace and what it holds to this uid (and gid) before the worker starts: root
+   * over another user's checkout, as a session meets it from its start.
+   */
+  owner?: number;
 }
 
 export interface Fixture {
@@ -160,6 +165,12 @@ export async function withPolicy(
     for (const [link, target] of Object.entries(options.symlinks ?? {})) {
       await Deno.mkdir(dirname(join(root, link)), { recursive: true });
       await Deno.symlink(target, join(root, link));
+    }
+    if (options.owner !== undefined) {
+      for await (const e of Deno.readDir(root)) {
+        await Deno.chown(join(root, e.name), options.owner, options.owner);
+      }
+      await Deno.chown(root, options.owner, options.owner);
     }
     const opened = await openWorkspace(root, stateDir, { caseInsensitive: false });
     const workspace: Workspace = {

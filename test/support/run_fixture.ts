@@ -11,6 +11,7 @@ import type { ScriptedAnswer, ScriptedPerson } from "./scripted_person.ts";
 import type { Config } from "../../src/state/config.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
+import type { WorkerRequest } from "../../src/worker/protocol.ts";
 import assert from "node:assert/strict";
 import { withPolicy } from "./policy_fixture.ts";
 
@@ -28,6 +29,10 @@ export interface RunFixtureOptions {
   config?: Config;
   /** Overrides of the §14 limits (a small output cap for the flood test). */
   limits?: Partial<Settings["limits"]>;
+  /** Runs before each request to the effect worker (policy_fixture.ts): a swap at a moment. */
+  beforeCall?: (request: WorkerRequest) => Promise<void> | void;
+  /** The workspace's owner from the start (policy_fixture.ts). */
+  owner?: number;
 }
 
 export interface RunFixture {
@@ -61,6 +66,8 @@ export async function withRunPolicy(
     approvals: options.approvals,
     config: options.config,
     limits: options.limits,
+    beforeCall: options.beforeCall,
+    owner: options.owner,
     run: true,
     workers: 1,
     vouchesOnDisk: true,

@@ -16,6 +16,7 @@ import type {
   RunOutputEvent,
   WriteApprovalRequest,
 } from "../../src/person/person.ts";
+import type { ScreenText } from "../../src/util/escape.ts";
 
 export type ScriptedAnswer =
   | { write: Approval }
@@ -90,7 +91,7 @@ export class ScriptedPerson implements Person {
   remark(text: string): void {
     this.remarks.push(text);
   }
-  notice(text: string): void {
-    this.notices.push(text);
+  notice(text: string | ScreenText): void {
+    this.notices.push(String(text));
   }
 }

@@ -10,10 +10,12 @@ import {
   isBeneath,
   loadTrustMap,
   normaliseRuleDir,
+  PERSON_TRUST_WAIT,
   type TrustMap,
   updateTrustMap,
 } from "../../policy/trust_map.ts";
 import { UsageError } from "../exit_codes.ts";
+import type { LockWait } from "../../state/jsonfile.ts";
 import { escapeForScreen } from "../../util/escape.ts";
 
 /** Lines describing a trust map, for the terminal. */
@@ -132,7 +134,8 @@ export function applyTrustCommand(map: TrustMap, action: string, dir?: string): 
 
 /**
  * `bravebot trust`: a change is applied to the stored map as it is now, under its lock, so a
- * running session's writes made meanwhile are kept.
+ * running session's writes made meanwhile are kept. A lock held past the bound fails the command
+ * with the holder's pid (`wait`, PERSON_TRUST_WAIT): nothing was changed, and it can be run again.
  */
 export async function trustCommand(
   workspaceDir: string,
@@ -140,12 +143,18 @@ export async function trustCommand(
   action: string,
   dir: string | undefined,
   print: (line: string) => void,
+  wait: LockWait = PERSON_TRUST_WAIT,
 ): Promise<void> {
   const workspace = await openWorkspace(workspaceDir, stateDir);
   const change = await checkTrustCommand(workspace.root, action, dir);
   const paths = statePaths(stateDir, workspace.root);
   const { problem, result: lines } = change
-    ? await updateTrustMap(paths.trustFile, workspace.root, (map) => applyTrustChange(map, change))
+    ? await updateTrustMap(
+      paths.trustFile,
+      workspace.root,
+      (map) => applyTrustChange(map, change),
+      wait,
+    )
     : await loadTrustMap(paths.trustFile, workspace.root).then((s) => ({
       ...s,
       result: describeTrust(s.map),

@@ -4,6 +4,8 @@ import { applyTrustCommand, checkTrustCommand, describeTrust, trustCommand } fro
 import { TrustMap } from "../../policy/trust_map.ts";
 import { UsageError } from "../exit_codes.ts";
 import { statePaths } from "../../state/session_paths.ts";
+import { LockTimeout } from "../../state/jsonfile.ts";
+import { holdLock } from "../../../test/support/lock_holder.ts";
 
 Deno.test("trust command: add, untrust and remove change rules and say what changed", () => {
   const map = new TrustMap("/w");
@@ -127,4 +129,32 @@ Deno.test("trust command: a run's marks are listed, escaped, and cleared by remo
     "removed a run's mark on e/",
   ]);
   assert.equal(map.ruleIntegrity("e/x"), "T");
+});
+
+Deno.test("trust command: a trust map locked past the bound is a failure naming the holder; nothing changed", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-trustlock-" }));
+  try {
+    const ws = join(base, "ws");
+    const state = join(base, "state");
+    await Deno.mkdir(join(ws, "src"), { recursive: true });
+    const trustFile = statePaths(state, ws).trustFile;
+    const held = await holdLock(trustFile);
+    const safety = setTimeout(held.release, 3_000);
+    const outcome = await trustCommand(
+      ws,
+      state,
+      "add",
+      "src",
+      () => {},
+      { fail: true, boundMs: 100, onWait: () => {} },
+    ).then(() => "written", (e) => e);
+    clearTimeout(safety);
+    held.release();
+    await held.done;
+    assert.ok(outcome instanceof LockTimeout, `the change was ${String(outcome)}`);
+    assert.match(outcome.message, new RegExp(`process ${Deno.pid}`));
+    await assert.rejects(Deno.stat(trustFile), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
 });

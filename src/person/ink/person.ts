@@ -8,7 +8,13 @@
 import pc from "picocolors";
 import { formatLabel } from "../../util/label.ts";
 import { FOREIGN_TREES } from "../../policy/trust_map.ts";
-import { escapeForScreen, formatArgv, styleMarkers } from "../../util/escape.ts";
+import {
+  escapeForScreen,
+  formatArgv,
+  type ScreenText,
+  shownOnScreen,
+  styleMarkers,
+} from "../../util/escape.ts";
 import { plural } from "../../util/plural.ts";
 import { renderDiff } from "../diff_view.ts";
 import type {
@@ -445,7 +451,7 @@ export class InkPerson implements Person {
     );
   }
 
-  notice(text: string): void {
-    this.#line(pc.yellow(`note: ${escapeForScreen(text, true)}`));
+  notice(text: string | ScreenText): void {
+    this.#line(pc.yellow(`note: ${shownOnScreen(text)}`));
   }
 }

@@ -9,7 +9,8 @@ import type { Policy } from "../core.ts";
 import type { Label } from "../../util/label.ts";
 import { ok, type Result } from "../../util/result.ts";
 import type { Settings } from "../../state/settings.ts";
-import type { TrustMap } from "../trust_map.ts";
+import { PERSON_TRUST_WAIT, type TrustMap } from "../trust_map.ts";
+import type { LockWait } from "../../state/jsonfile.ts";
 import type { VouchStore } from "../vouches.ts";
 import { runShellLine, type ShellLine, type ShellOutcome } from "../shell.ts";
 import { type Shown, showToPerson } from "../show.ts";
@@ -38,10 +39,14 @@ export interface PersonPolicy {
   walls(settings: Settings): Promise<Result<Walls>>;
   /** Ctrl-C: stops every command running (they lead their own process groups). */
   stopRuns(): Promise<number>;
-  /** `/trust`: the person's trust map as stored, read again, and changed one change at a time. */
+  /**
+   * `/trust`: the person's trust map as stored, read again, and changed one change at a time.
+   * A change gives up when another process holds the lock past the bound (`wait`, by default
+   * PERSON_TRUST_WAIT), with a LockTimeout naming the holder's pid: nothing was done on it yet.
+   */
   readonly storedTrust: TrustMap;
   refreshTrust(): Promise<void>;
-  changeTrust<R>(change: (map: TrustMap) => R): Promise<R>;
+  changeTrust<R>(change: (map: TrustMap) => R, wait?: LockWait): Promise<R>;
   /** `/vouch`: the vouched commands, listed and removed. */
   readonly vouches: VouchStore;
   /** `/diff`: every file the session changed, against its state before the first change. */
@@ -71,7 +76,7 @@ export function personPolicy(policy: Policy): PersonPolicy {
       return policy.storedTrust;
     },
     refreshTrust: () => policy.refreshTrust(),
-    changeTrust: (change) => policy.changeTrust(change),
+    changeTrust: (change, wait = PERSON_TRUST_WAIT) => policy.changeTrust(change, wait),
     get vouches() {
       return policy.vouches;
     },
