@@ -75,6 +75,8 @@ export type RunOutcome =
     confined: boolean;
     /** Exit status, duration, byte counts, cut or timed out: metadata the planner is shown. */
     status: string[];
+    /** How the last stage ended (in `status` too), for the person's summary line. */
+    ended: { code: number | null; signal: string | null; timedOut: boolean };
     ref: OutputRef;
     /** The label the output carries. */
     label: Label;
@@ -356,6 +358,7 @@ export async function carryOutRun(
       ...statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
       ...(filesLine ? [filesLine] : []),
     ],
+    ended: { code: result.code, signal: result.signal, timedOut: result.timedOut },
     ref: { id: ref.id, size: ref.size ?? 0, lines: ref.lines ?? 0, label: ref.label },
     label: decision.outputLabel,
     shown: kept.shown,

@@ -9,6 +9,7 @@ import { TRUSTED_PUBLIC } from "../util/label.ts";
 import { exactlyOneTarget, pathField, refField, typeError } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
 import { renderRefusal } from "./write_file.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const routing = z.strictObject({
   path: pathField.optional(),
@@ -56,6 +57,7 @@ export const editFileTool = defineTool({
     return shown(
       `edited ${done.shownAs}: replaced ${plural(done.replaced, "occurrence")}`,
       TRUSTED_PUBLIC,
+      `edited ${escapeForScreen(done.shownAs)}, ${plural(done.replaced, "replacement")}`,
     );
   },
 });

@@ -18,6 +18,7 @@ import {
   typeError,
 } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
+import { formatArgv } from "../util/escape.ts";
 
 const routing = z.strictObject({
   directory: pathField.optional().describe("workspace-relative, defaults to ."),
@@ -70,6 +71,13 @@ function notes(counts: SearchCounts, args: Args, limits: Limits): string[] {
   return out.map((n) => `[${n}]`);
 }
 
+/** For the person: what was looked for and how much was found. */
+function found(counts: SearchCounts, args: Args): string {
+  return `searched for ${formatArgv([args.pattern])}: ${plural(counts.lines, "matching line")} in ${
+    plural(counts.matchedFiles, "file")
+  }${counts.truncated ? " (truncated)" : ""}`;
+}
+
 /** The whole result as text: one `path:line: text` per match, then the notes. */
 function print(found: SearchFound, args: Args, limits: Limits): string {
   const body = found.matches.map((m) =>
@@ -87,18 +95,20 @@ export const searchTool = defineTool({
   content,
   async handler(args, ctx) {
     const limits = ctx.settings.limits;
+    // The counts of a result shown whole, as printed for the planner (the person's summary).
+    let printed: SearchCounts | null = null;
     const result = await ctx.decide.search({
       directory: args.directory,
       include: args.include,
       pattern: args.pattern,
       limits,
-      print: (found) => print(found, args, limits),
+      print: (f) => print(printed = f, args, limits),
     });
     switch (result.kind) {
       case "error":
         return failure(result.message);
       case "shown":
-        return shown(result.text, result.label);
+        return shown(result.text, result.label, printed ? found(printed, args) : undefined);
       case "kept":
         return shown(
           [
@@ -107,6 +117,7 @@ export const searchTool = defineTool({
             ...notes(result.counts, args, limits),
           ].join("\n"),
           TRUSTED_PUBLIC,
+          `${found(result.counts, args)}, kept as ref:${result.ref}, not shown to the planner`,
         );
     }
   },

@@ -11,6 +11,7 @@ import { TRUSTED_PUBLIC } from "../util/label.ts";
 import type { WriteRefusal } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const routing = z.strictObject({
   path: pathField.optional().describe("workspace-relative destination"),
@@ -65,6 +66,9 @@ export const writeFileTool = defineTool({
         plural(done.lines, "line")
       }`,
       TRUSTED_PUBLIC,
+      `${done.created ? "created" : "overwrote"} ${escapeForScreen(done.shownAs)}, ${
+        plural(done.lines, "line")
+      }`,
     );
   },
 });
