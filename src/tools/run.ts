@@ -68,7 +68,9 @@ function summary(input: RunInput, r: Extract<RunOutcome, { outcome: "ran" }>): s
   const output = r.shown
     ? `${plural(r.ref.lines, "line")} shown to the planner, kept as ref:${r.ref.id}`
     : `kept as ref:${r.ref.id} (${plural(r.ref.lines, "line")}), not shown to the planner`;
-  return `ran${r.vouched ? " (vouched)" : ""} \`${command}\` → ${ended}, ${output}`;
+  const ran = `ran${r.vouched ? " (vouched)" : ""} \`${command}\``;
+  // A stop by the person is what they look for first: it leads.
+  return e.stopped ? `${e.stopped}; ${ran}, ${output}` : `${ran} → ${ended}, ${output}`;
 }
 
 function render(r: RunOutcome, input: RunInput): ToolOutput {
