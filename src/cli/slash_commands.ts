@@ -133,6 +133,27 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     },
   },
   {
+    name: "expand",
+    args: "[N]",
+    help: "the last tool result (or the Nth last) in full, as the planner was shown it",
+    aliases: ["last"],
+    run(args, c) {
+      const back = args[0] === undefined ? 1 : Number(args[0]);
+      if (!Number.isInteger(back) || back < 1) {
+        c.print(
+          "/expand takes a count: /expand for the last tool result, /expand 2 for the one before",
+        );
+      } else if (!c.view.expand(back)) {
+        const kept = c.view.expandable;
+        c.print(
+          kept === 0
+            ? "no tool result to expand yet"
+            : `only the last ${plural(kept, "tool result")} can be expanded`,
+        );
+      }
+    },
+  },
+  {
     name: "status",
     help: "model, endpoint, session, context label and fill, workspace, walls",
     async run(_args, c) {

@@ -446,6 +446,7 @@ export class Driver {
         content: output.content,
         is_error: output.isError,
         label: formatLabel(output.label),
+        ...(output.summary !== undefined ? { summary: output.summary } : {}),
       });
       if (signal?.aborted) {
         // Every call needs a result, or the endpoint refuses the next request.

@@ -1,8 +1,10 @@
 /**
  * The session screen's view of what the driver reports (src/util/events.ts): how each event
  * becomes lines on the Ink screen (src/person/ink/screen.ts). The planner's text streams in a
- * live area and is printed for good once it will not change; a tool call and its result are one
- * line each; a rule's decision is held until the result shows whether it says the reason; the
+ * live area and is printed for good once it will not change; a tool call is its arguments, wrapped
+ * so that no space is lost at a row's edge, and its result is the tool's short summary for the
+ * person — `/expand` prints what the planner was shown in full (see {@link EventView.expand}); a
+ * rule's decision is held until the result shows whether it says the reason; the
  * todo list is printed when it changes; a line says what the session waits on, and for how long.
  *
  * It is given plain data and a few callbacks, never the session: it decides nothing, and
@@ -10,10 +12,11 @@
  */
 import pc from "picocolors";
 import type { DriverEvent } from "../util/events.ts";
-import { escapeForScreen, formatToolArguments } from "../util/escape.ts";
+import { escapeForScreen, toolArgumentParts } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
 import { shownHeading } from "../util/shown.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
+import { quotedWords, wrapParts } from "./text_layout.ts";
 import type { Screen } from "./ink/screen.ts";
 import type { Person } from "./person.ts";
 
@@ -35,6 +38,17 @@ export function decisionLine(
 export function clip(text: string, max = 200): string {
   const one = text.replace(/\s+/g, " ");
   return one.length > max ? `${one.slice(0, max)}…` : one;
+}
+
+/** The tool results `/expand` can show, newest last (older ones are forgotten). */
+const KEPT_RESULTS = 20;
+
+/** A tool result as `/expand` shows it: what the planner was shown, whole. */
+interface KeptResult {
+  name: string;
+  content: string;
+  label: string;
+  isError: boolean;
 }
 
 /** At most this often the streaming answer is redrawn. */
@@ -88,6 +102,12 @@ export class EventView {
   /** What the session waits on now (the model, a tool, a command), and since when. */
   #activity: { label: string; since: number } | null = null;
   readonly #ticker: ReturnType<typeof setInterval>;
+  /** The last tool results, for `/expand`. */
+  readonly #results: KeptResult[] = [];
+  /** Whether the `/expand` hint was given (once a session). */
+  #hinted = false;
+  /** The planner context's integrity as last reported: the U line is said when it turns U. */
+  #integrity = "T";
 
   constructor(options: EventViewOptions) {
     this.#o = options;
@@ -123,12 +143,21 @@ export class EventView {
       case "tool_call":
         this.#flushStream(true);
         this.setActivity(`${escapeForScreen(e.name)}…`);
-        this.#print(
-          pc.dim(`→ ${escapeForScreen(e.name)} ${formatToolArguments(e.arguments, 200)}`),
-        );
+        this.#printRows([`→ ${escapeForScreen(e.name)}`, ...toolArgumentParts(e.arguments, 200)]);
         return;
       case "tool_result": {
-        this.#print(pc.dim(`  ${e.is_error ? "✗" : "←"} ${escapeForScreen(clip(e.content))}`));
+        this.#results.push({
+          name: e.name,
+          content: e.content,
+          label: e.label,
+          isError: e.is_error,
+        });
+        if (this.#results.length > KEPT_RESULTS) this.#results.shift();
+        // The tool's summary is screen-ready (it escaped what it quotes); an error says itself.
+        const said = e.summary ?? escapeForScreen(clip(e.content));
+        const hint = !this.#hinted ? "  (/expand: in full)" : "";
+        this.#hinted = true;
+        this.#printRows([`  ${e.is_error ? "✗" : "←"}`, ...quotedWords(said + hint)]);
         if (e.name !== "todo_write") return;
         const todos = this.#o.todos();
         if (todos.key === this.#lastTodos) return;
@@ -159,15 +188,21 @@ export class EventView {
         this.#flushStream(true);
         this.#o.person.notice(e.text);
         return;
-      case "context_label":
-        this.#flushStream(true);
-        this.#print(
-          e.label.startsWith("(U")
-            ? pc.red(`the planner context is now ${e.label}: asking stops, every command asks`)
-            : pc.dim(`the planner context is now ${e.label}`),
-        );
+      case "context_label": {
+        // The prompt line's label says the rest; turning U is said, for what it stops.
+        const integrity = e.label.startsWith("(U") ? "U" : "T";
+        if (integrity === "U" && this.#integrity !== "U") {
+          this.#flushStream(true);
+          this.#print(
+            pc.red(
+              "the planner has seen untrusted text: it cannot ask you now; every command asks",
+            ),
+          );
+        }
+        this.#integrity = integrity;
         this.#o.onContextLabel();
         return;
+      }
       case "error":
         this.#flushStream(true);
         this.#print(pc.red(`error: ${escapeForScreen(e.message)}`));
@@ -187,6 +222,36 @@ export class EventView {
         pc.yellow(s.omitted > 0 ? `└ ${plural(s.omitted, "more line")}: /show ${s.ref}` : "└"),
       ].join("\n"),
     );
+  }
+
+  /**
+   * `/expand [N]`: the Nth last tool result (1, the last, by default) as the planner was shown
+   * it, whole, with its line breaks, escaped and framed; false when there is none.
+   */
+  expand(back = 1): boolean {
+    const r = this.#results.at(-back);
+    if (back < 1 || r === undefined) return false;
+    const head = `${escapeForScreen(r.name)}${
+      r.isError ? " (error)" : ""
+    }: what the planner was shown, ${r.label}`;
+    this.#print(
+      [
+        pc.dim(`┌ ${head}`),
+        ...escapeForScreen(r.content, true).split("\n").map((l) => `${pc.dim("│")} ${l}`),
+        pc.dim("└"),
+      ].join("\n"),
+    );
+    return true;
+  }
+
+  /** How many tool results `/expand` can show now. */
+  get expandable(): number {
+    return this.#results.length;
+  }
+
+  /** Screen-ready parts laid out at the width, dim, with no space lost where a row breaks. */
+  #printRows(parts: readonly string[]): void {
+    this.#print(wrapParts(parts, this.#o.width()).map((r) => pc.dim(r)).join("\n"));
   }
 
   /** The planner's markdown at the terminal's width, coloured where the terminal has colour. */

@@ -24,7 +24,10 @@ function viewed(todos: { content: string; status: string }[] = []) {
   return { screen, view, notices, remarks, printed, todos, labels: () => labelChanges };
 }
 
-const result = (name: string, content: string): DriverEvent => ({
+const result = (
+  name: string,
+  content: string,
+): Extract<DriverEvent, { type: "tool_result" }> => ({
   type: "tool_result",
   id: "c1",
   name,
@@ -98,7 +101,10 @@ Deno.test("event view: a rule's decision waits for the result, which may say its
     });
     assert.deepEqual(v.printed(), []);
     v.view.event(result("ask_user", "error: asking has stopped"));
-    assert.deepEqual(v.printed(), ["  ask_user: refused (rule)", "  ← error: asking has stopped"]);
+    assert.deepEqual(v.printed(), [
+      "  ask_user: refused (rule)",
+      "  ← error: asking has stopped  (/expand: in full)",
+    ]);
     // The person's own answers are not repeated as decisions.
     v.view.event({
       type: "decision",
@@ -136,12 +142,32 @@ Deno.test("event view: streamed text is printed once, whole, when the reply ends
   }
 });
 
-Deno.test("event view: a label change is said and redraws the prompt; shown text is framed", () => {
+Deno.test("event view: a label change redraws the prompt; only turning U is said", () => {
   const v = viewed();
   try {
-    v.view.event({ type: "context_label", label: "(U,priv)" });
+    // The prompt line's label says it: a T label is not repeated on a line of its own.
+    v.view.event({ type: "context_label", label: "(T,priv)" });
     assert.equal(v.labels(), 1);
-    assert.match(v.printed()[0], /now \(U,priv\): asking stops/);
+    assert.deepEqual(v.printed(), []);
+    v.view.event({ type: "context_label", label: "(U,priv)" });
+    v.view.event({ type: "context_label", label: "(U,priv)" });
+    assert.equal(v.labels(), 3);
+    assert.deepEqual(v.printed(), [
+      "the planner has seen untrusted text: it cannot ask you now; every command asks",
+    ]);
+    // After /clear (T again), turning U is news again.
+    v.view.event({ type: "context_label", label: "(T,pub)" });
+    v.view.event({ type: "context_label", label: "(U,pub)" });
+    assert.equal(v.printed().length, 2);
+    assert.doesNotMatch(v.printed().join("\n"), /context is now/);
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: shown text is framed, in words that follow its label", () => {
+  const v = viewed();
+  try {
     v.view.shown({
       ref: "ref:3",
       source: "output of ls",
@@ -150,10 +176,104 @@ Deno.test("event view: a label change is said and redraws the prompt; shown text
       text: "a\x1b[2Jb",
       omitted: 2,
     });
-    const frame = v.printed()[1].split("\n");
+    const frame = v.printed()[0].split("\n");
     assert.match(frame[0], /^┌ ref:3: output of ls, 5 lines, untrusted \(U,priv\)/);
     assert.equal(frame[1], "│ a⟦U+001B⟧[2Jb");
     assert.equal(frame[2], "└ 2 more lines: /show ref:3");
+    // A vouched command's output is trusted: its frame says so, never "untrusted (T,priv)".
+    v.view.shown({
+      ref: "ref:4",
+      source: "output of git status",
+      lines: 1,
+      label: "(T,priv)",
+      text: "clean",
+      omitted: 0,
+    });
+    const vouched = v.printed()[1].split("\n")[0];
+    assert.match(vouched, /^┌ ref:4: output of git status, 1 line, trusted \(T,priv\)/);
+    assert.doesNotMatch(vouched, /untrusted|not to the planner/);
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: a tool result is its summary; /expand shows what the planner was shown", () => {
+  const v = viewed();
+  try {
+    const planner = "src/app.ts: lines 1-3 of 3\n1\texport function a() {\n2\t  return 1;\n3\t}";
+    v.view.event({ ...result("read_file", planner), summary: "read src/app.ts, 3 lines" });
+    v.view.event({
+      ...result("edit_file", "edited src/app.ts: replaced 1 occurrence"),
+      summary: "edited src/app.ts, 1 replacement",
+    });
+    // An error without a summary says itself, on one line; the hint is given once.
+    v.view.event({ ...result("run", "error: stage 1\nwas refused"), is_error: true });
+    assert.deepEqual(v.printed(), [
+      "  ← read src/app.ts, 3 lines  (/expand: in full)",
+      "  ← edited src/app.ts, 1 replacement",
+      "  ✗ error: stage 1 was refused",
+    ]);
+    assert.doesNotMatch(v.printed().join("\n"), /lines 1-3 of 3/);
+    // The third last: the read, whole, with its line breaks (tabs laid out as spaces).
+    assert.equal(v.view.expand(3), true);
+    assert.deepEqual(v.printed()[3].split("\n"), [
+      "┌ read_file: what the planner was shown, (T,pub)",
+      "│ src/app.ts: lines 1-3 of 3",
+      "│ 1    export function a() {",
+      "│ 2      return 1;",
+      "│ 3    }",
+      "└",
+    ]);
+    assert.equal(v.view.expand(), true);
+    assert.match(
+      v.printed()[4],
+      /^┌ run \(error\): what the planner was shown[^\n]*\n│ error: stage 1\n│ was refused\n└$/,
+    );
+    assert.equal(v.view.expand(4), false);
+    assert.equal(v.view.expandable, 3);
+    // What the planner was shown is escaped in the expansion too.
+    v.view.event({ ...result("read_file", "a\x1b]52;c;x\x07b"), summary: "read x, 1 line" });
+    v.view.expand();
+    assert.match(v.printed().at(-1)!, /│ a⟦U\+001B⟧\]52;c;x⟦U\+0007⟧b/);
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: a tool call wrapped at 80 columns keeps every space of a quoted string", () => {
+  const v = viewed();
+  try {
+    const newText = '  return s.trim().split(".").slice(0, 2).join(".");';
+    // The call the README's session showed with "new_text='  return" / "s.trim()…": the space
+    // at the row's end was lost (Ink trims it). Rows now break between arguments.
+    v.view.event({
+      type: "tool_call",
+      id: "c1",
+      name: "edit_file",
+      arguments: { path: "src/version.ts", old_text: "  return s.trim();", new_text: newText },
+    });
+    assert.deepEqual(v.printed()[0].split("\n"), [
+      "→ edit_file path=src/version.ts old_text='  return s.trim();'",
+      `new_text='${newText}'`,
+    ]);
+    // An argument wider than a row is cut; the spaces where it is cut begin the next row.
+    const note = `abcdefghi   jk${"l".repeat(62)}`;
+    v.view.event({
+      type: "tool_call",
+      id: "c2",
+      name: "edit_file",
+      arguments: { path: "src/version.ts", new_text: newText, note },
+    });
+    const rows = v.printed()[1].split("\n");
+    for (const r of rows) {
+      assert.ok(r.length <= 80, r);
+      assert.doesNotMatch(r, / $/, "a space at a row's end is lost on the screen");
+    }
+    assert.deepEqual(rows, [
+      "→ edit_file path=src/version.ts",
+      `new_text='${newText}' note='abcdefghi`,
+      `   jk${"l".repeat(62)}'`,
+    ]);
   } finally {
     v.view.close();
   }

@@ -326,3 +326,80 @@ export function pad(
   if (gap - before) out.push(run(" ".repeat(gap - before)));
   return out;
 }
+
+/** A marker of escaped text (`⟦U+000A⟧`): one unit, never cut across rows. */
+const MARKER_UNIT = /(\u27E6U\+[0-9A-F]{4,6}\u27E7)/;
+
+/** Graphemes, with each marker one unit. */
+function units(text: string): string[] {
+  return text.split(MARKER_UNIT).flatMap((piece, i) => i % 2 ? [piece] : graphemes(piece));
+}
+
+/**
+ * Lays out plain, escaped parts (a tool call's `key=value` arguments, a summary's words) in rows
+ * of at most `width` cells, for a screen that trims the spaces at a row's end (Ink does, and a
+ * terminal shows none there). Parts are joined by one space and a row breaks between parts where
+ * it can, dropping only that separator; a part wider than the rest of a row is cut between
+ * graphemes (a marker stays whole), and the spaces that would end a row begin the next instead,
+ * so none inside a quoted string is lost. No row is indented: a row's first space is the text's.
+ */
+export function wrapParts(parts: readonly string[], width: number): string[] {
+  const w = Math.max(Math.floor(width), MIN_ROOM);
+  const rows: string[] = [];
+  let row = "";
+  let used = 0;
+  const breakRow = () => {
+    const body = row.replace(/ +$/, "");
+    const carried = body === "" ? 0 : row.length - body.length;
+    rows.push(body === "" ? row : body);
+    row = " ".repeat(carried);
+    used = carried;
+  };
+  for (const part of parts) {
+    const width = cells(part);
+    if (used > 0) {
+      if (used + 1 + width <= w) {
+        row += ` ${part}`;
+        used += 1 + width;
+        continue;
+      }
+      // A part that fits a row of its own starts one; a longer one fills this row first.
+      if (width <= w || w - used < MIN_ROOM) breakRow();
+      else {
+        row += " ";
+        used += 1;
+      }
+    }
+    for (const u of units(part)) {
+      const uw = cells(u);
+      if (used > 0 && used + uw > w) breakRow();
+      row += u;
+      used += uw;
+    }
+  }
+  if (row !== "" || rows.length === 0) rows.push(row);
+  return rows;
+}
+
+/**
+ * Text split at its spaces, except those inside a `'…'` or `` `…` `` quote: the parts for
+ * {@link wrapParts}, which joins them with one space again (a run of spaces outside quotes
+ * gives empty parts, so nothing is lost).
+ */
+export function quotedWords(text: string): string[] {
+  const out: string[] = [];
+  let word = "";
+  let quote: string | null = null;
+  for (const ch of text) {
+    if (quote === null && ch === " ") {
+      out.push(word);
+      word = "";
+      continue;
+    }
+    if (ch === quote) quote = null;
+    else if (quote === null && (ch === "'" || ch === "`")) quote = ch;
+    word += ch;
+  }
+  out.push(word);
+  return out;
+}

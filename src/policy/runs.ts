@@ -24,7 +24,7 @@ import {
 import type { Policy } from "./core.ts";
 import { type Integrity, type Label, label } from "../util/label.ts";
 import { childEnv } from "./programs.ts";
-import { keepOutput, statusLines } from "./outputs.ts";
+import { keepOutput, statusLines, stopLine } from "./outputs.ts";
 import { personWatch, type Watch } from "./watch.ts";
 import { type ConfinementPlan, planConfinement, type Spawner, stageWrapper } from "./sandbox.ts";
 import type { Settings } from "../state/settings.ts";
@@ -75,6 +75,16 @@ export type RunOutcome =
     confined: boolean;
     /** Exit status, duration, byte counts, cut or timed out: metadata the planner is shown. */
     status: string[];
+    /**
+     * How the last stage ended and, when the person stopped it, how (both in `status` too): for
+     * the person's summary line.
+     */
+    ended: {
+      code: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      stopped: string | null;
+    };
     ref: OutputRef;
     /** The label the output carries. */
     label: Label;
@@ -356,6 +366,12 @@ export async function carryOutRun(
       ...statusLines(result, run.timeoutMs, settings.limits.refOutputBytes, kept),
       ...(filesLine ? [filesLine] : []),
     ],
+    ended: {
+      code: result.code,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      stopped: stopLine(result.stopSignals),
+    },
     ref: { id: ref.id, size: ref.size ?? 0, lines: ref.lines ?? 0, label: ref.label },
     label: decision.outputLabel,
     shown: kept.shown,

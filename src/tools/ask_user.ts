@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import type { Question } from "../policy/api.ts";
+import { plural } from "../util/plural.ts";
 
 const option = z.union([
   z.string().min(1),
@@ -56,6 +57,7 @@ export const askUser = defineTool({
           `No question was answered.\n${lines.join("\n")}\n` +
             "Proceed on what you know, or finish and say what you would need to know.",
           outcome.label,
+          `nobody could be asked: ${plural(questions.length, "question")} declined`,
         );
       }
       case "answered": {
@@ -64,7 +66,11 @@ export const askUser = defineTool({
             ? `${i + 1}. ${a.header}: (answered earlier in this session) ${a.said}`
             : `${i + 1}. ${a.header}: ${a.said}`
         );
-        return shown(`The person's answers:\n${lines.join("\n")}`, outcome.label);
+        return shown(
+          `The person's answers:\n${lines.join("\n")}`,
+          outcome.label,
+          `your ${plural(outcome.answers.length, "answer")} went to the planner`,
+        );
       }
     }
   },

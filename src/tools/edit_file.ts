@@ -8,6 +8,7 @@ import { defineTool, shown } from "./tool.ts";
 import { exactlyOneTarget, pathField, refField, typeError } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
 import { renderRefusal } from "./write_file.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const routing = z.strictObject({
   path: pathField.optional(),
@@ -55,6 +56,7 @@ export const editFileTool = defineTool({
     return shown(
       `edited ${done.shownAs}: replaced ${plural(done.replaced, "occurrence")}`,
       done.label,
+      `edited ${escapeForScreen(done.shownAs)}, ${plural(done.replaced, "replacement")}`,
     );
   },
 });

@@ -10,6 +10,7 @@ import type { EntryKind, ListedEntry, ListedParent } from "../policy/api.ts";
 import { globField, pathField } from "./fs_common.ts";
 import { bracesHint, displayPath, shownPath } from "../util/listing_text.ts";
 import { plural } from "../util/plural.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const routing = z.strictObject({
   directory: pathField.optional().describe("workspace-relative; . for the root (default)"),
@@ -72,6 +73,16 @@ export const listFilesTool = defineTool({
     if (listing.unreadable > 0) {
       summary.push(`${plural(listing.unreadable, "directory", "directories")} could not be read`);
     }
-    return shown([...lines, ...summary.map((s) => `[${s}]`)].join("\n"), listing.label);
+    const forPerson = [
+      `listed ${escapeForScreen(listing.base || ".")}/`,
+      plural(lines.length, "entry", "entries"),
+      ...(refs > 0 ? [`${refs} as references`] : []),
+      ...(listing.truncated ? ["truncated"] : []),
+    ].join(", ");
+    return shown(
+      [...lines, ...summary.map((s) => `[${s}]`)].join("\n"),
+      listing.label,
+      forPerson,
+    );
   },
 });

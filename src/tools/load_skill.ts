@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const routing = z.strictObject({
   name: z.string().describe("the skill's name exactly as listed, e.g. commit-style"),
@@ -25,7 +26,11 @@ export const loadSkill = defineTool({
       case "unreadable":
         return failure(`the skill ${args.name} cannot be loaded: ${outcome.error}`);
       case "loaded":
-        return shown(`skill ${args.name}:\n\n${outcome.body}`, outcome.label);
+        return shown(
+          `skill ${args.name}:\n\n${outcome.body}`,
+          outcome.label,
+          `loaded the skill ${escapeForScreen(args.name)}`,
+        );
     }
   },
 });

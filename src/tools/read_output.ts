@@ -40,6 +40,9 @@ async function handler(args: { ref: string }, ctx: ToolContext): Promise<ToolOut
     ...shown(
       `${notes.join("; ")}\n---\n${decision.text === "" ? "(no output)" : decision.text}`,
       decision.label,
+      `showed ref:${ref.id} to the planner (${
+        as.kind === "trusted" ? "a vouched command's output" : assertedWords(as)
+      }), ${plural(ref.lines ?? 0, "line")}`,
     ),
     ...(as.kind === "asserted"
       ? { asserted: { ref: `ref:${ref.id}`, by: as.by, shape: as.shape } }

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";
 import { formatLabel } from "../util/label.ts";
 import { MAX_STAGES, RUN_TIMEOUT_SECONDS, type RunInput, type RunResult } from "../policy/api.ts";
-import { escapeForScreen } from "../util/escape.ts";
+import { escapeForScreen, formatArgv } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
 
 const stage = z.strictObject({
@@ -55,7 +55,25 @@ function startFailure(cause: string): string {
     : `it could not be started (${cause})`;
 }
 
-function render(r: RunResult): ToolOutput {
+/** For the person: the command as the planner wrote it, how it ended and where its output is. */
+function summary(input: RunInput, r: Extract<RunResult, { outcome: "ran" }>): string {
+  const command = input.pipeline.map((s) => formatArgv([s.program, ...(s.args ?? [])]))
+    .join(" | ");
+  const e = r.ended;
+  const ended = e.timedOut
+    ? "timed out"
+    : e.signal
+    ? `killed by ${escapeForScreen(e.signal)}`
+    : `exit ${e.code}`;
+  const output = r.shown
+    ? `${plural(r.ref.lines, "line")} shown to the planner, kept as ref:${r.ref.id}`
+    : `kept as ref:${r.ref.id} (${plural(r.ref.lines, "line")}), not shown to the planner`;
+  const ran = `ran${r.vouched ? " (vouched)" : ""} \`${command}\``;
+  // A stop by the person is what they look for first: it leads.
+  return e.stopped ? `${e.stopped}; ${ran}, ${output}` : `${ran} → ${ended}, ${output}`;
+}
+
+function render(r: RunResult, input: RunInput): ToolOutput {
   switch (r.outcome) {
     case "invalid":
       return failure(r.reason);
@@ -87,7 +105,7 @@ function render(r: RunResult): ToolOutput {
       : "";
     lines.push(`--- output ${formatLabel(r.label)}${omitted} ---`);
     lines.push(r.shown.text === "" ? "(no output)" : r.shown.text);
-    return shown(lines.join("\n"), r.resultLabel);
+    return shown(lines.join("\n"), r.resultLabel, summary(input, r));
   }
   lines.push(
     `output: ref:${ref.id} — command output, ${formatLabel(ref.label)}, ${
@@ -95,11 +113,11 @@ function render(r: RunResult): ToolOutput {
     }, ${plural(ref.lines, "line")}; not shown to you.`,
     "Pass it to spawn_processor, write it with write_file contents_ref, or ask the person to show it with read_output.",
   );
-  return shown(lines.join("\n"), r.resultLabel);
+  return shown(lines.join("\n"), r.resultLabel, summary(input, r));
 }
 
 async function handler(args: RunInput, ctx: ToolContext): Promise<ToolOutput> {
-  return render(await ctx.decide.run(args, ctx.settings));
+  return render(await ctx.decide.run(args, ctx.settings), args);
 }
 
 export const runTool = defineTool({

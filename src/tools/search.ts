@@ -9,6 +9,9 @@ import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import { globField, pathField, typeError } from "./fs_common.ts";
 import { printSearch, searchNotes } from "../util/search_text.ts";
+import type { SearchCounts } from "../policy/api.ts";
+import { plural } from "../util/plural.ts";
+import { formatArgv } from "../util/escape.ts";
 
 const routing = z.strictObject({
   directory: pathField.optional().describe("workspace-relative, defaults to ."),
@@ -22,6 +25,13 @@ const content = z.strictObject({
     .max(1024, "pattern is longer than 1024 characters")
     .describe("literal text; not a regular expression"),
 });
+
+/** For the person: what was looked for and how much was found. */
+function found(counts: SearchCounts, args: { pattern: string }): string {
+  return `searched for ${formatArgv([args.pattern])}: ${plural(counts.lines, "matching line")} in ${
+    plural(counts.matchedFiles, "file")
+  }${counts.truncated ? " (truncated)" : ""}`;
+}
 
 export const searchTool = defineTool({
   name: "search",
@@ -42,7 +52,11 @@ export const searchTool = defineTool({
       case "error":
         return failure(result.message);
       case "shown":
-        return shown(printSearch(result.found, args, limits), result.label);
+        return shown(
+          printSearch(result.found, args, limits),
+          result.label,
+          found(result.found, args),
+        );
       case "kept":
         return shown(
           [
@@ -51,6 +65,7 @@ export const searchTool = defineTool({
             ...searchNotes(result.counts, args, limits),
           ].join("\n"),
           result.label,
+          `${found(result.counts, args)}, kept as ref:${result.ref}, not shown to the planner`,
         );
     }
   },

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";
 import { DOCUMENT_MARKER } from "../util/processor_reply.ts";
 import { plural } from "../util/plural.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const refString = z.string({ error: "a reference is a string such as ref:0" }).max(64);
 
@@ -68,6 +69,9 @@ export const spawnProcessorTool = defineTool({
         plural(outcome.size, "byte")
       }, ${bound}`,
       outcome.label,
+      `the processor answered: ${outcome.ref}, ${plural(outcome.lines, "line")}, ${
+        outcome.aboutShown ? `for ${escapeForScreen(outcome.aboutShown)}` : "for no file"
+      }, not shown to the planner`,
     );
   },
 });

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { defineTool, shown } from "./tool.ts";
 import type { Todo, TodoStatus } from "../policy/api.ts";
+import { plural } from "../util/plural.ts";
 
 const STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
 
@@ -57,6 +58,9 @@ export const todoWrite = defineTool({
         `(use pending, in_progress or completed)`;
     }
     // The planner is told only counts, which carry nothing new: the context's label is unchanged.
-    return Promise.resolve(shown(text, ctx.decide.todoLabel()));
+    const summary = `todo list: ${plural(ctx.session.todos.length, "task")}, ${
+      count("completed")
+    } done`;
+    return Promise.resolve(shown(text, ctx.decide.todoLabel(), summary));
   },
 });

@@ -50,6 +50,12 @@ export interface ToolOutput {
    * who asserted it, so the transcript marks the result asserted.
    */
   asserted?: { ref: string; by: "person" | "policy-file"; shape: string | null };
+  /**
+   * What happened, for the person: one short line in plain words, built from the port's result
+   * (never from `content`), ready for the screen (names and argv escaped). It says nothing the
+   * planner was not shown or did not write itself; without it a screen shows `content`, cut.
+   */
+  summary?: string;
 }
 
 /** Sends a processor request (spawn_processor); lives in model/, handed in by the driver. */
@@ -81,9 +87,9 @@ export interface ToolDef<Args = unknown> {
   handler(args: Args, ctx: ToolContext): Promise<ToolOutput>;
 }
 
-/** A result the planner may see in full: trusted text. */
-export function shown(content: string, label: Label): ToolOutput {
-  return { content, isError: false, label };
+/** A result the planner may see in full: trusted text, with the person's summary of it. */
+export function shown(content: string, label: Label, summary?: string): ToolOutput {
+  return { content, isError: false, label, ...(summary !== undefined ? { summary } : {}) };
 }
 
 /**

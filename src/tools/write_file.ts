@@ -10,6 +10,7 @@ import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";
 import type { WriteRefusal } from "../policy/api.ts";
 import { exactlyOneTarget, pathField, refField } from "./fs_common.ts";
 import { plural } from "../util/plural.ts";
+import { escapeForScreen } from "../util/escape.ts";
 
 const routing = z.strictObject({
   path: pathField.optional().describe("workspace-relative destination"),
@@ -64,6 +65,9 @@ export const writeFileTool = defineTool({
         plural(done.lines, "line")
       }`,
       done.label,
+      `${done.created ? "created" : "overwrote"} ${escapeForScreen(done.shownAs)}, ${
+        plural(done.lines, "line")
+      }`,
     );
   },
 });

@@ -179,18 +179,39 @@ function formatFields(o: object): string[] {
  * cut (never inside a marker) and ends with `…`.
  */
 export function formatToolArguments(args: unknown, max = Infinity): string {
-  const line = typeof args === "string"
-    ? escapeForScreen(args)
+  return toolArgumentParts(args, max).join(" ");
+}
+
+/**
+ * {@link formatToolArguments}'s line as its parts (`key=value` each, or the one raw string), so
+ * a screen can break the line between arguments: joined with one space, they are that line. The
+ * cut, when there is one, falls in the last part, which ends with `…`.
+ */
+export function toolArgumentParts(args: unknown, max = Infinity): string[] {
+  const parts = typeof args === "string"
+    ? [escapeForScreen(args)]
     : args !== null && typeof args === "object" && !Array.isArray(args)
-    ? formatFields(args).join(" ")
-    : formatValue(args);
-  if (line.length <= max) return line;
+    ? formatFields(args)
+    : [formatValue(args)];
+  const line = parts.join(" ");
+  if (line.length <= max) return parts;
   let cut = line.slice(0, max);
   if (cut.lastIndexOf(MARKER_OPEN) > cut.lastIndexOf(MARKER_CLOSE)) {
     cut = cut.slice(0, cut.lastIndexOf(MARKER_OPEN));
   }
   if (/[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}…`;
+  // The parts the cut keeps; the one it falls in (or after) ends with the ellipsis.
+  const out: string[] = [];
+  let at = 0;
+  for (const p of parts) {
+    if (at + p.length >= cut.length) {
+      out.push(`${p.slice(0, cut.length - at)}…`);
+      return out;
+    }
+    out.push(p);
+    at += p.length + 1;
+  }
+  return [...out, "…"];
 }
 
 /** The one way to make a {@link ScreenText}, kept in this module (set by its static block). */

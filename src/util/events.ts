@@ -39,6 +39,11 @@ export type DriverEvent =
     is_error: boolean;
     /** The label of what the result placed in the planner context. */
     label: string;
+    /**
+     * For the person: one short line saying what happened, ready for the screen (ToolOutput's
+     * `summary`); absent when the tool gave none (an error: `content` says it).
+     */
+    summary?: string;
   }
   /** A processor's remark: for the person's screen only, stored nowhere. */
   | { type: "remark"; text: string }

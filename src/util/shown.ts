@@ -7,12 +7,21 @@ import { plural } from "./plural.ts";
 
 /**
  * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
- * for the screen, since its source is (`sourceOf`, src/policy/refs.ts). An asserted output says so and by
- * whom: the reference is still untrusted, and the planner was shown its bytes.
+ * for the screen, since its source is (`sourceOf`, src/policy/refs.ts). The words follow the
+ * label: `T` is trusted (a vouched command's output, which the planner may be shown too), `U`
+ * untrusted. An asserted output says so and by whom: the reference is still untrusted, and the
+ * planner was shown its bytes.
  */
 export function shownHeading(
   s: { ref: string; source: string; lines: number; label: string; asserted?: string | null },
 ): string {
-  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, untrusted ${s.label} — ` +
-    (s.asserted ? `${s.asserted}: the planner was shown it` : "shown to you, not to the planner");
+  const trusted = s.label.startsWith("(T");
+  return `${s.ref}: ${s.source}, ${plural(s.lines, "line")}, ${
+    trusted ? "trusted" : "untrusted"
+  } ${s.label} — ` +
+    (s.asserted
+      ? `${s.asserted}: the planner was shown it`
+      : trusted
+      ? "the planner may be shown it too"
+      : "shown to you, not to the planner");
 }

@@ -40,11 +40,15 @@ export const KEY = {
   paste: (text: string) => `\u001b[200~${text}\u001b[201~`,
 };
 
-/** Runs `main.ts ARGS…` in a pseudo-terminal through `steps`; `env` is the program's whole env. */
+/**
+ * Runs `main.ts ARGS…` in a pseudo-terminal through `steps`; `env` is the program's whole env;
+ * `columns` the terminal's width (120 unless given).
+ */
 export async function drivePty(
   steps: PtyStep[],
   args: string[],
   env: Record<string, string> = { TERM: "xterm-256color", NO_COLOR: "1" },
+  terminal: { columns?: number } = {},
 ): Promise<PtyRun> {
   const dir = await Deno.makeTempDir({ prefix: "bb-pty-" });
   try {
@@ -53,7 +57,11 @@ export async function drivePty(
     await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
     const out = await new Deno.Command("python3", {
       args: [PTY, stepsFile, "--", Deno.execPath(), "run", ...mainFlags(), MAIN_TS, ...args],
-      env: { ...env, PTY_RAW: rawFile },
+      env: {
+        ...env,
+        PTY_RAW: rawFile,
+        ...(terminal.columns ? { PTY_COLS: String(terminal.columns) } : {}),
+      },
       stdout: "piped",
       stderr: "piped",
     }).output();

@@ -21,7 +21,9 @@ def main():
     if pid == 0:
         os.execvp(cmd[0], cmd)
     # A real terminal has a size; some screens divide by it.
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    # PTY_COLS: a narrower terminal for the tests of wrapping (120 columns by default).
+    cols = int(os.environ.get("PTY_COLS", "120"))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
     screen = b""
     seen = 0
     status = 0
