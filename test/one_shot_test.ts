@@ -109,7 +109,9 @@ Deno.test("exit 1 with a message naming the endpoint when it cannot be reached",
     assert.equal(run.code, 1);
     assert.match(
       run.stderr,
-      new RegExp(`http://127\\.0\\.0\\.1:${port}/v1 did not answer after 5 tries`),
+      new RegExp(
+        `nothing is listening at the planner endpoint http://127\\.0\\.0\\.1:${port}/v1 \\(5 tries`,
+      ),
     );
     assert.equal(run.stdout, "");
     assert.ok(!hasStackTrace(run.stderr), run.stderr);

@@ -34,7 +34,7 @@ Deno.test("the model worker streams text, retries and answers like the client it
     });
     assert.equal(reply.text, "hello there");
     assert.equal(pieces.join(""), "hello there");
-    assert.deepEqual(retries, ["HTTP 500"]);
+    assert.deepEqual(retries, ["HTTP 500: mock fault: HTTP 500"]);
   } finally {
     worker.terminate();
     await mock.stop();
