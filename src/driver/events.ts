@@ -54,7 +54,7 @@ export function shownEvent(s: Shown): Extract<DriverEvent, { type: "shown" }> {
   };
 }
 
-/** The event types cli.md lets `stream-json` print. */
+/** The event types cli.md lets `stream-json` print (its `start` line is one-shot's own). */
 export const STREAM_JSON_TYPES: ReadonlySet<DriverEvent["type"]> = new Set([
   "assistant_text",
   "tool_call",
@@ -62,6 +62,7 @@ export const STREAM_JSON_TYPES: ReadonlySet<DriverEvent["type"]> = new Set([
   "tool_result",
   "remark",
   "shown",
+  "notice",
   "error",
   "final",
 ]);
