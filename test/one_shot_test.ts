@@ -32,7 +32,7 @@ Deno.test("text: the final answer alone on stdout, the rest on stderr, exit 0", 
   });
 });
 
-Deno.test("json: one object with the fields cli.md lists", async () => {
+Deno.test("json: one object with the fields docs/cli.md lists", async () => {
   await oneShotRun(
     { files, replies: readThenAnswer, args: ["--output-format", "json"] },
     (run) => {

@@ -1,10 +1,8 @@
 /**
- * One-shot mode (`bravebot -p PROMPT`, cli.md): run until the planner finishes, print the
- * answer, exit. Nobody can be asked: every question is declined unless the approval policy file
- * allows it in advance. Usage and configuration problems are exit 2 before any request reaches
- * the endpoint; a failure is exit 1 with a message; `--max-turns` reached is exit 3; SIGINT is
- * exit 130. A workspace where nothing is trusted is said at the start (the planner would see no
- * file), and a text run whose writes or commands were declined says so at the end.
+ * One-shot mode (`bravebot -p PROMPT`, docs/cli.md#one-shot-mode): run until the planner finishes,
+ * print the answer, exit. Nobody can be asked: every question is declined unless the approval
+ * policy file allows it in advance. Usage and configuration problems are exit 2 before any request
+ * reaches the endpoint; a failure is exit 1 with a message; `--max-turns` reached is exit 3.
  */
 import { messageOf } from "../util/result.ts";
 import { type GlobalOptions, resolveGlobals } from "./global_options.ts";
@@ -53,7 +51,11 @@ const EXIT_FOR: Record<TurnStatus, number> = {
   aborted: EXIT.failure,
 };
 
-/** Runs one prompt to the end and returns the exit status; never throws. */
+/**
+ * Runs one prompt to the end and returns the exit status; never throws. SIGINT is exit 130. A
+ * workspace where nothing is trusted is said at the start (the planner would see no file), and a
+ * text run whose writes or commands were declined says so at the end.
+ */
 export async function oneShot(
   options: GlobalOptions,
   promptGiven: string,
@@ -205,7 +207,7 @@ export async function oneShot(
   }
 }
 
-/** The `stream-json` line that comes first (cli.md): what this run is, before it does anything. */
+/** The `stream-json` line that comes first (docs/cli.md#output-formats): what the run is. */
 interface StartEvent {
   type: "start";
   session: string;
@@ -227,7 +229,7 @@ class Output {
   #finished = false;
   /** The driver's `final` was written: the stream has its last line. */
   #final = false;
-  /** What was shown to the person and not the planner, for after the answer (design.md §15). */
+  /** Shown to the person and not the planner, for after the answer (docs/contract.md §15.5). */
   readonly shown: Extract<DriverEvent, { type: "shown" }>[] = [];
 
   constructor(

@@ -1,5 +1,5 @@
 /**
- * What a one-shot run says about itself besides the driver's events (cli.md, issue 25): the
+ * What a one-shot run says about itself besides the driver's events (docs/cli.md#output-formats, issue 25): the
  * workspace's trust before the run (a run where nothing is trusted is blind: the planner is
  * shown no file's contents, and asks nobody), the approval policy in force, and what was
  * declined for want of one. Read from the policy layer's own state — the trust map the run's

@@ -54,7 +54,7 @@ export function shownEvent(s: Shown): Extract<DriverEvent, { type: "shown" }> {
   };
 }
 
-/** The event types cli.md lets `stream-json` print (its `start` line is one-shot's own). */
+/** The event types `stream-json` prints (docs/cli.md#output-formats). */
 export const STREAM_JSON_TYPES: ReadonlySet<DriverEvent["type"]> = new Set([
   "assistant_text",
   "tool_call",

@@ -1,5 +1,5 @@
 /**
- * The server's own token counts over a whole run (cli.md: one-shot `json`'s `usage`): every
+ * The server's own token counts over a whole run (docs/cli.md#output-formats: `json`'s `usage`): every
  * reply's `usage`, as the server counted it, added up — planner turns, compaction summaries and
  * processor calls alike, since each is a request the run made. A count the server did not send
  * adds nothing; a total no reply of the run carried is null, never a guess.
