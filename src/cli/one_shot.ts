@@ -222,6 +222,9 @@ interface StartEvent {
 
 /** Writes events in the chosen format: stdout gets the answer (or JSON), stderr the rest. */
 class Output {
+  session = "";
+  /** Shown to the person and not the planner, for after the answer (docs/contract.md §15.5). */
+  readonly shown: Extract<DriverEvent, { type: "shown" }>[] = [];
   #runtime: Runtime | null = null;
   #start: StartEvent | null = null;
   /** Stream lines made before the `start` line was written: it comes first. */
@@ -229,8 +232,6 @@ class Output {
   #finished = false;
   /** The driver's `final` was written: the stream has its last line. */
   #final = false;
-  /** Shown to the person and not the planner, for after the answer (docs/contract.md §15.5). */
-  readonly shown: Extract<DriverEvent, { type: "shown" }>[] = [];
 
   constructor(
     private readonly format: OutputFormat,
@@ -242,6 +243,7 @@ class Output {
   begin(runtime: Runtime, start: StartEvent): void {
     this.#runtime = runtime;
     this.#start = start;
+    this.session = start.session;
     if (this.format !== "stream-json") return;
     this.io.stdout(safeJson(start));
     for (const line of this.#early.splice(0)) this.io.stdout(line);
@@ -274,7 +276,7 @@ class Output {
   /** What `final` and the `json` object add to the driver's account: the run's own facts. */
   #totals() {
     return {
-      session: this.#start?.session ?? "",
+      session: this.session,
       duration_ms: Math.round(performance.now() - this.startedAt),
       usage: this.#runtime?.usage() ?? { prompt_tokens: null, completion_tokens: null },
     };
