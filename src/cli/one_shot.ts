@@ -145,10 +145,7 @@ export async function oneShot(
     });
     // A blind run is said once: on stderr whatever the format, and as a notice in the stream.
     const blind = trustNotice(trust);
-    if (blind !== null) {
-      if (format === "stream-json") out.event({ type: "notice", text: blind, once: "trust" });
-      io.stderr(`bravebot: ${blind}`);
-    }
+    if (blind !== null) out.event({ type: "notice", text: blind, once: "workspace trust" });
     // Ctrl-C stops the model call or the tool in progress; the session stays consistent.
     const stop = new AbortController();
     const policy = runtime.session.policy;
@@ -263,7 +260,8 @@ class Output {
         this.#final = true;
         this.#line({ ...e, is_error: e.status !== "finished", ...this.#totals() });
       } else if (STREAM_JSON_TYPES.has(e.type)) this.#line(e);
-      return;
+      // A notice is also the person's to read, on stderr, as in every format.
+      if (e.type !== "notice") return;
     }
     if (e.type === "notice" && e.progress !== undefined) {
       this.io.progress(`bravebot: ${escapeForScreen(e.text)}`);
