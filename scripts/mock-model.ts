@@ -75,6 +75,12 @@ export interface MockReply {
    * for the copy's trailing line breaks (a model that ends its reply otherwise). Overrides `text`.
    */
   rewrite?: { find: string; replace: string; ending?: string };
+  /**
+   * The token count the server reports with this reply: in a stream, as a last chunk with no
+   * choices when the request asked for it (`stream_options.include_usage`), as servers do; in a
+   * whole body, as its `usage`.
+   */
+  usage?: { prompt_tokens: number; completion_tokens?: number };
 }
 
 export interface MockScript {
@@ -268,7 +274,16 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     if (!wantsStream || reply.stream === false) {
       return completion(model, reply, first, sub);
     }
-    return streamed(model, reply, fault, first, sub, record);
+    const counted = (body as { stream_options?: { include_usage?: unknown } })?.stream_options
+      ?.include_usage === true;
+    return streamed(
+      model,
+      counted ? reply : { ...reply, usage: undefined },
+      fault,
+      first,
+      sub,
+      record,
+    );
   };
 
   const completion = (
@@ -296,6 +311,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
         },
         finish_reason: calls.length ? "tool_calls" : "stop",
       }],
+      ...(reply.usage ? { usage: reply.usage } : {}),
     });
   };
 
@@ -340,7 +356,20 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
       }
     });
     if (fault.invalid_json) events.splice(Math.min(2, events.length), 0, "{this is not json");
-    const finishing = [chunk({}, reply.tool_calls?.length ? "tool_calls" : "stop"), "[DONE]"];
+    const finishing = [
+      chunk({}, reply.tool_calls?.length ? "tool_calls" : "stop"),
+      ...(reply.usage
+        ? [JSON.stringify({
+          id: "mock",
+          object: "chat.completion.chunk",
+          created: 0,
+          model,
+          choices: [],
+          usage: reply.usage,
+        })]
+        : []),
+      "[DONE]",
+    ];
     let controllerRef: ReadableStreamDefaultController<Uint8Array> | null = null;
     if (fault.never_end) {
       // Handed over one event at a time as the connection takes them, so a test can wait until

@@ -111,6 +111,21 @@ Deno.test("doctor: a single-model llama-server answers any name: passed, and sai
   }
 });
 
+Deno.test("doctor: a llama-server without --alias, its /props out of reach, lists its file's name and answers any: passed", async () => {
+  const s = await replayServer("llamacpp_v1_only", [], "tool");
+  try {
+    const r = await doctor(s.url, "qwen3-coder");
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(
+      r.stdout,
+      /ok\s+model present\s+llama-server serves one model \(Qwen3-Coder-30B-A3B-Instruct-Q4_K_M\.gguf\) and answers to any name .*--alias qwen3-coder/,
+    );
+    assert.match(r.stdout, /llama-server found; it serves 16384 tokens \(\/v1\/models/);
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("doctor: a model missing from vLLM or LM Studio gets that server's hint, never ollama pull", async () => {
   const v = await replayServer("vllm", [], "tool");
   try {

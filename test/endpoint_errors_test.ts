@@ -78,10 +78,80 @@ Deno.test("planner endpoint, an HTTP 400 quoting words: the one-shot error line 
     assert.equal(run.code, 1, run.stderr);
     const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
     const error = events.find((e) => e.type === "error");
-    assert.match(error.message, /the planner endpoint .* refused the request \(HTTP 400\)/);
+    assert.match(error.message, /^the planner endpoint \S+ answered HTTP 400: “refused; /);
     assert.ok(error.message.includes(CANARY), error.message);
     assert.ok(!JSON.stringify(run.transcripts).includes(CANARY), "the transcript quoted it");
     const final = events.find((e) => e.type === "final");
     assert.ok(!final.result.includes(CANARY));
+  });
+});
+
+// What the person reads first is what the server said (issue 25): its status and its words,
+// escaped, then what to do; "is the server running?" only where nothing was listening.
+
+Deno.test("a 500 with the server's words that outlasts the retries: the person reads the status and the words first", async () => {
+  const words = "CUDA error: out of memory";
+  await oneShotRun({
+    replies: [{ fault: { status: 500, error_message: words }, times: 50 }],
+    args: ["--output-format", "stream-json"],
+    timeoutMs: 120_000,
+  }, (run) => {
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.mock.requests.length, 5, "retried to the bound");
+    const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const error = events.find((e) => e.type === "error");
+    assert.equal(
+      error.message,
+      `the planner endpoint ${run.mock.url} answered HTTP 500: “${words}” (its words, shown to ` +
+        "you, not to the planner); the same to each of 5 tries over " +
+        error.message.match(/over (\d+) s/)![1] + " s",
+    );
+    assert.ok(!/server running/.test(error.message), error.message);
+    assert.ok(!JSON.stringify(run.transcripts).includes(words), "the transcript holds the words");
+  });
+});
+
+Deno.test("a refused connection asks whether the server is running, naming ollama serve and llama-server", async () => {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  await oneShotRun(
+    { replies: [], endpoint: `http://127.0.0.1:${port}/v1`, timeoutMs: 120_000 },
+    (run) => {
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(
+        run.stderr,
+        /bravebot: nothing is listening at the planner endpoint http:\/\/127\.0\.0\.1:\d+\/v1 \(5 tries over \d+ s\); is the server running \(ollama serve, or llama-server -m MODEL\.gguf --jinja\)/,
+      );
+    },
+  );
+});
+
+Deno.test("llama-server's router answering 400 'model not found': the hint is the model's name, not the conversation's length", async () => {
+  await oneShotRun(
+    { replies: [{ fault: { status: 400, error_message: "model not found" } }] },
+    (run) => {
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stderr, /answered HTTP 400: “model not found”/);
+      assert.match(run.stderr, /llama-server's router has no model or alias 'mock-planner'/);
+      assert.ok(!/too long|conversation/.test(run.stderr), run.stderr);
+    },
+  );
+});
+
+Deno.test("another server's words that it has no such model get the unknown-model hint", async () => {
+  await oneShotRun({
+    replies: [{
+      fault: {
+        status: 404,
+        error_message: "Model gpt-x not found",
+      },
+    }],
+  }, (run) => {
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(
+      run.stderr,
+      /the server does not know 'mock-planner': use a name it lists at \/v1\/models/,
+    );
   });
 });

@@ -46,7 +46,7 @@ const fatal: [string, MockReply, RegExp, Record<string, unknown>?][] = [
   [
     "an endpoint that keeps failing with 500",
     { fault: { status: 500 }, times: 50 },
-    /did not answer after 5 tries .*HTTP 500/,
+    /answered HTTP 500: “mock fault: HTTP 500” .*; the same to each of 5 tries/,
   ],
   [
     "a stream cut every time",
@@ -56,12 +56,12 @@ const fatal: [string, MockReply, RegExp, Record<string, unknown>?][] = [
   [
     "invalid JSON in the stream",
     { text: "x", fault: { invalid_json: true } },
-    /sent a reply that is not JSON .*a streamed chunk/,
+    /sent a reply that is not JSON: “a streamed chunk: /,
   ],
   [
     "a body that is not JSON",
     { fault: { raw_body: "<html>Bad gateway</html>" } },
-    /sent a reply that is not JSON .*Bad gateway/,
+    /sent a reply that is not JSON: “the body began: <html>Bad gateway/,
   ],
   [
     "a reply that never ends",
@@ -73,7 +73,7 @@ const fatal: [string, MockReply, RegExp, Record<string, unknown>?][] = [
   ],
   ["a model that returns nothing", { text: "" }, /empty reply: no text and no tool call/],
   ["an empty choice list", { fault: { empty_choices: true } }, /a reply with no choices/],
-  ["a 400 (not retried)", { fault: { status: 400 } }, /refused the request \(HTTP 400/],
+  ["a 400 (not retried)", { fault: { status: 400 } }, /answered HTTP 400: “mock fault: HTTP 400”/],
 ];
 
 for (const [what, reply, message, config] of fatal) {

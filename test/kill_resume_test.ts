@@ -117,7 +117,7 @@ Deno.test("kill -9 while the planner is answering; --resume goes on with everyth
   }
 });
 
-Deno.test("Ctrl-C in a one-shot run stops the model call: exit 1, a message, the transcript intact", async () => {
+Deno.test("Ctrl-C in a one-shot run stops the model call: exit 130, a message, the summary, the transcript intact", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-int-ws-" }));
   const tmp = await Deno.makeTempDir({ prefix: "bb-int-state-" });
   const config = join(tmp, "config.json");
@@ -144,16 +144,22 @@ Deno.test("Ctrl-C in a one-shot run stops the model call: exit 1, a message, the
       mock.url,
       "--model",
       "m",
+      "--output-format",
+      "json",
     ]);
     await waitUntil(() => mock.requests.length >= 2);
     assert.equal(mock.requests.length, 2);
     child.kill("SIGINT");
     const out = await child.output();
     const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 1, stderr);
+    assert.equal(out.code, 130, stderr);
     assert.match(stderr, /stopping/);
     assert.match(stderr, /the model call was stopped/);
     assert.ok(!/^\s+at /m.test(stderr));
+    // The summary still comes, saying how the run ended (issue 25).
+    const summary = JSON.parse(new TextDecoder().decode(out.stdout));
+    assert.equal(summary.status, "aborted");
+    assert.equal(summary.is_error, true);
     const path = await findTranscript(join(tmp, "state"));
     const loaded = await loadTranscript(path!);
     assert.deepEqual(loaded.messages.map((m) => m.role), ["user", "assistant", "tool"]);

@@ -8,12 +8,14 @@ import { type MockReply, startMockModel } from "../scripts/mock-model.ts";
 import { runMain } from "./support/run_main.ts";
 
 const STREAM_TYPES = new Set([
+  "start",
   "assistant_text",
   "tool_call",
   "decision",
   "tool_result",
   "remark",
   "shown",
+  "notice",
   "error",
   "final",
 ]);
@@ -33,7 +35,7 @@ Deno.test("text: the final answer alone on stdout, the rest on stderr, exit 0", 
   });
 });
 
-Deno.test("json: one object with result, session, turns, decisions, context_label", async () => {
+Deno.test("json: one object with the fields docs/cli.md lists", async () => {
   await oneShotRun(
     { files, replies: readThenAnswer, args: ["--output-format", "json"] },
     (run) => {
@@ -41,13 +43,19 @@ Deno.test("json: one object with result, session, turns, decisions, context_labe
       const lines = run.stdout.trim().split("\n");
       assert.equal(lines.length, 1);
       const obj = JSON.parse(lines[0]);
-      assert.deepEqual(Object.keys(obj).sort(), [
-        "context_label",
-        "decisions",
+      assert.deepEqual(Object.keys(obj), [
         "result",
+        "status",
+        "is_error",
         "session",
-        "shown",
+        "model",
         "turns",
+        "duration_ms",
+        "usage",
+        "decisions",
+        "context_label",
+        "shown",
+        "workspace_trust",
       ]);
       assert.equal(obj.result, "The answer is 42.");
       assert.equal(obj.turns, 2);
@@ -71,14 +79,16 @@ Deno.test("stream-json: one object a line, each with a type docs/cli.md names, e
       const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
       for (const e of events) assert.ok(STREAM_TYPES.has(e.type), e.type);
       assert.deepEqual(events.map((e) => e.type), [
+        "start",
+        "notice",
         "tool_call",
         "decision",
         "tool_result",
         "assistant_text",
         "final",
       ]);
-      assert.equal(events[4].result, "The answer is 42.");
-      assert.match(events[2].content, /ref:0/);
+      assert.equal(events[6].result, "The answer is 42.");
+      assert.match(events[4].content, /ref:0/);
       assert.ok(!run.stdout.includes("SECRET-CANARY-x"));
     },
   );
@@ -112,7 +122,9 @@ Deno.test("exit 1 with a message naming the endpoint when it cannot be reached",
     assert.equal(run.code, 1);
     assert.match(
       run.stderr,
-      new RegExp(`http://127\\.0\\.0\\.1:${port}/v1 did not answer after 5 tries`),
+      new RegExp(
+        `nothing is listening at the planner endpoint http://127\\.0\\.0\\.1:${port}/v1 \\(5 tries`,
+      ),
     );
     assert.equal(run.stdout, "");
     assert.ok(!hasStackTrace(run.stderr), run.stderr);

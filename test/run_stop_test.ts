@@ -151,7 +151,7 @@ Deno.test("run stop (one-shot): Ctrl-C stops a command the policy file ran: SIGI
     child.kill("SIGINT");
     const out = await output;
     const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 1, stderr);
+    assert.equal(out.code, 130, stderr);
     assert.match(stderr, /stopping/);
     assert.deepEqual(await logLines(join(root, "log")), ["INT", "TERM"]);
     assert.equal(await leftRunning(marker), "", "nothing the command started is left running");

@@ -23,6 +23,10 @@ interface Expected {
   said?: string;
   /** Part of the hint the person is given. */
   personSays?: string;
+  /** How the person's sentence begins, after the endpoint's name: the status and the words. */
+  personLeads?: string;
+  /** What the person's sentence must not say (a guess the words rule out). */
+  personLacks?: string;
   /** Requests the client made in all. */
   tries?: number;
 }
@@ -170,6 +174,13 @@ for (const name of SERVERS) {
           assert.ok(!planner.includes(x.said), `${e.name}: the planner was told ${planner}`);
           assert.ok(!failure.message.includes(x.said), e.name);
         }
+        if (x.personLeads) {
+          assert.ok(
+            person.startsWith(`the planner endpoint ${url} ${x.personLeads}`),
+            `${e.name}: ${person}`,
+          );
+        }
+        if (x.personLacks) assert.ok(!person.includes(x.personLacks), `${e.name}: ${person}`);
         if (x.personSays) {
           assert.ok(failure.hint?.includes(x.personSays), `${e.name}: ${failure.hint}`);
           assert.ok(person.includes(failure.hint!), e.name);
@@ -282,8 +293,10 @@ Deno.test("one-shot: the planner endpoint's 500 --jinja ends the run (exit 1) wi
     assert.equal(run.mock.requests.length, 1, "not retried");
     const events = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
     const error = events.find((e) => e.type === "error");
-    assert.match(error.message, /refused the request \(HTTP 500\); llama-server .* --jinja/);
-    assert.match(error.message, /not shown to the planner: tools param requires --jinja flag/);
+    assert.match(
+      error.message,
+      /answered HTTP 500: “tools param requires --jinja flag” \(its words, shown to you, not to the planner\); llama-server .* --jinja/,
+    );
   });
 });
 
@@ -296,7 +309,7 @@ Deno.test("one-shot: a server's words are escaped on the person's terminal", asy
     assert.equal(run.code, 1, run.stderr);
     assert.match(
       run.stderr,
-      /not shown to the planner: model 'x' not found⟦U\+001B⟧\[2J⟦U\+0007⟧⟦U\+202E⟧/,
+      /answered HTTP 400: “model 'x' not found⟦U\+001B⟧\[2J⟦U\+0007⟧⟦U\+202E⟧” \(its words/,
     );
     for (const raw of ["\u001b", "\u0007", "\u202e"]) assert.ok(!run.stderr.includes(raw));
   });
@@ -316,6 +329,6 @@ Deno.test("one-shot: llama-server loading past timeouts.loadMs exits 1 with its 
     const error = events.find((e) => e.type === "error");
     assert.match(error.message, /still loading the model/);
     assert.match(error.message, /timeouts\.loadMs/);
-    assert.ok(error.message.includes("HTTP 503: Loading model"), error.message);
+    assert.ok(error.message.includes("answered HTTP 503: “Loading model”"), error.message);
   });
 });

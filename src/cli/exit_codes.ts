@@ -7,6 +7,8 @@ export const EXIT = {
   failure: 1,
   usage: 2,
   maxTurns: 3,
+  /** Stopped by SIGINT, as shells report a process ended by it (128 + 2); the transcript is kept. */
+  interrupted: 130,
 } as const;
 
 /** A usage or configuration error found before anything ran: exit 2 with this message. */

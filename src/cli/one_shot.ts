@@ -13,12 +13,20 @@ import { chooseSession } from "./sessions.ts";
 import { type Runtime, RuntimeError, startRuntime } from "../session/runtime.ts";
 import { type DriverEvent, STREAM_JSON_TYPES, type TurnStatus } from "../driver/events.ts";
 import { escapeForScreen, formatToolArguments, safeJson } from "../util/escape.ts";
-import { printErr, printOut } from "../util/output.ts";
+import { printErr, printOut, progressErr } from "../util/output.ts";
 import { type PipedInput, processStdin, readPipedInput, type Stdin } from "./piped_input.ts";
 import { keepPipedInput } from "../policy/outputs.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import { plural } from "../util/plural.ts";
 import { shownHeading } from "../policy/show.ts";
+import {
+  declinedLine,
+  type PolicySummary,
+  policySummary,
+  trustNotice,
+  type WorkspaceTrust,
+  workspaceTrust,
+} from "./one_shot_report.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
 
@@ -26,9 +34,15 @@ export type OutputFormat = "text" | "json" | "stream-json";
 export interface OneShotIO {
   stdout(line: string): void;
   stderr(line: string): void;
+  /** A stderr line the next one replaces (a retry's countdown): in place on a terminal. */
+  progress(line: string): void;
 }
 
-export const consoleIO: OneShotIO = { stdout: (l) => printOut(l), stderr: (l) => printErr(l) };
+export const consoleIO: OneShotIO = {
+  stdout: (l) => printOut(l),
+  stderr: (l) => printErr(l),
+  progress: (l) => progressErr(l),
+};
 
 const EXIT_FOR: Record<TurnStatus, number> = {
   finished: EXIT.ok,
@@ -37,7 +51,11 @@ const EXIT_FOR: Record<TurnStatus, number> = {
   aborted: EXIT.failure,
 };
 
-/** Runs one prompt to the end and returns the exit status; never throws. */
+/**
+ * Runs one prompt to the end and returns the exit status; never throws. SIGINT is exit 130. A
+ * workspace where nothing is trusted is said at the start (the planner would see no file), and a
+ * text run whose writes or commands were declined says so at the end.
+ */
 export async function oneShot(
   options: GlobalOptions,
   promptGiven: string,
@@ -45,6 +63,7 @@ export async function oneShot(
   retry?: RetryPolicy,
   stdin: Stdin = processStdin,
 ): Promise<number> {
+  const startedAt = performance.now();
   const format = (options.outputFormat ?? "text") as OutputFormat;
   // `-p -`: the prompt itself comes from stdin (waited for, as the person said so); otherwise
   // whatever is piped is the task's input (docs/contract.md §15.4).
@@ -86,8 +105,10 @@ export async function oneShot(
     return EXIT.usage;
   }
 
-  const out = new Output(format, io);
+  const out = new Output(format, io, startedAt);
   let runtime: Runtime | null = null;
+  // Set by the first Ctrl-C: the run ends as interrupted (exit 130), whatever the turn came to.
+  let interrupted = false;
   try {
     runtime = await startRuntime({
       workspaceDir: resolved.workspaceDir,
@@ -101,13 +122,37 @@ export async function oneShot(
       emit: (e) => out.event(e),
       retry,
     });
-    out.session = runtime.session.paths.id;
     for (const p of runtime.problems) io.stderr(`bravebot: ${p}`);
+    const trust = workspaceTrust(runtime.session.policy.trust);
+    const settings = resolved.settings;
+    out.begin(runtime, {
+      type: "start",
+      session: runtime.session.paths.id,
+      model: settings.planner.model ?? "",
+      endpoint: settings.planner.url,
+      ...(settings.processor.url !== settings.planner.url ||
+          (settings.processor.model ?? settings.planner.model) !== settings.planner.model
+        ? {
+          processor: {
+            endpoint: settings.processor.url,
+            model: settings.processor.model ?? settings.planner.model ?? "",
+          },
+        }
+        : {}),
+      workspace: runtime.session.workspace.root,
+      workspace_trust: trust,
+      policy: policySummary(approvals),
+    });
+    // A blind run is said once: on stderr whatever the format, and as a notice in the stream.
+    const blind = trustNotice(trust);
+    if (blind !== null) out.event({ type: "notice", text: blind, once: "workspace trust" });
     // Ctrl-C stops the model call or the tool in progress; the session stays consistent.
     const stop = new AbortController();
     const policy = runtime.session.policy;
     const onInterrupt = () => {
-      if (stop.signal.aborted) Deno.exit(EXIT.failure);
+      // The transcript is appended a line at a time as the run goes: quitting keeps it.
+      if (stop.signal.aborted) Deno.exit(EXIT.interrupted);
+      interrupted = true;
       io.stderr("bravebot: stopping (Ctrl-C again to quit at once)");
       stop.abort();
       // A running command is out of the terminal's reach (its own process group): SIGINT,
@@ -142,8 +187,8 @@ export async function oneShot(
     } finally {
       if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
     }
-    out.finish(runtime, outcome.status, outcome.text);
-    return EXIT_FOR[outcome.status];
+    out.finish(outcome.status, outcome.text);
+    return interrupted ? EXIT.interrupted : EXIT_FOR[outcome.status];
   } catch (e) {
     if (e instanceof RuntimeError || e instanceof UsageError) {
       io.stderr(`bravebot: ${e.message}`);
@@ -151,11 +196,25 @@ export async function oneShot(
     }
     const message = `internal error: ${e instanceof Error ? e.message : String(e)}`;
     out.event({ type: "error", message });
-    if (format !== "stream-json") io.stderr(`bravebot: ${message}`);
-    return EXIT.failure;
+    // The summary still comes, when the run had started: a script reads one shape.
+    out.finish("error", "");
+    return interrupted ? EXIT.interrupted : EXIT.failure;
   } finally {
     runtime?.close();
   }
+}
+
+/** The `stream-json` line that comes first (docs/cli.md#output-formats): what the run is. */
+interface StartEvent {
+  type: "start";
+  session: string;
+  model: string;
+  endpoint: string;
+  /** Only when processors go elsewhere (another endpoint or model): where quarantined bytes go. */
+  processor?: { endpoint: string; model: string };
+  workspace: string;
+  workspace_trust: WorkspaceTrust;
+  policy: PolicySummary | null;
 }
 
 /** Writes events in the chosen format: stdout gets the answer (or JSON), stderr the rest. */
@@ -163,22 +222,68 @@ class Output {
   session = "";
   /** Shown to the person and not the planner, for after the answer (docs/contract.md §15.5). */
   readonly shown: Extract<DriverEvent, { type: "shown" }>[] = [];
+  #runtime: Runtime | null = null;
+  #start: StartEvent | null = null;
+  /** Stream lines made before the `start` line was written: it comes first. */
+  #early: string[] = [];
+  #finished = false;
+  /** The driver's `final` was written: the stream has its last line. */
+  #final = false;
 
-  constructor(private readonly format: OutputFormat, private readonly io: OneShotIO) {}
+  constructor(
+    private readonly format: OutputFormat,
+    private readonly io: OneShotIO,
+    private readonly startedAt: number,
+  ) {}
+
+  /** The run has started: the `start` line, then whatever came before it. */
+  begin(runtime: Runtime, start: StartEvent): void {
+    this.#runtime = runtime;
+    this.#start = start;
+    this.session = start.session;
+    if (this.format !== "stream-json") return;
+    this.io.stdout(safeJson(start));
+    for (const line of this.#early.splice(0)) this.io.stdout(line);
+  }
+
+  #line(value: unknown): void {
+    const line = safeJson(value);
+    if (this.#start === null) this.#early.push(line);
+    else this.io.stdout(line);
+  }
 
   event(e: DriverEvent): void {
     if (e.type === "shown") this.shown.push(e);
     if (this.format === "stream-json") {
-      if (STREAM_JSON_TYPES.has(e.type)) {
-        this.io.stdout(safeJson(e.type === "final" ? { ...e, session: this.session } : e));
-      } else if (e.type === "notice") this.io.stderr(`bravebot: ${escapeForScreen(e.text)}`);
+      if (e.type === "final") {
+        // The driver's account of the turn, with the run's own facts.
+        this.#final = true;
+        this.#line({ ...e, is_error: e.status !== "finished", ...this.#totals() });
+      } else if (STREAM_JSON_TYPES.has(e.type)) this.#line(e);
+      // A notice is also the person's to read, on stderr, as in every format.
+      if (e.type !== "notice") return;
+    }
+    if (e.type === "notice" && e.progress !== undefined) {
+      this.io.progress(`bravebot: ${escapeForScreen(e.text)}`);
       return;
     }
     const line = describe(e);
     if (line !== null) this.io.stderr(line);
   }
 
-  finish(runtime: Runtime, status: TurnStatus, text: string): void {
+  /** What `final` and the `json` object add to the driver's account: the run's own facts. */
+  #totals() {
+    return {
+      session: this.session,
+      duration_ms: Math.round(performance.now() - this.startedAt),
+      usage: this.#runtime?.usage() ?? { prompt_tokens: null, completion_tokens: null },
+    };
+  }
+
+  finish(status: TurnStatus, text: string): void {
+    const runtime = this.#runtime;
+    if (this.#finished || runtime === null) return;
+    this.#finished = true;
     if (this.format === "text") {
       // The planner's words are escaped as every text for the person is (an OSC 52 in the answer
       // is shown, not sent); a reference shown is set apart too: bytes nobody vouched for.
@@ -195,11 +300,22 @@ class Output {
           );
         }
       }
+      const declined = declinedLine(
+        runtime.session.policy.audit.entries,
+        runtime.session.policy.approvals !== null,
+      );
+      if (declined !== null) this.io.stderr(`bravebot: ${declined}`);
     } else if (this.format === "json") {
+      const totals = this.#totals();
       this.io.stdout(safeJson({
         result: text,
-        session: this.session,
+        status,
+        is_error: status !== "finished",
+        session: totals.session,
+        model: this.#start?.model ?? "",
         turns: runtime.driver.replies,
+        duration_ms: totals.duration_ms,
+        usage: totals.usage,
         decisions: runtime.session.policy.audit.entries.map((d) => ({
           tool: d.tool,
           decision: d.decision,
@@ -216,7 +332,19 @@ class Output {
           source: s.source,
           text: s.text,
         })),
+        workspace_trust: this.#start?.workspace_trust ?? "not_set_up",
       }));
+    } else if (this.format === "stream-json" && !this.#final) {
+      // A run that broke inside Brave Bot ends its stream as every run does.
+      this.#line({
+        type: "final",
+        result: text,
+        status,
+        is_error: status !== "finished",
+        turns: runtime.driver.replies,
+        context_label: formatContext(runtime),
+        ...this.#totals(),
+      });
     }
   }
 }

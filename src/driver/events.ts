@@ -62,6 +62,7 @@ export const STREAM_JSON_TYPES: ReadonlySet<DriverEvent["type"]> = new Set([
   "tool_result",
   "remark",
   "shown",
+  "notice",
   "error",
   "final",
 ]);

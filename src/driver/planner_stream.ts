@@ -26,6 +26,7 @@ export async function streamReply(
         text: `the model endpoint ${planner.endpoint}: ${why}; trying again in ${
           (delay / 1000).toFixed(1)
         } s (try ${attempt + 1})`,
+        progress: `retry ${planner.endpoint}`,
       }),
   });
   // A partial opener held back at the end was text after all.

@@ -16,7 +16,7 @@ import {
   type RetryPolicy,
 } from "./retry.ts";
 import { type CompleteRequest, type ModelClient, ModelError, type ModelReply } from "./types.ts";
-import { serverHint } from "./failure.ts";
+import { type FailureFacts, serverHint } from "./failure.ts";
 
 export interface ClientOptions {
   endpoint: string;
@@ -71,13 +71,14 @@ export function requestHeaders(apiKey: string | undefined): Headers {
 
 interface Failure {
   retry: boolean;
+  /** What went wrong, for the person's retry note. */
   why: string;
   retryAfterMs: number | null;
   error: ModelError;
-  /** The server said it is loading the model: what it said, for the person. */
-  loading?: string;
-  /** A retried status: what the server said with it, for the person if the retries run out. */
-  lastWords?: string;
+  /** The server said it is loading the model: its status and words, for the person. */
+  loading?: { status: number; said: string };
+  /** A retried failure as the final error will state it if the retries run out. */
+  last?: { facts: FailureFacts; detail: string };
 }
 
 /** The endpoint answered with a status other than 2xx; `said` is its message, for the person. */
@@ -133,9 +134,13 @@ export class OpenAIModelClient implements ModelClient {
           if (waited + this.#loadPollMs > this.#loadMs) {
             throw new ModelError(
               "loading",
-              { seconds: waited / 1000, limitSeconds: this.#loadMs / 1000 },
+              {
+                status: f.loading.status,
+                seconds: waited / 1000,
+                limitSeconds: this.#loadMs / 1000,
+              },
               this.endpoint,
-              f.loading,
+              f.loading.said,
             );
           }
           request.onRetry?.(
@@ -150,11 +155,17 @@ export class OpenAIModelClient implements ModelClient {
         const delay = backoffDelay(this.#retry, attempt, f.retryAfterMs);
         const outOfTime = Date.now() - started + delay > this.#retry.totalMs;
         if (attempt >= this.#retry.attempts || outOfTime) {
+          // The last try's account: its status and words when the server answered, or that
+          // nothing listened; the person reads them first (failure.ts, forPerson).
           throw new ModelError(
             "unreachable",
-            { attempts: attempt, seconds: (Date.now() - started) / 1000 },
+            {
+              ...f.last?.facts,
+              attempts: attempt,
+              seconds: (Date.now() - started) / 1000,
+            },
             this.endpoint,
-            `last: ${f.lastWords ?? f.why}`,
+            f.last?.detail ?? f.why,
           );
         }
         request.onRetry?.(f.why, delay, attempt);
@@ -250,11 +261,16 @@ export class OpenAIModelClient implements ModelClient {
       retryAfterMs: null,
       error,
     });
-    const again = (why: string, retryAfterMs: number | null = null): Failure => ({
+    const again = (
+      why: string,
+      retryAfterMs: number | null = null,
+      last?: Failure["last"],
+    ): Failure => ({
       retry: true,
       why,
       retryAfterMs,
       error: new ModelError("unreachable", { attempts: 1 }, this.endpoint, why),
+      last,
     });
     if (signal?.aborted) return final(this.#aborted());
     if (e instanceof TimedOut) {
@@ -268,6 +284,7 @@ export class OpenAIModelClient implements ModelClient {
     }
     if (e instanceof HttpStatusError) {
       const { status, said } = e;
+      // The retry note leads with what the server said, as the final error would.
       const words = `HTTP ${status}${said ? `: ${said}` : ""}`;
       // llama-server answers 503 {"error":{"message":"Loading model"}} while it loads; others
       // say "loading" with another status. Waited for, not counted as failures. A 503 that says
@@ -276,13 +293,15 @@ export class OpenAIModelClient implements ModelClient {
         /\bloading\b/i.test(said) ||
         (status === 503 && !/busy|maximum pending|overloaded/i.test(said))
       ) {
-        return { ...again(`HTTP ${status}`), loading: words };
+        return { ...again(`HTTP ${status}`), loading: { status, said } };
       }
       // A 5xx whose words name a cause retrying cannot fix (llama-server's 500 "tools param
       // requires --jinja flag") ends at once, with the fix for the person.
       if (retryableStatus(status) && serverHint(said, { status }) === null) {
-        const retry = again(`HTTP ${status}`, parseRetryAfter(e.headers.get("retry-after")));
-        return { ...retry, lastWords: words };
+        return again(words, parseRetryAfter(e.headers.get("retry-after")), {
+          facts: { status },
+          detail: said,
+        });
       }
       return final(new ModelError("http", { status, model: this.model }, this.endpoint, said));
     }
@@ -290,9 +309,13 @@ export class OpenAIModelClient implements ModelClient {
       const detail = causeText(e.reason);
       // Nothing listening (a mistyped endpoint, a server not started): the short bound, said plainly.
       const refused = /connection refused|ECONNREFUSED/i.test(detail);
-      return again(
-        refused ? `nothing is listening at ${this.endpoint}` : `cannot connect: ${oneLine(detail)}`,
-      );
+      if (refused) {
+        return again(`nothing is listening at ${this.endpoint}`, null, {
+          facts: { refused: true },
+          detail: "connection refused",
+        });
+      }
+      return again(`cannot connect: ${oneLine(detail)}`);
     }
     // A body read that failed part way (the connection dropped): ask again.
     if (e instanceof Error && /connection|reset|closed|terminated|body/i.test(e.message)) {

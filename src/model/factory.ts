@@ -7,6 +7,7 @@ import { ModelProcessor } from "./processor.ts";
 import type { RetryPolicy } from "./retry.ts";
 import type { ModelClient } from "./types.ts";
 import { ModelWorker, WorkerModelClient } from "./worker_client.ts";
+import type { UsageMeter } from "./usage.ts";
 
 /** What the clients are built from: the endpoints, the models and the request bound. */
 export interface ModelSettings {
@@ -30,6 +31,7 @@ export interface Models {
 export function modelsFrom(
   settings: ModelSettings,
   retry?: RetryPolicy,
+  usage?: UsageMeter,
 ): { ok: true; value: Models } | { ok: false; error: string } {
   const plannerModel = settings.planner.model;
   if (!plannerModel) {
@@ -41,7 +43,7 @@ export function modelsFrom(
   }
   const apiKey = apiKeyFromEnv();
   // The worker starts on the first request: nothing happens at start-up.
-  const worker = new ModelWorker([settings.planner.url, settings.processor.url]);
+  const worker = new ModelWorker([settings.planner.url, settings.processor.url], usage);
   const options = (endpoint: string, model: string): ClientOptions => ({
     endpoint,
     model,

@@ -25,7 +25,10 @@ export type ModelFailureKind =
 
 /** Facts Brave Bot knows without reading the endpoint's words; all the planner may be told. */
 export interface FailureFacts {
+  /** The HTTP status of the answer (for `unreachable`: of the last try, when it was answered). */
   status?: number;
+  /** Nothing was listening: the last try's connection was refused (a server not started). */
+  refused?: boolean;
   attempts?: number;
   seconds?: number;
   limitSeconds?: number;
@@ -44,10 +47,38 @@ export interface FailureData {
 /** Which endpoint failed, as the sentence names it. */
 export type EndpointRole = "planner" | "processor" | "model";
 
+/** What to check when nothing listens at the endpoint: the usual servers, by the command. */
+const NOT_RUNNING = "is the server running (ollama serve, or llama-server -m MODEL.gguf --jinja) " +
+  'and is --endpoint (or "endpoint" in the config) right?';
+
+/** A count or a time Brave Bot measured, never anything else. */
+function num(x: number | undefined): number {
+  return typeof x === "number" && Number.isFinite(x) ? x : 0;
+}
+
+/** "5 tries over 12 s". */
+function triesOver(facts: FailureFacts): string {
+  const tries = num(facts.attempts);
+  return `${tries} ${tries === 1 ? "try" : "tries"} over ${Math.round(num(facts.seconds))} s`;
+}
+
+/** What an HTTP status alone suggests to check (empty when it suggests nothing). */
+function statusGuess(facts: FailureFacts): string {
+  const status = num(facts.status);
+  if (status === 401 || status === 403) return "; set BRAVEBOT_API_KEY if the server needs a token";
+  if (status === 404) {
+    const model = facts.model ? ` '${facts.model.slice(0, 100)}'` : "";
+    return `; is the model${model} available there, and does the URL end in /v1?`;
+  }
+  if (status === 413) return "; the conversation may be too long for the server";
+  return "";
+}
+
 /**
  * The sentence for a failure, from its kind and facts only. `who` is "the planner endpoint",
  * "the model endpoint http://…", never anything the endpoint sent. `guess`: add the likely cause
- * the facts alone suggest (left out when the endpoint's words named the real one).
+ * the facts alone suggest (left out when the endpoint's words named the real one). "Is the server
+ * running?" is asked only when nothing was listening: a server that answered is running.
  */
 export function describeFailure(
   kind: ModelFailureKind,
@@ -55,41 +86,30 @@ export function describeFailure(
   who: string,
   guess = true,
 ): string {
-  const n = (x: number | undefined) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
   switch (kind) {
-    case "unreachable": {
-      const tries = n(facts.attempts);
-      return `${who} did not answer after ${tries} ${tries === 1 ? "try" : "tries"} over ${
-        Math.round(n(facts.seconds))
-      } s${
-        guess
-          ? '; is the server running and is --endpoint (or "endpoint" in the config) right?'
-          : ""
+    case "unreachable":
+      if (facts.refused) {
+        return `nothing is listening at ${who} (${triesOver(facts)})${
+          guess ? `; ${NOT_RUNNING}` : ""
+        }`;
+      }
+      if (facts.status !== undefined) {
+        return `${who} answered HTTP ${num(facts.status)} to each of ${triesOver(facts)}`;
+      }
+      return `${who} did not answer after ${triesOver(facts)}${
+        guess ? '; is --endpoint (or "endpoint" in the config) right?' : ""
       }`;
-    }
-    case "http": {
-      const status = n(facts.status);
-      const hint = !guess
-        ? ""
-        : status === 401 || status === 403
-        ? "; set BRAVEBOT_API_KEY if the server needs a token"
-        : status === 404
-        ? `; is the model${
-          facts.model ? ` '${facts.model.slice(0, 100)}'` : ""
-        } available there, and does the URL end in /v1?`
-        : status === 400 || status === 413
-        ? "; the conversation may be too long for the server, or the server may not support tool calls"
-        : "";
-      return `${who} refused the request (HTTP ${status})${hint}`;
-    }
+    case "http":
+      return `${who} refused the request (HTTP ${num(facts.status)})${
+        guess ? statusGuess(facts) : ""
+      }`;
     case "loading":
       return `${who} was still loading the model after ${
-        Math.round(n(facts.seconds))
-      } s; the limit is ` +
-        `"timeouts.loadMs" in the config (${Math.round(n(facts.limitSeconds))} s)`;
+        Math.round(num(facts.seconds))
+      } s; the limit is "timeouts.loadMs" in the config (${Math.round(num(facts.limitSeconds))} s)`;
     case "timeout":
       return `no complete reply from ${who} within ${
-        Math.round(n(facts.limitSeconds) * 10) / 10
+        Math.round(num(facts.limitSeconds) * 10) / 10
       } s; the limit is "timeouts.requestMs" in the config`;
     case "not_json":
       return `${who} sent a reply that is not JSON`;
@@ -115,7 +135,8 @@ export type ServerHintKind =
   | "router_not_loaded" // llama-server's router with autoload off: the model is not running
   | "vllm_unknown_model" // vLLM serves only its --served-model-name (HTTP 404)
   | "lmstudio_unknown_model" // LM Studio: "Invalid model identifier" (HTTP 400)
-  | "lmstudio_none_loaded"; // LM Studio: "No models loaded" (HTTP 400 or 404)
+  | "lmstudio_none_loaded" // LM Studio: "No models loaded" (HTTP 400 or 404)
+  | "unknown_model"; // another server's words that it has no model of that name
 
 /**
  * Reads the endpoint's words (a bounded line) for a cause Brave Bot knows. The patterns are the
@@ -143,6 +164,12 @@ export function serverHint(detail: string | null, facts: FailureFacts): ServerHi
       ? "model_not_pulled"
       : "router_unknown_model";
   }
+  // The router before it named the model answered exactly this, with 400.
+  if (facts.status === 400 && /^model not found$/i.test(d.trim())) return "router_unknown_model";
+  if (
+    /\b(?:model|models)\b[^.;]{0,160}\b(?:not found|does not exist|not available|unknown)\b|\bunknown model\b|\bno such model\b/i
+      .test(d)
+  ) return "unknown_model";
   return null;
 }
 
@@ -178,6 +205,9 @@ export function hintText(hint: ServerHintKind, facts: FailureFacts): string {
       return `LM Studio has no model ${m}: lms load ${m} (and use the identifier lms ps shows)`;
     case "lmstudio_none_loaded":
       return `LM Studio has no model loaded: lms load ${m}`;
+    case "unknown_model":
+      return `the server does not know ${m}: use a name it lists at /v1/models (bravebot doctor ` +
+        "shows them), or pass --model with one";
   }
 }
 
@@ -221,18 +251,49 @@ export class ModelError extends Error {
   }
 
   /**
-   * For the person (screen, stderr, the one-shot `error` line): the endpoint's address, the
-   * hint its words call for (in place of the guess the status alone allows), and its own words,
-   * marked as such. Screens escape it like any untrusted text.
+   * For the person (screen, stderr, the one-shot `error` line): the endpoint's address, then —
+   * when it answered — its status and its own words, marked as not shown to the planner, then
+   * what to do: the hint its words call for, else the guess the facts allow. Screens and JSON
+   * escape it like any untrusted text (it holds the endpoint's bytes).
    */
   forPerson(role: EndpointRole): string {
     const who = `the ${role} endpoint${this.endpoint ? ` ${this.endpoint}` : ""}`;
-    const said = this.detail === null ? "" : ` [not shown to the planner: ${this.detail}]`;
+    const facts = this.facts;
     const hint = this.hint;
-    const what = hint === null
-      ? describeFailure(this.kind, this.facts, who)
-      : `${describeFailure(this.kind, this.facts, who, false)}; ${hint}`;
-    return `${what}${said}`;
+    const fix = (guess: string) => (hint === null ? guess : `; ${hint}`);
+    const said = this.detail === null
+      ? ""
+      : `: \u201c${this.detail}\u201d (its words, shown to you, not to the planner)`;
+    switch (this.kind) {
+      case "http":
+        return `${who} answered HTTP ${num(facts.status)}${said}${fix(statusGuess(facts))}`;
+      case "unreachable":
+        if (facts.status !== undefined) {
+          return `${who} answered HTTP ${num(facts.status)}${said}; the same to each of ${
+            triesOver(facts)
+          }${fix("")}`;
+        }
+        // Nothing answered: the detail is Brave Bot's account of the connection, not the
+        // endpoint's words (and for a refused one, the sentence says it all).
+        return `${describeFailure("unreachable", facts, who)}${
+          this.detail === null || facts.refused ? "" : ` (last: ${this.detail})`
+        }`;
+      case "loading":
+        return `${describeFailure("loading", facts, who)}; it answered HTTP ${
+          num(facts.status)
+        }${said}`;
+      case "not_json":
+      case "endpoint_error":
+        return `${describeFailure(this.kind, facts, who)}${said}${fix("")}`;
+      case "malformed":
+      case "internal":
+        return `${describeFailure(this.kind, facts, who)}${
+          this.detail === null ? "" : `: ${this.detail}`
+        }`;
+      case "timeout":
+      case "aborted":
+        return describeFailure(this.kind, facts, who);
+    }
   }
 }
 

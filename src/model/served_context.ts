@@ -10,7 +10,10 @@
  *   `GET /api/ps` the `context_length` of the loaded model;
  * - LM Studio: `GET /api/v0/models` → `loaded_context_length` of a loaded model, and
  *   `max_context_length` (the model's own); `GET /api/v1/models` → `loaded_instances[].config`;
- * - vLLM: `GET {endpoint}/models` → `max_model_len` on its model card.
+ * - vLLM: `GET {endpoint}/models` → `max_model_len` on its model card;
+ * - llama.cpp again, when its own routes are out of reach (a proxy that forwards only `/v1`):
+ *   `GET {endpoint}/models` lists its models `owned_by: "llamacpp"`, a single-model server one
+ *   entry with `meta.n_ctx`, a router each with its `status`.
  * Every probe is bounded (a short timeout, a small body), and junk of any kind is "did not say":
  * nothing a server sends here can crash or stall the session. test/fixtures/served/ holds each
  * shape, with the upstream file it comes from.
@@ -343,12 +346,15 @@ async function lmStudio(
   };
 }
 
-// --- vLLM: vllm/entrypoints/openai/protocol.py (ModelCard.max_model_len).
+// --- vLLM: vllm/entrypoints/openai/protocol.py (ModelCard.max_model_len); and llama.cpp's own
+// listing: tools/server/server-context.cpp (get_res_model_info), server-models.cpp (the router's).
 
 async function vllm(endpoint: string, model: string, http: ProbeHttp): Promise<ServedContext> {
   const list = await http.get(`${endpoint}/models`);
   if (list.status !== 200 || !isModelList(list.body)) return unknown();
   const cards = list.body.data;
+  const llama = llamaListing(cards);
+  if (llama) return llama;
   const card = cards.find((m) => field(m, "id") === model);
   const isVllm = cards.some((m) =>
     field(m, "owned_by") === "vllm" || field(m, "max_model_len") !== undefined
@@ -362,6 +368,32 @@ async function vllm(endpoint: string, model: string, http: ProbeHttp): Promise<S
     source: n === null ? "vLLM does not list the model" : "/v1/models (max_model_len)",
     trained: null,
     servedName: card ? safeName(model) : null,
+  };
+}
+
+/**
+ * llama-server known by its `/v1/models` alone, when `/props` did not answer as it does: every
+ * entry `owned_by: "llamacpp"`. One entry without a router's `status` is a single-model server,
+ * which answers whatever model name it is sent (its name is its file's without `--alias`); its
+ * `meta.n_ctx` is the per-slot context. A router's entries each carry a `status`. Null when the
+ * listing is not llama.cpp's.
+ */
+function llamaListing(cards: unknown[]): ServedContext | null {
+  if (cards.length === 0 || !cards.every((m) => field(m, "owned_by") === "llamacpp")) return null;
+  const base = { ...unknown(), server: "llama.cpp" as const };
+  if (cards.length > 1 || field(cards[0], "status") !== undefined) {
+    return { ...base, source: "/v1/models (a router's list; /props did not answer)" };
+  }
+  const meta = field(cards[0], "meta");
+  const n = tokensIn(field(meta, "n_ctx"));
+  return {
+    ...base,
+    tokens: n,
+    trained: tokensIn(field(meta, "n_ctx_train")),
+    source: n === null
+      ? "/v1/models gave no n_ctx (/props did not answer)"
+      : "/v1/models (meta.n_ctx per slot; /props did not answer)",
+    anyName: true,
   };
 }
 

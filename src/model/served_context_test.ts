@@ -106,6 +106,47 @@ Deno.test("served: a single-model llama-server is /props n_ctx, and answers any 
   assert.equal(s.provisional, false);
 });
 
+Deno.test("served: a llama-server whose /props is out of reach is known by its /v1/models listing", async () => {
+  // Behind a proxy that forwards only /v1 (or a replay of the OpenAI routes alone), /props is a
+  // 404; the listing still says llama.cpp, one model, and what it serves it with.
+  const f = await fixture("llamacpp_v1_only");
+  const s = await probeServedContext(ENDPOINT, f.model, replay(f));
+  assert.equal(s.server, "llama.cpp");
+  assert.equal(s.anyName, true);
+  assert.equal(s.tokens, 16_384);
+  assert.equal(s.trained, 262_144);
+  assert.equal(s.provisional, false);
+  assert.match(s.source, /\/v1\/models/);
+  // A router lists each model with its status: a listed name is needed there.
+  const listing = f.routes["GET /v1/models"].body as { data: Record<string, unknown>[] };
+  const router: Fixture = {
+    ...f,
+    routes: {
+      ...f.routes,
+      "GET /v1/models": {
+        status: 200,
+        body: { data: listing.data.map((m) => ({ ...m, status: { value: "loaded" } })) },
+      },
+    },
+  };
+  const r = await probeServedContext(ENDPOINT, f.model, replay(router));
+  assert.equal(r.server, "llama.cpp");
+  assert.equal(r.anyName, false);
+  // Two models, or another owner: not a single llama-server.
+  for (
+    const data of [
+      [listing.data[0], { ...listing.data[0], id: "other" }],
+      [{ ...listing.data[0], owned_by: "someone" }],
+    ]
+  ) {
+    const other: Fixture = {
+      ...f,
+      routes: { ...f.routes, "GET /v1/models": { status: 200, body: { data } } },
+    };
+    assert.equal((await probeServedContext(ENDPOINT, f.model, replay(other))).anyName, false);
+  }
+});
+
 Deno.test("served: llama-server loading (503) is llama.cpp, not known yet, asked again later", async () => {
   const f = await fixture("llamacpp_loading");
   const s = await probeServedContext(ENDPOINT, f.model, replay(f));

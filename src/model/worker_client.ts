@@ -7,6 +7,7 @@ import type { ClientOptions } from "./client.ts";
 import { type CompleteRequest, type ModelClient, ModelError, type ModelReply } from "./types.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 import type { ServedContext } from "./served_context.ts";
+import { UsageMeter } from "./usage.ts";
 
 /** `host:port` of an endpoint URL, as Deno's `net` permission names it. */
 export function netTarget(url: string): string {
@@ -22,7 +23,14 @@ export class ModelWorker {
   #handlers = new Map<number, (m: FromWorker) => void>();
   #dead: string | null = null;
 
-  constructor(private readonly endpoints: readonly string[]) {}
+  /**
+   * @param usage where every reply's token counts are added: one meter for a run's workers,
+   * so the one-shot summary sums planner, compaction and processor requests alike.
+   */
+  constructor(
+    private readonly endpoints: readonly string[],
+    readonly usage: UsageMeter = new UsageMeter(),
+  ) {}
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
@@ -90,6 +98,7 @@ export class ModelWorker {
         else if (m.type === "retry") request.onRetry?.(m.why, m.delayMs, m.attempt);
         else if (m.type === "done") {
           finish();
+          this.usage.add(m.reply.usage);
           resolve(m.reply);
         } else {
           finish();

@@ -34,7 +34,7 @@ Deno.test("the model worker streams text, retries and answers like the client it
     });
     assert.equal(reply.text, "hello there");
     assert.equal(pieces.join(""), "hello there");
-    assert.deepEqual(retries, ["HTTP 500"]);
+    assert.deepEqual(retries, ["HTTP 500: mock fault: HTTP 500"]);
   } finally {
     worker.terminate();
     await mock.stop();
@@ -110,6 +110,9 @@ Deno.test("the server's token count and tool_choice cross the worker boundary", 
     assert.equal(reply.text, "sum");
     assert.deepEqual(reply.usage, { promptTokens: 4096, completionTokens: 7 });
     assert.equal(bodies[0].tool_choice, "none", "a compaction's tool_choice reaches the server");
+    // The run's meter adds every reply's count (the one-shot summary's `usage`).
+    await client.complete({ messages: USER });
+    assert.deepEqual(worker.usage.total, { prompt_tokens: 8192, completion_tokens: 14 });
   } finally {
     worker.terminate();
     await server.shutdown();

@@ -21,6 +21,7 @@ import { type LoadedTranscript, loadTranscript, TranscriptWriter } from "../stat
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
 import { skillsPort } from "../policy/ports/skills.ts";
 import { modelsFrom } from "../model/factory.ts";
+import { type RunUsage, UsageMeter } from "../model/usage.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import type { ChatMessage } from "../model/types.ts";
 import { Driver, type SystemPromptPart } from "../driver/driver.ts";
@@ -55,6 +56,8 @@ export interface Runtime {
    * keeps its model. An error (a message) when no client can be made.
    */
   usePlannerModel(name: string): string | null;
+  /** The servers' token counts over every model request so far (model/usage.ts). */
+  usage(): RunUsage;
   close(): void;
 }
 
@@ -64,7 +67,8 @@ export class RuntimeError extends Error {
 
 /** Builds the runtime; throws RuntimeError (a configuration problem) before opening anything. */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const models = modelsFrom(options.settings, options.retry);
+  const usage = new UsageMeter();
+  const models = modelsFrom(options.settings, options.retry, usage);
   if (!models.ok) throw new RuntimeError(models.error);
   const session = await openSession({
     workspaceDir: options.workspaceDir,
@@ -147,14 +151,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     transcript,
     problems,
     usePlannerModel: (name) => {
-      const next = modelsFrom({
-        ...options.settings,
-        planner: { ...options.settings.planner, model: name },
-        processor: {
-          ...options.settings.processor,
-          model: options.settings.processor.model ?? options.settings.planner.model,
+      const next = modelsFrom(
+        {
+          ...options.settings,
+          planner: { ...options.settings.planner, model: name },
+          processor: {
+            ...options.settings.processor,
+            model: options.settings.processor.model ?? options.settings.planner.model,
+          },
         },
-      }, options.retry);
+        options.retry,
+        usage,
+      );
       if (!next.ok) return next.error;
       // The model before this one is not used again (a /model runs between turns): its worker ends.
       for (const previous of extra.splice(0)) previous.close();
@@ -162,6 +170,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       driver.usePlanner(next.value.planner);
       return null;
     },
+    usage: () => usage.total,
     close: () => {
       models.value.close();
       for (const m of extra) m.close();

@@ -69,7 +69,17 @@ export type DriverEvent =
    * problem and the AGENTS.md note, found afresh at every turn's start): a screen says a notice
    * with the same `once` one time a session. A notice without it is a happening, said each time.
    */
-  | { type: "notice"; text: string; once?: string }
+  | {
+    type: "notice";
+    text: string;
+    once?: string;
+    /**
+     * The notice is the newest state of something under way (a retry's wait), and stands for
+     * the one before it with the same key: a terminal rewrites that line in place, a pipe gets
+     * each (src/cli/one_shot.ts).
+     */
+    progress?: string;
+  }
   /** The planner context's label changed. */
   | { type: "context_label"; label: string }
   | { type: "error"; message: string }

@@ -24,14 +24,55 @@ function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): voi
   while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
 }
 
+/** A progress line is on stderr's terminal, with no line break after it yet. */
+let progressOpen = false;
+
+/** Ends an open progress line, so that what follows starts on a line of its own. */
+function closeProgress(): void {
+  if (!progressOpen) return;
+  progressOpen = false;
+  writeAll(Deno.stderr, "\n");
+}
+
 /** Text to stdout as it is given (no line break added), through the wall. */
 export function writeOut(text: string, options: WriteOptions = {}): void {
+  closeProgress();
   writeAll(Deno.stdout, guardTerminal(text, options.colour ?? false));
 }
 
 /** Text to stderr as it is given (no line break added), through the wall. */
 export function writeErr(text: string, options: WriteOptions = {}): void {
+  closeProgress();
   writeAll(Deno.stderr, guardTerminal(text, options.colour ?? false));
+}
+
+/**
+ * One line to stderr that the next progress line replaces (a retry's countdown, issue 25). On a
+ * terminal it is written in place of the one before — a carriage return and CSI 2K, constants,
+ * then the line, cut to the terminal's width so that no wrapped row is left behind — and
+ * whatever is written next starts on a fresh line below it, so the last one stays as the record.
+ * On a pipe or a file each is a line of its own: a log keeps them all.
+ */
+export function progressErr(line: string): void {
+  if (!Deno.stderr.isTerminal()) {
+    printErr(line);
+    return;
+  }
+  const text = [...guardTerminal(line, false).replace(/\n/g, " ")];
+  const width = terminalColumns() - 1;
+  const shown = text.length > width
+    ? `${text.slice(0, Math.max(0, width - 1)).join("")}…`
+    : text.join("");
+  writeAll(Deno.stderr, `\r\x1b[2K${shown}`);
+  progressOpen = true;
+}
+
+function terminalColumns(): number {
+  try {
+    return Math.max(20, Deno.consoleSize().columns);
+  } catch {
+    return 80;
+  }
 }
 
 /** One line to stdout. */
