@@ -4,7 +4,9 @@
  * every file operation of the worker therefore goes through this module first:
  *
  * 1. `stat` the path (following links): the identity, device and inode, of what it names now;
- * 2. `realPath` it, and refuse unless the real path lies inside the worker's roots;
+ * 2. `realPath` it, and refuse unless the real path lies inside the worker's roots and, looked at
+ *    again without following a link, still names what step 1 found (so the identity and the
+ *    place reported together belong to one file);
  * 3. act (open, list, create) on the real path;
  * 4. check that what was acted on is what was checked: the opened handle's `fstat`, or, where
  *    there is no handle (a listing, a folder made), a second `stat` of the real path, must have
@@ -100,7 +102,7 @@ export function setRoots(paths: readonly string[] | null): void {
 }
 
 /** Where a swap hook is called: between a check and the act it guards. */
-export type SwapStage = "open" | "list" | "create" | "mkdir";
+export type SwapStage = "real" | "open" | "list" | "create" | "mkdir";
 
 let swapHook: ((stage: SwapStage, real: string) => void) | null = null;
 
@@ -129,8 +131,19 @@ export interface Checked {
  */
 export function checkPath(path: string, write = false): Checked {
   const info = Deno.statSync(path);
+  swapHook?.("real", path);
   const real = Deno.realPathSync(path);
   if (!roots(real, write)) throw new OutsideWall(OUTSIDE);
+  // The stat and the real path are two looks: a link swapped in or out between them would pair
+  // one file's identity with another's place (the link's target's bytes reported as opened at
+  // the name the policy layer labelled). The real path must still name what the stat found.
+  let there: Deno.FileInfo;
+  try {
+    there = Deno.lstatSync(real);
+  } catch {
+    throw new OutsideWall(SWAPPED);
+  }
+  if (!sameFile(there, info)) throw new OutsideWall(SWAPPED);
   return { real, info };
 }
 

@@ -372,3 +372,50 @@ Deno.test("wall: every read reports the file it opened: the handle's device and 
     assert.deepEqual(readDirsPacked([join(ws, "missing")]).opened, [null]);
   });
 });
+
+Deno.test("wall: a link swapped out between the stat and the real path, and in again before the open, is refused (its target's bytes are never reported as opened at the name)", async () => {
+  const forms: [string, (path: string) => unknown][] = [
+    ["capped", (p) => read(p, { maxBytes: 100 })],
+    ["hash", (p) => hash(p)],
+    ["search", async (p) => {
+      const r = await findInFiles(search([p]));
+      if (r.errors.length > 0) throw Object.assign(new Error("item"), { name: r.errors[0].name });
+      return r;
+    }],
+  ];
+  for (const [name, op] of forms) {
+    await withPlaces(async ({ ws }) => {
+      // f.txt is the trusted file; v.txt, inside the workspace too, holds other bytes.
+      const path = join(ws, "f.txt");
+      const held = join(ws, "f.txt.hold");
+      await Deno.writeTextFile(join(ws, "v.txt"), "vendored hit\n");
+      Deno.renameSync(path, held);
+      Deno.symlinkSync(join(ws, "v.txt"), path);
+      const toLink = () => {
+        Deno.renameSync(path, held);
+        Deno.symlinkSync(join(ws, "v.txt"), path);
+      };
+      const toFile = () => {
+        Deno.removeSync(path);
+        Deno.renameSync(held, path);
+      };
+      const fired: SwapStage[] = [];
+      setSwapHook((stage, at) => {
+        if (at !== path || fired.includes(stage)) return;
+        if (stage === "real") toFile();
+        else if (stage === "open") toLink();
+        else return;
+        fired.push(stage);
+      });
+      let error: unknown = null;
+      try {
+        await op(path);
+      } catch (e) {
+        error = e;
+      }
+      assert.deepEqual(fired, ["real"], `${name}: swapped back before the real path was read`);
+      assert.ok(error !== null, `${name}: refused`);
+      isOutsideWall(error);
+    });
+  }
+});
