@@ -301,7 +301,10 @@ Deno.test({
         "slow please",
         "typed ahead",
         "slow again",
-        "hi\ntwo\nthree\nfour",
+        // "slow again" was stopped before any reply: the next message takes its place and carries
+        // it, so no request holds two of the person's messages in a row (issue 25, major 6).
+        "slow again\n\n[the message above got no reply (the turn failed or was stopped); the person " +
+        "then wrote:]\n\nhi\ntwo\nthree\nfour",
       ]);
       const models = mock.requests.filter((q) => q.kind === "planner").map((q) =>
         (q.body as { model: string }).model
