@@ -33,9 +33,9 @@ async function session(env: Record<string, string>): Promise<{ screen: string; r
     const config = join(root, "config.json");
     await Deno.writeTextFile(config, "{}");
     const steps = [
-      { expect: "Trust:", send: "\r" },
+      { expect: "Trust:", send: "\r", answer: true },
       { expect: "›", send: "go\r" },
-      { expect: "Write re\\.ts\\?", send: "\r" },
+      { expect: "Write re\\.ts\\?", send: "\r", answer: true },
       { expect: "end\\.[\\s\\S]*›", send: "/exit\r" },
     ];
     const r = await drivePty(
