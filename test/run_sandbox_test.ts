@@ -21,6 +21,7 @@ import { sandboxStatus } from "../src/policy/sandbox.ts";
 import { settingsFrom } from "../src/state/settings.ts";
 import { effectiveUid } from "../src/worker/capabilities.ts";
 import { MAX_ENTRIES } from "../src/policy/host_sockets.ts";
+import { inOwnProcess } from "./support/child_test.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 
@@ -278,7 +279,10 @@ Deno.test({
   },
 });
 
-/** Runs `fn` with a `bwrap` first on PATH whose shell script is `body`. */
+/**
+ * Runs `fn` with a `bwrap` first on PATH whose shell script is `body`. PATH is the process's:
+ * a test using this runs in a process of its own (inOwnProcess), not beside other test files.
+ */
 async function withFakeBwrap(body: string, fn: () => Promise<void>): Promise<void> {
   const bin = await Deno.makeTempDir({ prefix: "bb-fake-bwrap-" });
   await Deno.writeTextFile(join(bin, "bwrap"), `#!/bin/sh\n${body}\n`);
@@ -310,7 +314,7 @@ async function refusedInOurWords(unsaid: string, told: (notice: string) => boole
   });
 }
 
-Deno.test({
+inOwnProcess(import.meta.url, {
   name:
     "bwrap: a configured wall that cannot stand refuses in our words; bwrap's own go to the person",
   ignore: Deno.build.os !== "linux",
@@ -326,7 +330,7 @@ Deno.test({
 
 // The probe looked only at bwrap's exit status: a bwrap that leaves a stage capabilities (as
 // root, every one) was called confined. Here one that drops none and adds CAP_SYS_ADMIN.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: a box that leaves a stage capabilities is never called confined",
   ignore: skip,
   fn: async () => {
@@ -482,7 +486,7 @@ for (const [name, path] of Object.entries(paths)) {
 // `--ro-bind / /` does not stop connect(): a confined stage reached a host daemon's socket (the
 // session bus, docker, an ssh or gpg agent). Sockets named by the environment and found under
 // $XDG_RUNTIME_DIR are covered; the control run, unconfined, reaches every one.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: a confined stage cannot connect to the host's Unix sockets; unconfined it can",
   ignore: skip,
   fn: async () => {
@@ -578,7 +582,10 @@ Deno.test({
   },
 });
 
-/** Sets `vars` for the length of `fn` (the socket search reads them at each run). */
+/**
+ * Sets `vars` for the length of `fn` (the socket search reads them at each run). They are the
+ * process's: a test using this runs in a process of its own (inOwnProcess).
+ */
 async function withEnv(vars: Record<string, string>, fn: () => Promise<void>): Promise<void> {
   const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
   for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
@@ -594,7 +601,7 @@ async function withEnv(vars: Record<string, string>, fn: () => Promise<void>): P
 
 // An agent started after the session planned its confinement (gpg-agent starts on demand) was
 // not covered if the sockets were found once: they are found again for every run.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: a socket that appears during the session is covered at the next run",
   ignore: skip,
   fn: async () => {
@@ -624,7 +631,7 @@ Deno.test({
 
 // Where the sockets cannot all be found, "auto" ran with no confinement at all: a hide that
 // fails must never make a run less confined. Refused instead, in our words to the planner.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: sockets that cannot all be found refuse the run, in auto too",
   ignore: skip,
   fn: async () => {
