@@ -63,15 +63,15 @@ Deno.test({
       await Deno.writeTextFile(config, "{}");
       const r = await drivePty(
         [
-          { expect: "Trust:", send: "w" },
+          { expect: "Trust:", send: "w", answer: true },
           { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "sync tinypad" + KEY.enter },
-          { expect: "What should it get\\?", send: KEY.enter },
-          { expect: "Run it\\?", send: "y" },
-          { expect: "Assert this output to the planner\\?", send: "r" },
-          { expect: "Reason \\(goes back", send: "not sure yet" },
+          { expect: "What should it get\\?", send: KEY.enter, answer: true },
+          { expect: "Run it\\?", send: "y", answer: true },
+          { expect: "Assert this output to the planner\\?", send: "r", answer: true },
+          { expect: "Reason \\(goes back", send: "not sure yet", answer: true },
           { expect: "> not sure yet", send: KEY.enter },
-          { expect: "Assert this output to the planner\\?", send: "y" },
-          { expect: "Write deps\\.json\\?", send: "y" },
+          { expect: "Assert this output to the planner\\?", send: "y", answer: true },
+          { expect: "Write deps\\.json\\?", send: "y", answer: true },
           {
             expect: "Synced to the vendored version\\.[\\s\\S]*›",
             send: "/show ref:2" + KEY.enter,

@@ -74,7 +74,7 @@ Deno.test({
     const mock = await startMockModel({ script: { replies: [{ text: "Heard you." }] } });
     try {
       const yes = await drivePty([
-        { expect: "Did you mean `bravebot trust`\\? \\[Y/n", send: "\r" },
+        { expect: "Did you mean `bravebot trust`\\? \\[Y/n", send: "\r", answer: true },
         { expect: "first use: not answered yet" },
       ], ["trsut", ...d.args]);
       assert.ok(yes.ok, yes.screen);
@@ -82,8 +82,8 @@ Deno.test({
       assert.equal(mock.requests.length, 0);
 
       const no = await drivePty([
-        { expect: "Did you mean `bravebot trust`\\?", send: "n\r" },
-        { expect: "Trust:", send: "\r" },
+        { expect: "Did you mean `bravebot trust`\\?", send: "n\r", answer: true },
+        { expect: "Trust:", send: "\r", answer: true },
         { expect: "Heard you\\.[\\s\\S]*›", send: "/exit\r" },
       ], ["trsut", ...d.args, "--endpoint", mock.url, "--model", "mock"]);
       assert.ok(no.ok, no.screen);

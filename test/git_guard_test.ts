@@ -18,6 +18,7 @@ import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
 import type { RunApprovalRequest } from "../src/person/person.ts";
 import { gitOverrideArgs } from "../src/policy/git_guard.ts";
+import { inOwnProcess } from "./support/child_test.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const decoder = new TextDecoder();
@@ -794,25 +795,30 @@ Deno.test("git guard: an include git expands (%(prefix)/) refuses", async () => 
   });
 });
 
-Deno.test("git guard: GIT_DIR and GIT_WORK_TREE in Brave Bot's environment do not reach a stage", async () => {
-  await withHostileRepo({}, async (h) => {
-    await outsideTree(h);
-  }, async (h) => {
-    Deno.env.set("GIT_WORK_TREE", join(h.fx.outside, "tree"));
-    Deno.env.set("GIT_DIR", join(h.fx.root, ".git"));
-    try {
-      const out = await h.call(["status", "--short"]);
-      assertRan(out);
-      const shown = h.fx.scripted!.runOutputs.map((e) =>
-        decoder.decode(e.kind === "chunk" ? e.bytes : e.tail)
-      ).join("");
-      assert.ok(!shown.includes("OUTSIDE_NAME"), shown);
-      assert.match(shown, /^ M f$/m);
-    } finally {
-      Deno.env.delete("GIT_WORK_TREE");
-      Deno.env.delete("GIT_DIR");
-    }
-  });
+// It sets GIT_DIR and GIT_WORK_TREE: in a process of its own, where no other test file's git
+// runs meanwhile.
+inOwnProcess(import.meta.url, {
+  name: "git guard: GIT_DIR and GIT_WORK_TREE in Brave Bot's environment do not reach a stage",
+  async fn() {
+    await withHostileRepo({}, async (h) => {
+      await outsideTree(h);
+    }, async (h) => {
+      Deno.env.set("GIT_WORK_TREE", join(h.fx.outside, "tree"));
+      Deno.env.set("GIT_DIR", join(h.fx.root, ".git"));
+      try {
+        const out = await h.call(["status", "--short"]);
+        assertRan(out);
+        const shown = h.fx.scripted!.runOutputs.map((e) =>
+          decoder.decode(e.kind === "chunk" ? e.bytes : e.tail)
+        ).join("");
+        assert.ok(!shown.includes("OUTSIDE_NAME"), shown);
+        assert.match(shown, /^ M f$/m);
+      } finally {
+        Deno.env.delete("GIT_WORK_TREE");
+        Deno.env.delete("GIT_DIR");
+      }
+    });
+  },
 });
 
 // ---- what the first round left open (issue 21): includes, object stores, the other side ----

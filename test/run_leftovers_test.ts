@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exists, type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
 import { alsoWithoutCapabilities } from "./support/unprivileged.ts";
+import { leftRunning } from "./support/signal_log.ts";
 import { runTool } from "../src/tools/run.ts";
 import { readFileTool } from "../src/tools/read_file.ts";
 import { listFilesTool } from "../src/tools/list_files.ts";
@@ -60,44 +61,58 @@ for (
   );
 }
 
-function leftoverCannotRewrite(
+async function leftoverCannotRewrite(
   limits: { snapshotEntries?: number },
   files: Record<string, string>,
 ): Promise<void> {
-  return withRunPolicy({
-    files: { ...files, "trusted.txt": "trusted\n" },
-    trust: { ".": true },
-    config: { run: { sandbox: "none" } },
-    limits,
-  }, async (fx) => {
-    // The stage waits until its child has left the stage's process group (the group is
-    // killed when the stage exits), so the child is left behind every time.
-    await runOnce(
-      fx,
-      `setsid sh -c "touch started; sleep 1; echo '${CANARY}' > trusted.txt; ` +
-        `echo x > ${CHOSEN}; touch done" > /dev/null 2>&1 < /dev/null & ` +
-        "while [ ! -e started ]; do sleep 0.05; done",
-    );
-    const watched = fx.policy.trust.leftovers !== null;
-    if (!watched) {
-      // The run's cgroup was killed with it: the leftover never got to write.
-      assert.equal(await appears(join(fx.root, "done"), 2_500), false, "the leftover ran on");
-      assert.equal(await Deno.readTextFile(join(fx.root, "trusted.txt")), "trusted\n");
-      return;
-    }
-    assert.ok(await appears(join(fx.root, "done"), 10_000), "the leftover never wrote");
-    assert.equal(await readsCanaryAsTrusted(fx, "trusted.txt"), false);
-    const listed = await fx.call(listFiles, { directory: "." });
-    assert.ok(!listed.content.includes(CHOSEN), listed.content);
-    // The next snapshot records what changed meanwhile as the run's: after it, still untrusted.
-    await runOnce(fx, "true");
-    assert.equal(fx.policy.trust.files.get("trusted.txt")?.integrity, "U", "recorded");
-    assert.equal(await readsCanaryAsTrusted(fx, "trusted.txt"), false);
-    assert.ok(fx.policy.trust.nameChosenByRun(CHOSEN));
-    assert.ok(
-      fx.policy.audit.entries.some((e) =>
-        e.decision === "files changed after the unconfined run ended"
-      ),
-    );
-  });
+  // The leftover writes once `go` exists, which the test makes once the run has ended (and
+  // gives up unwritten after 30 s); its command line holds `marker`, for pgrep.
+  const outside = await Deno.makeTempDir({ prefix: "bb-leftover-go-" });
+  const go = join(outside, "go");
+  const marker = `bb-leftover-${crypto.randomUUID()}`;
+  try {
+    await withRunPolicy({
+      files: { ...files, "trusted.txt": "trusted\n" },
+      trust: { ".": true },
+      config: { run: { sandbox: "none" } },
+      limits,
+    }, (fx) => leftoverRewrites(fx, go, marker));
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+}
+
+/** The leftover of a run in `fx` writes once `go` exists: it never does so unseen. */
+async function leftoverRewrites(fx: RunFixture, go: string, marker: string): Promise<void> {
+  // The stage waits until its child has left the stage's process group (the group is
+  // killed when the stage exits), so the child is left behind every time.
+  await runOnce(
+    fx,
+    `setsid sh -c "touch started; i=0; while [ ! -e \\"\\$1\\" ]; do [ \\$i -lt 600 ] || exit; ` +
+      `i=\\$((i + 1)); sleep 0.05; done; echo '${CANARY}' > trusted.txt; echo x > ${CHOSEN}; ` +
+      `touch done" ${marker} ${go} > /dev/null 2>&1 < /dev/null & ` +
+      "while [ ! -e started ]; do sleep 0.05; done",
+  );
+  const watched = fx.policy.trust.leftovers !== null;
+  if (!watched) {
+    // The run's cgroup was killed with it: the leftover is gone before it could write.
+    assert.equal(await leftRunning(marker), "", "the leftover ran on");
+    assert.equal(await Deno.readTextFile(join(fx.root, "trusted.txt")), "trusted\n");
+    return;
+  }
+  await Deno.writeTextFile(go, "");
+  assert.ok(await appears(join(fx.root, "done"), 10_000), "the leftover never wrote");
+  assert.equal(await readsCanaryAsTrusted(fx, "trusted.txt"), false);
+  const listed = await fx.call(listFiles, { directory: "." });
+  assert.ok(!listed.content.includes(CHOSEN), listed.content);
+  // The next snapshot records what changed meanwhile as the run's: after it, still untrusted.
+  await runOnce(fx, "true");
+  assert.equal(fx.policy.trust.files.get("trusted.txt")?.integrity, "U", "recorded");
+  assert.equal(await readsCanaryAsTrusted(fx, "trusted.txt"), false);
+  assert.ok(fx.policy.trust.nameChosenByRun(CHOSEN));
+  assert.ok(
+    fx.policy.audit.entries.some((e) =>
+      e.decision === "files changed after the unconfined run ended"
+    ),
+  );
 }

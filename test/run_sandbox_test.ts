@@ -21,6 +21,8 @@ import { sandboxStatus } from "../src/policy/sandbox.ts";
 import { settingsFrom } from "../src/state/settings.ts";
 import { effectiveUid } from "../src/worker/capabilities.ts";
 import { MAX_ENTRIES } from "../src/policy/host_sockets.ts";
+import { inOwnProcess } from "./support/child_test.ts";
+import { leftRunning } from "./support/signal_log.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 
@@ -217,23 +219,22 @@ Deno.test({
   ignore: skip,
   fn: async () => {
     await withRunPolicy({ answers: [{ run: { answer: "once" } }] }, async (fx) => {
-      const marker = join(fx.root, "late.txt");
+      // On the background child's command line (the `:` keeps sh from becoming the sleep).
+      const marker = `bb-outlives-${crypto.randomUUID()}`;
       const tmpName = `/tmp/bb-private-${crypto.randomUUID()}`;
       const out = await fx.call(run, {
         pipeline: [{
           program: "sh",
           args: [
             "-c",
-            `echo x > ${tmpName}; (sleep 1; touch "${marker}") > /dev/null 2>&1 & echo started`,
+            `echo x > ${tmpName}; sh -c 'sleep 30; :' ${marker} > /dev/null 2>&1 & echo started`,
           ],
         }],
       });
       assert.match(out.content, /\[confined\]/);
       assert.ok(await printed(fx, out, "started"));
       assert.equal(await exists(tmpName), false, "the run's /tmp is not the machine's");
-      // Bounded: the background child would have made the marker after one second.
-      await new Promise((r) => setTimeout(r, 2_000));
-      assert.equal(await exists(marker), false, "the PID namespace ended with the run");
+      assert.equal(await leftRunning(marker), "", "the PID namespace ended with the run");
     });
   },
 });
@@ -278,7 +279,10 @@ Deno.test({
   },
 });
 
-/** Runs `fn` with a `bwrap` first on PATH whose shell script is `body`. */
+/**
+ * Runs `fn` with a `bwrap` first on PATH whose shell script is `body`. PATH is the process's:
+ * a test using this runs in a process of its own (inOwnProcess), not beside other test files.
+ */
 async function withFakeBwrap(body: string, fn: () => Promise<void>): Promise<void> {
   const bin = await Deno.makeTempDir({ prefix: "bb-fake-bwrap-" });
   await Deno.writeTextFile(join(bin, "bwrap"), `#!/bin/sh\n${body}\n`);
@@ -310,7 +314,7 @@ async function refusedInOurWords(unsaid: string, told: (notice: string) => boole
   });
 }
 
-Deno.test({
+inOwnProcess(import.meta.url, {
   name:
     "bwrap: a configured wall that cannot stand refuses in our words; bwrap's own go to the person",
   ignore: Deno.build.os !== "linux",
@@ -326,7 +330,7 @@ Deno.test({
 
 // The probe looked only at bwrap's exit status: a bwrap that leaves a stage capabilities (as
 // root, every one) was called confined. Here one that drops none and adds CAP_SYS_ADMIN.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: a box that leaves a stage capabilities is never called confined",
   ignore: skip,
   fn: async () => {
@@ -482,7 +486,7 @@ for (const [name, path] of Object.entries(paths)) {
 // `--ro-bind / /` does not stop connect(): a confined stage reached a host daemon's socket (the
 // session bus, docker, an ssh or gpg agent). Sockets named by the environment and found under
 // $XDG_RUNTIME_DIR are covered; the control run, unconfined, reaches every one.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: a confined stage cannot connect to the host's Unix sockets; unconfined it can",
   ignore: skip,
   fn: async () => {
@@ -584,7 +588,10 @@ Deno.test({
   },
 });
 
-/** Sets `vars` for the length of `fn` (the socket search reads them at each run). */
+/**
+ * Sets `vars` for the length of `fn` (the socket search reads them at each run). They are the
+ * process's: a test using this runs in a process of its own (inOwnProcess).
+ */
 async function withEnv(vars: Record<string, string>, fn: () => Promise<void>): Promise<void> {
   const before = Object.fromEntries(Object.keys(vars).map((k) => [k, Deno.env.get(k)]));
   for (const [k, v] of Object.entries(vars)) Deno.env.set(k, v);
@@ -600,7 +607,7 @@ async function withEnv(vars: Record<string, string>, fn: () => Promise<void>): P
 
 // An agent started after the session planned its confinement (gpg-agent starts on demand) was
 // not covered if the sockets were found once: they are found again for every run.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: a socket that appears during the session is covered at the next run",
   ignore: skip,
   fn: async () => {
@@ -630,7 +637,7 @@ Deno.test({
 
 // Where the sockets cannot all be found, "auto" ran with no confinement at all: a hide that
 // fails must never make a run less confined. Refused instead, in our words to the planner.
-Deno.test({
+inOwnProcess(import.meta.url, {
   name: "bwrap: sockets that cannot all be found refuse the run, in auto too",
   ignore: skip,
   fn: async () => {

@@ -62,10 +62,10 @@ async function stopInSession(
     await Deno.writeTextFile(config, JSON.stringify({ run: { sandbox } }));
     const r = await drivePty(
       [
-        { expect: "Trust:", send: "w" },
+        { expect: "Trust:", send: "w", answer: true },
         { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "run the stage please" + KEY.enter },
         // One key: run it once.
-        { expect: "Run it\\?", send: "y" },
+        { expect: "Run it\\?", send: "y", answer: true },
         // Its output, shown as it comes, says its traps are set: from here, the person stops it.
         { expect: `traps set \\(${mode}\\)`, timeout: 60 },
         ...stopping,

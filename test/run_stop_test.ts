@@ -20,6 +20,17 @@ const run = runTool as unknown as ToolDef<never>;
 const status = await sandboxStatus(settingsFrom({ run: { sandbox: "bwrap" } }));
 if (!status.inUse) console.log(`confined stop tests skipped: ${status.detail}`);
 
+Deno.test({
+  name: "run stop: in CI confinement works, so the confined stop tests run rather than skip",
+  ignore: !(Deno.env.get("CI") === "true" && Deno.build.os === "linux"),
+  fn: () => {
+    assert.ok(
+      status.inUse,
+      `CI installs bubblewrap, but confinement does not work: ${status.detail}`,
+    );
+  },
+});
+
 type Mode = "int" | "term" | "none" | "child";
 
 /** Runs the stage script approved once, stops it when its traps are set, and checks it. */

@@ -27,6 +27,7 @@ import {
 import type { Label } from "../src/util/label.ts";
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import { sha256 } from "../src/util/hash.ts";
+import { inOwnProcess } from "./support/child_test.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const readOutput = readOutputTool as unknown as ToolDef<never>;
@@ -467,22 +468,26 @@ Deno.test("run: a workspace program's vouch is bound to its contents", async () 
   });
 });
 
-Deno.test("run: the child's environment is explicit and never holds the API key", async () => {
-  const key = "sk-CANARY-api-key";
-  const before = Deno.env.get("BRAVEBOT_API_KEY");
-  Deno.env.set("BRAVEBOT_API_KEY", key);
-  try {
-    await withRunPolicy({ answers: [{ run: { answer: "once" } }] }, async (fx) => {
-      const out = await fx.call(run, { pipeline: [{ program: "env" }] });
-      const env = await refText(fx, refOf(out));
-      assert.ok(!env.includes(key));
-      assert.match(env, /^PATH=/m);
-      assert.match(env, new RegExp(`^TMPDIR=${fx.scratch}$`, "m"));
-    });
-  } finally {
-    if (before === undefined) Deno.env.delete("BRAVEBOT_API_KEY");
-    else Deno.env.set("BRAVEBOT_API_KEY", before);
-  }
+// It sets the API key's variable: in a process of its own, not beside other test files.
+inOwnProcess(import.meta.url, {
+  name: "run: the child's environment is explicit and never holds the API key",
+  async fn() {
+    const key = "sk-CANARY-api-key";
+    const before = Deno.env.get("BRAVEBOT_API_KEY");
+    Deno.env.set("BRAVEBOT_API_KEY", key);
+    try {
+      await withRunPolicy({ answers: [{ run: { answer: "once" } }] }, async (fx) => {
+        const out = await fx.call(run, { pipeline: [{ program: "env" }] });
+        const env = await refText(fx, refOf(out));
+        assert.ok(!env.includes(key));
+        assert.match(env, /^PATH=/m);
+        assert.match(env, new RegExp(`^TMPDIR=${fx.scratch}$`, "m"));
+      });
+    } finally {
+      if (before === undefined) Deno.env.delete("BRAVEBOT_API_KEY");
+      else Deno.env.set("BRAVEBOT_API_KEY", before);
+    }
+  },
 });
 
 Deno.test("run: bad input is a clear result, and nothing is run or asked", async () => {

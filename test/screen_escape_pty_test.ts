@@ -28,9 +28,9 @@ async function session(env: Record<string, string>): Promise<{ screen: string; r
   const places = await sessionPlaces("bb-screen-");
   try {
     const steps = [
-      { expect: "Trust:", send: "\r" },
+      { expect: "Trust:", send: "\r", answer: true },
       { expect: "›", send: "go\r" },
-      { expect: "Write re\\.ts\\?", send: "\r" },
+      { expect: "Write re\\.ts\\?", send: "\r", answer: true },
       { expect: "end\\.[\\s\\S]*›", send: "/exit\r" },
     ];
     const r = await drivePty(steps, places.args(mock.url), { TERM: "xterm-256color", ...env });

@@ -50,7 +50,7 @@ Deno.test({
 
       // A session opened and left without a message: nothing of it stays.
       const empty = await drivePty([
-        { expect: "Trust:", send: "w" },
+        { expect: "Trust:", send: "w", answer: true },
         { expect: "myrepo \\(T,pub\\)(?: \\d+%)? ›", send: "/exit" + KEY.enter },
       ], args);
       assert.ok(empty.ok, empty.screen);
@@ -71,8 +71,8 @@ Deno.test({
       assert.match(bare.stderr, /--resume: give a session id/);
 
       const r = await drivePty([
-        { expect: "Go on with which session\\?[\\s\\S]*second request", send: "2" },
-        { expect: "❯ \\S+ \\S+ {2}4 messages {2}fix the", send: KEY.enter },
+        { expect: "Go on with which session\\?[\\s\\S]*second request", send: "2", answer: true },
+        { expect: "❯ \\S+ \\S+ {2}4 messages {2}fix the", send: KEY.enter, answer: true },
         {
           expect: "resumed: 4 messages[\\s\\S]*myrepo \\([TU],(?:pub|priv)\\)(?: \\d+%)? ›",
           send: "/exit" + KEY.enter,
@@ -94,7 +94,7 @@ Deno.test({
 
       // Esc at the list leaves, and opens nothing.
       const left = await drivePty([
-        { expect: "Go on with which session\\?", send: KEY.esc },
+        { expect: "Go on with which session\\?", send: KEY.esc, answer: true },
         { expect: "no session chosen" },
       ], [...args, "--resume"]);
       assert.ok(left.ok, left.screen);

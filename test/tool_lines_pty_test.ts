@@ -34,7 +34,7 @@ Deno.test("tool lines pty: summaries, /expand and a quoted string cut at 80 colu
     await Deno.writeTextFile(config, "{}");
     const r = await drivePty(
       [
-        { expect: "Trust:", send: "w" },
+        { expect: "Trust:", send: "w", answer: true },
         { expect: "›", send: "go\r" },
         { expect: "done\\.[\\s\\S]*›", send: "/expand 2\r" },
         { expect: "│ 3    \\}", send: "/exit\r" },

@@ -24,12 +24,12 @@ Deno.test("undo pty: /diff lists the session's write, /undo takes it back after 
   const places = await sessionPlaces("bb-undo-pty-", { "a.txt": "OLDLINE\n" });
   try {
     const steps = [
-      { expect: "Trust:", send: "w" },
+      { expect: "Trust:", send: "w", answer: true },
       { expect: "›", send: "go\r" },
-      { expect: "Write a\\.txt\\?", send: "y" },
+      { expect: "Write a\\.txt\\?", send: "y", answer: true },
       { expect: "written\\.[\\s\\S]*›", send: "/diff\r" },
       { expect: "-\\s*OLDLINE[\\s\\S]*\\+\\s*NEWLINE[\\s\\S]*›", send: "/undo\r" },
-      { expect: "Undo 1 change\\?", send: "y" },
+      { expect: "Undo 1 change\\?", send: "y", answer: true },
       { expect: "restored a\\.txt[\\s\\S]*›", send: "thanks\r" },
       { expect: "noted\\.[\\s\\S]*›", send: "/exit\r" },
     ];

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { childEnv, lookupOnPath, searchPath } from "./programs.ts";
+import { inOwnProcess } from "../../test/support/child_test.ts";
 
 Deno.test("programs: PATH entries that are empty or relative are never searched", () => {
   assert.deepEqual(searchPath("/usr/bin::.:bin:/bin:./x"), ["/usr/bin", "/bin"]);
@@ -29,34 +30,38 @@ Deno.test("programs: the first executable file on PATH wins; directories and pla
   }
 });
 
-Deno.test("programs: the child environment is a short list and never the API key", () => {
-  const saved = Deno.env.get("BRAVEBOT_API_KEY");
-  Deno.env.set("BRAVEBOT_API_KEY", "sk-never");
-  try {
-    const env = childEnv("/scratch");
-    assert.equal(env.TMPDIR, "/scratch");
-    assert.equal(env.TERM, "dumb");
-    assert.equal(env.GIT_TERMINAL_PROMPT, "0");
-    assert.ok(!Object.values(env).includes("sk-never"));
-    for (const name of Object.keys(env)) {
-      assert.ok(
-        [
-          "PATH",
-          "HOME",
-          "LANG",
-          "LC_ALL",
-          "LC_CTYPE",
-          "USER",
-          "LOGNAME",
-          "TERM",
-          "TMPDIR",
-          "GIT_TERMINAL_PROMPT",
-        ].includes(name),
-        name,
-      );
+// It sets the API key's variable: in a process of its own, not beside other test files.
+inOwnProcess(import.meta.url, {
+  name: "programs: the child environment is a short list and never the API key",
+  fn() {
+    const saved = Deno.env.get("BRAVEBOT_API_KEY");
+    Deno.env.set("BRAVEBOT_API_KEY", "sk-never");
+    try {
+      const env = childEnv("/scratch");
+      assert.equal(env.TMPDIR, "/scratch");
+      assert.equal(env.TERM, "dumb");
+      assert.equal(env.GIT_TERMINAL_PROMPT, "0");
+      assert.ok(!Object.values(env).includes("sk-never"));
+      for (const name of Object.keys(env)) {
+        assert.ok(
+          [
+            "PATH",
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "LC_CTYPE",
+            "USER",
+            "LOGNAME",
+            "TERM",
+            "TMPDIR",
+            "GIT_TERMINAL_PROMPT",
+          ].includes(name),
+          name,
+        );
+      }
+    } finally {
+      if (saved === undefined) Deno.env.delete("BRAVEBOT_API_KEY");
+      else Deno.env.set("BRAVEBOT_API_KEY", saved);
     }
-  } finally {
-    if (saved === undefined) Deno.env.delete("BRAVEBOT_API_KEY");
-    else Deno.env.set("BRAVEBOT_API_KEY", saved);
-  }
+  },
 });

@@ -34,9 +34,8 @@ Deno.test("run changes: created, changed and removed files are found; untouched 
   const root = await tree({ "src/a.ts": "a", "src/b.ts": "b", "keep.txt": "k" });
   try {
     const before = snap(root);
-    // The run starts after everything above was written, in a later second.
-    await new Promise((r) => setTimeout(r, 1100));
-    const start = Date.now();
+    // The run starts as a run does: in a second in which nothing above was written.
+    const start = await runStart(before);
     await Deno.writeTextFile(join(root, "src/a.ts"), "A");
     await Deno.remove(join(root, "src/b.ts"));
     await Deno.mkdir(join(root, "out"));
@@ -57,8 +56,7 @@ Deno.test("run changes: a rewrite that restores size and modification time still
   try {
     const before = snap(root);
     const old = (await Deno.stat(join(root, "f.txt"))).mtime!;
-    await new Promise((r) => setTimeout(r, 1100));
-    const start = Date.now();
+    const start = await runStart(before);
     await Deno.writeTextFile(join(root, "f.txt"), "SAME SIZE");
     await Deno.utime(join(root, "f.txt"), old, old);
     assert.deepEqual(compareSnapshots(before, snap(root), start).changed, ["f.txt"]);

@@ -12,6 +12,7 @@ import { NO_COVERS } from "./host_sockets.ts";
 import { settingsFrom } from "../state/settings.ts";
 import type { SpawnResult } from "../worker/protocol.ts";
 import { effectiveUid } from "../worker/capabilities.ts";
+import { inOwnProcess } from "../../test/support/child_test.ts";
 
 const box: StageBox = {
   workspace: "/ws",
@@ -111,31 +112,35 @@ Deno.test("sandbox: doctor's status names whether confinement is in use", async 
 
 // Without the workspace skip, a `bwrap` the repository ships on a PATH entry inside the
 // workspace was taken as the wall's own program and handed every confined run.
-Deno.test("sandbox: a bwrap inside the workspace is never the wall's program", async () => {
-  if (Deno.build.os !== "linux") return;
-  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-sbx-ws-" }));
-  const before = Deno.env.get("PATH") ?? "";
-  try {
-    await Deno.mkdir(`${ws}/bin`);
-    await Deno.writeTextFile(`${ws}/bin/bwrap`, '#!/bin/sh\nexec "$@"\n');
-    await Deno.chmod(`${ws}/bin/bwrap`, 0o755);
-    Deno.env.set("PATH", `${ws}/bin:${before}`);
-    const seen: string[] = [];
-    const spawner: Spawner = (request) => {
-      seen.push(request.wrapper?.[0] ?? request.stages[0].program);
-      return Promise.resolve({ ok: false, error: "not run in this test" });
-    };
-    const planned = await planConfinement(
-      settingsFrom({ run: { sandbox: "bwrap" } }),
-      { workspace: ws, scratch: `${ws}/.s`, hide: [] },
-      spawner,
-    );
-    assert.ok(seen.every((p) => !p.startsWith(ws)), `spawned ${seen.join(", ")}`);
-    assert.ok(!planned.ok || !planned.value.confined || !planned.value.bwrap.startsWith(ws));
-  } finally {
-    Deno.env.set("PATH", before);
-    await Deno.remove(ws, { recursive: true });
-  }
+// It sets PATH: in a process of its own, where no other test file's programs are looked up.
+inOwnProcess(import.meta.url, {
+  name: "sandbox: a bwrap inside the workspace is never the wall's program",
+  async fn() {
+    if (Deno.build.os !== "linux") return;
+    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-sbx-ws-" }));
+    const before = Deno.env.get("PATH") ?? "";
+    try {
+      await Deno.mkdir(`${ws}/bin`);
+      await Deno.writeTextFile(`${ws}/bin/bwrap`, '#!/bin/sh\nexec "$@"\n');
+      await Deno.chmod(`${ws}/bin/bwrap`, 0o755);
+      Deno.env.set("PATH", `${ws}/bin:${before}`);
+      const seen: string[] = [];
+      const spawner: Spawner = (request) => {
+        seen.push(request.wrapper?.[0] ?? request.stages[0].program);
+        return Promise.resolve({ ok: false, error: "not run in this test" });
+      };
+      const planned = await planConfinement(
+        settingsFrom({ run: { sandbox: "bwrap" } }),
+        { workspace: ws, scratch: `${ws}/.s`, hide: [] },
+        spawner,
+      );
+      assert.ok(seen.every((p) => !p.startsWith(ws)), `spawned ${seen.join(", ")}`);
+      assert.ok(!planned.ok || !planned.value.confined || !planned.value.bwrap.startsWith(ws));
+    } finally {
+      Deno.env.set("PATH", before);
+      await Deno.remove(ws, { recursive: true });
+    }
+  },
 });
 
 Deno.test("sandbox: no capability, /proc/sys read-only, the host's sockets covered last", () => {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { newSessionId, sessionPaths, statePaths } from "./session_paths.ts";
 import { defaultConfigPath, defaultStateDir, workspaceStateDir } from "./dirs.ts";
+import { inOwnProcess } from "../../test/support/child_test.ts";
 
 Deno.test("state paths: one folder per real workspace path, under the state directory", () => {
   const a = workspaceStateDir("/state", "/home/me/project");
@@ -26,23 +27,27 @@ Deno.test("state paths: session ids sort by time", () => {
   assert.ok(early < late);
 });
 
-Deno.test("state paths: XDG variables are honoured, and empty means unset", () => {
-  const saved = ["XDG_STATE_HOME", "XDG_CONFIG_HOME", "HOME"].map((n) =>
-    [n, Deno.env.get(n)] as const
-  );
-  try {
-    Deno.env.set("XDG_STATE_HOME", "/xs");
-    Deno.env.set("XDG_CONFIG_HOME", "/xc");
-    assert.equal(defaultStateDir(), "/xs/bravebot");
-    assert.equal(defaultConfigPath(), "/xc/bravebot/config.json");
-    if (Deno.build.os !== "windows") {
-      Deno.env.set("XDG_STATE_HOME", "");
-      Deno.env.set("XDG_CONFIG_HOME", "");
-      Deno.env.set("HOME", "/h");
-      assert.equal(defaultStateDir(), "/h/.local/state/bravebot");
-      assert.equal(defaultConfigPath(), "/h/.config/bravebot/config.json");
+// It sets HOME and the XDG variables: in a process of its own, not beside other test files.
+inOwnProcess(import.meta.url, {
+  name: "state paths: XDG variables are honoured, and empty means unset",
+  fn() {
+    const saved = ["XDG_STATE_HOME", "XDG_CONFIG_HOME", "HOME"].map((n) =>
+      [n, Deno.env.get(n)] as const
+    );
+    try {
+      Deno.env.set("XDG_STATE_HOME", "/xs");
+      Deno.env.set("XDG_CONFIG_HOME", "/xc");
+      assert.equal(defaultStateDir(), "/xs/bravebot");
+      assert.equal(defaultConfigPath(), "/xc/bravebot/config.json");
+      if (Deno.build.os !== "windows") {
+        Deno.env.set("XDG_STATE_HOME", "");
+        Deno.env.set("XDG_CONFIG_HOME", "");
+        Deno.env.set("HOME", "/h");
+        assert.equal(defaultStateDir(), "/h/.local/state/bravebot");
+        assert.equal(defaultConfigPath(), "/h/.config/bravebot/config.json");
+      }
+    } finally {
+      for (const [n, v] of saved) v === undefined ? Deno.env.delete(n) : Deno.env.set(n, v);
     }
-  } finally {
-    for (const [n, v] of saved) v === undefined ? Deno.env.delete(n) : Deno.env.set(n, v);
-  }
+  },
 });

@@ -2,9 +2,13 @@
  * Drives the real program in a pseudo-terminal (test/support/pty_drive.py): main.ts with the
  * binary's own flags, step by step — wait until the screen matches `expect`, then type `send`.
  * One harness for every PTY test, so each test says only what the person does and sees.
+ *
+ * No fixed pauses: keys go as soon as the screen shows what they answer, except the answer to a
+ * question, which a question takes only after its quiet time (a key sooner is type-ahead).
  */
 import { join } from "node:path";
 import { MAIN_TS, mainFlags } from "./flags.ts";
+import { ARM_MS } from "../../src/person/ink/screen.ts";
 
 const PTY = new URL("./pty_drive.py", import.meta.url).pathname;
 
@@ -15,8 +19,11 @@ export interface PtyStep {
   send?: string;
   /** Seconds to wait for `expect` (the driver's default otherwise). */
   timeout?: number;
-  /** Seconds to wait after the match before typing (the driver's default otherwise). */
-  pause?: number;
+  /**
+   * `expect` is a question and `send` answers it: the keys go once the question has been on the
+   * screen for its quiet time ({@link ARM_MS}), as a person's would. Any other keys go at once.
+   */
+  answer?: boolean;
 }
 
 export interface PtyRun {
@@ -27,6 +34,13 @@ export interface PtyRun {
   /** Every step matched and the program exited 0. */
   ok: boolean;
 }
+
+/**
+ * Seconds from seeing a question to answering it: its quiet time, and a fifth of a second for
+ * the question to be marked drawn after its text reaches the terminal (an effect after Ink's
+ * write, later on a loaded machine).
+ */
+const ANSWER_PAUSE_S = (ARM_MS + 200) / 1000;
 
 /** Keys as a terminal sends them. */
 export const KEY = {
@@ -54,7 +68,11 @@ export async function drivePty(
   try {
     const stepsFile = join(dir, "steps.json");
     const rawFile = join(dir, "raw.bin");
-    await Deno.writeTextFile(stepsFile, JSON.stringify(steps));
+    const driven = steps.map(({ answer, ...step }) => ({
+      ...step,
+      pause: answer ? ANSWER_PAUSE_S : 0,
+    }));
+    await Deno.writeTextFile(stepsFile, JSON.stringify(driven));
     const out = await new Deno.Command("python3", {
       args: [PTY, stepsFile, "--", Deno.execPath(), "run", ...mainFlags(), MAIN_TS, ...args],
       env: {

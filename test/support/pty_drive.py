@@ -3,8 +3,10 @@
 Usage: python3 pty_drive.py STEPS_JSON -- COMMAND ARGS...
 STEPS_JSON is a file holding [{"expect": "regex", "send": "keys", "timeout": seconds}, ...];
 "send" may be omitted (only wait), "signal": "INT" sends SIGINT to the child's process group
-instead of keys, and {"kill": true} ends with SIGKILL. Every wait is bounded by its timeout.
-Prints the whole screen (ANSI sequences removed) and exits 0, or 3 when an expectation failed;
+instead of keys, and {"kill": true} ends with SIGKILL. "pause" is the seconds between the match
+and the keys (0.5 unless given). Every wait is bounded by its timeout.
+Prints the whole screen (ANSI sequences removed), then the expectation that failed if one did,
+and exits 0, or 3 when an expectation failed;
 with PTY_RAW=FILE set, the raw bytes of the screen are also written there; with PTY_TIMES=FILE,
 the seconds from the fork to each expectation met (a JSON list), for the bench.
 """
@@ -27,6 +29,7 @@ def main():
     screen = b""
     seen = 0
     status = 0
+    failed = ""
 
     def pump(deadline):
         nonlocal screen
@@ -57,14 +60,21 @@ def main():
                     met.append(time.time() - started)
                     break
                 if time.time() >= deadline or not alive:
-                    sys.stdout.write("EXPECT FAILED: %s\n" % step["expect"])
+                    failed = "EXPECT FAILED (%s after %.1f s): %s\n" % (
+                        "the program ended" if not alive else "timed out",
+                        time.time() - started,
+                        step["expect"],
+                    )
                     status = 3
                     break
             if status:
                 break
-        # Longer than a question's quiet time (ARM_MS in src/person/ink/screen.ts): a key sent
-        # sooner is, rightly, taken for type-ahead and ignored.
-        time.sleep(step.get("pause", 0.5))
+        # By default longer than a question's quiet time (ARM_MS in src/person/ink/screen.ts):
+        # a key sent sooner is, rightly, taken for type-ahead and ignored. test/support/pty.ts
+        # gives each step its own pause: the quiet time only where the keys answer a question.
+        pause = step.get("pause", 0.5)
+        if pause > 0:
+            time.sleep(pause)
         if step.get("kill"):
             os.kill(pid, signal.SIGKILL)
             break
@@ -92,6 +102,8 @@ def main():
         open(raw, "wb").write(screen)
     sys.stdout.write(ANSI.sub(b"", screen).decode("utf-8", "replace"))
     sys.stdout.write("\nEXIT: %s\n" % code)
+    # Last, so that a test showing the end of the screen shows which expectation failed.
+    sys.stdout.write(failed)
     sys.exit(status)
 
 main()

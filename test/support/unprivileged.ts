@@ -6,8 +6,7 @@
  * permissions bind as they bind an ordinary user (and as they bind root in a stage run with
  * `--cap-drop ALL`). As an ordinary user the test simply runs here.
  */
-import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
+import { runChildTest } from "./child_test.ts";
 
 /** Set in the child, so that it runs the test itself instead of starting another child. */
 const CHILD = "BRAVEBOT_TEST_WITHOUT_CAPABILITIES";
@@ -44,33 +43,10 @@ export function alsoWithoutCapabilities(
   Deno.test({
     name: `${name} (root without capabilities)`,
     ignore: !bypassesFilePermissions(),
-    fn: async () => {
-      const out = await new Deno.Command("setpriv", {
-        args: [
-          "--bounding-set=-all",
-          "--inh-caps=-all",
-          "--",
-          Deno.execPath(),
-          "test",
-          "--unstable-worker-options",
-          "--allow-read",
-          "--allow-write",
-          "--allow-net",
-          "--allow-run",
-          "--allow-env",
-          "--no-check",
-          "--filter",
-          `/^${name.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$/`,
-          fileURLToPath(module),
-        ],
-        env: { [CHILD]: "1", NO_COLOR: "1" },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const said = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-      assert.ok(out.success, said);
-      assert.match(said, /ok \| [1-9]\d* passed/, said);
-      assert.match(said, /\| 0 failed/, said);
-    },
+    fn: () =>
+      runChildTest(module, name, {
+        env: { [CHILD]: "1" },
+        wrapper: ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"],
+      }),
   });
 }

@@ -9,6 +9,7 @@ import { spawnPipeline } from "./spawn.ts";
 import type { SpawnRequest } from "../protocol.ts";
 import { findRunCgroup } from "../../policy/leftovers.ts";
 import { directSpawner } from "../../policy/sandbox.ts";
+import { leftRunning } from "../../../test/support/signal_log.ts";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 const PATH = Deno.env.get("PATH") ?? "/usr/bin:/bin";
@@ -146,19 +147,20 @@ Deno.test({
   fn: async () => {
     if (!found.ok) return;
     const dir = await Deno.makeTempDir({ prefix: "bb-cg-" });
+    // On the leftover's command line (the `:` keeps sh from becoming the sleep), for pgrep.
+    const marker = `bb-cg-leftover-${crypto.randomUUID()}`;
     try {
       const r = await spawnPipeline(request([[
         "sh",
         "-c",
-        `cat /proc/self/cgroup; setsid sh -c 'touch started; sleep 1; touch late' ` +
+        `cat /proc/self/cgroup; setsid sh -c 'touch started; sleep 30; :' ${marker} ` +
         "> /dev/null 2>&1 < /dev/null & while [ ! -e started ]; do sleep 0.05; done",
       ]], { cwd: dir, cgroup: found.value }));
       assert.equal(r.code, 0, text(r.stderr));
       assert.equal(r.cgroupEnded, true);
       const own = /^0::(\/.*)$/m.exec(text(r.stdout))?.[1] ?? "";
       assert.match(own, /\/bravebot-\d+-\d+-[0-9a-f]{8}$/, "the stage ran in the run's folder");
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      assert.equal(await Deno.lstat(join(dir, "late")).then(() => true, () => false), false);
+      assert.equal(await leftRunning(marker), "", "what the run left behind ended with it");
       // Deno does not look into /sys: `test` does.
       const folder = `${found.value.parent}/${own.split("/").at(-1)}`;
       const there = await new Deno.Command("sh", { args: ["-c", 'test -e "$1"', "_", folder] })
