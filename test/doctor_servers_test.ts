@@ -44,16 +44,15 @@ async function replayServer(fixture: string, listed: string[], reply: Reply) {
       });
     }
     const r = f.routes[key];
+    if (r?.text !== undefined) return new Response(r.text, { status: r.status });
     if (r) return Response.json(r.body, { status: r.status });
     if (key === "GET /v1/models") {
       return Response.json({ object: "list", data: listed.map((id) => ({ id, object: "model" })) });
     }
     return new Response("404 page not found", { status: 404 });
   });
-  return {
-    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/v1`,
-    close: () => server.shutdown(),
-  };
+  const root = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  return { url: `${root}/v1`, root, close: () => server.shutdown() };
 }
 
 async function doctor(url: string, model: string) {
@@ -194,5 +193,40 @@ Deno.test("doctor: Ollama before the model is loaded is asked again once the too
     assert.equal(server.probes.filter((p) => p === "GET /api/ps").length, 2);
   } finally {
     await server.stop();
+  }
+});
+
+Deno.test("doctor: an endpoint without /v1 is named, with the URL that answers", async () => {
+  for (const [fixture, model] of [["ollama_without_v1", "qwen3"], ["vllm_without_v1", "m"]]) {
+    const s = await replayServer(fixture, [], "tool");
+    try {
+      const r = await doctor(s.root, model);
+      assert.equal(r.code, 1, r.stdout);
+      const fixed = `${s.root}/v1`.replace(/[.]/g, "[.]");
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `FAIL\\s+endpoint reachable\\s+${s.root.replace(/[.]/g, "[.]")} lacks /v1: GET /models ` +
+            `answered HTTP 404, and ${fixed}/models lists the server's models; pass --endpoint ${fixed}`,
+        ),
+      );
+      assert.doesNotMatch(r.stdout, /is the server running/);
+      // With the trailing slash a person may type, too.
+      const slash = await doctor(`${s.root}/`, model);
+      assert.match(
+        slash.stdout,
+        /lacks \/v1: .* pass --endpoint http:\/\/127[.]0[.]0[.]1:\d+\/v1 /,
+      );
+    } finally {
+      await s.close();
+    }
+  }
+  // A base URL with /v1 that misses is not told to add another.
+  const v = await replayServer("vllm_without_v1", [], "tool");
+  try {
+    const r = await doctor(`${v.root}/v1/v1`, "m");
+    assert.doesNotMatch(r.stdout, /lacks \/v1/);
+  } finally {
+    await v.close();
   }
 });

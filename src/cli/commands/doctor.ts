@@ -84,6 +84,24 @@ async function listModels(
   }
 }
 
+/**
+ * An OpenAI-compatible base URL that lacks its `/v1` (`http://127.0.0.1:11434`): Ollama, vLLM and
+ * LM Studio answer the OpenAI API only under `/v1`, so `GET /models` misses there. When
+ * `URL/v1/models` lists models, the fix is that URL; null when it does not, or `/v1` is there.
+ */
+async function withV1(url: string, apiKey: string | undefined): Promise<string | null> {
+  const base = url.replace(/\/+$/, "");
+  let path: string;
+  try {
+    path = new URL(base).pathname;
+  } catch {
+    return null;
+  }
+  if (/\/v1$/.test(path)) return null;
+  const listed = await listModels(`${base}/v1`, apiKey);
+  return listed.ok ? `${base}/v1` : null;
+}
+
 /** Whether the listed names include the model, as this server means names. */
 function listedAs(ids: string[], model: string, server: ServerKind | null): string | null {
   if (ids.includes(model)) return model;
@@ -154,12 +172,19 @@ async function endpointChecks(
   const prefix = role === "planner" ? "" : "processor ";
   const checks: Check[] = [];
   const listed = await listModels(url, apiKey);
+  const fixed = !listed.ok && listed.reached ? await withV1(url, apiKey) : null;
+  const option = role === "planner" ? "--endpoint" : "--processor-endpoint";
+  const field = role === "planner" ? "endpoint" : "processorEndpoint";
   checks.push({
     name: `${prefix}endpoint reachable`,
     ok: listed.ok,
     essential: true,
     detail: listed.ok
       ? `${url} answered GET /models`
+      : fixed !== null
+      ? `${escapeForScreen(url)} lacks /v1: ${listed.why}, and ${escapeForScreen(fixed)}/models ` +
+        `lists the server's models; pass ${option} ${escapeForScreen(fixed)} (or set ` +
+        `"${field}" to it in the config)`
       : `${url}: ${listed.why}${
         !listed.ok && !listed.reached
           ? " — is the server running (ollama serve, llama-server) and is --endpoint right?"
