@@ -8,53 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runMain } from "./support/run_main.ts";
 import { FAKE_MODEL, startFakeOllama } from "./support/fake_ollama.ts";
-
-interface Fixture {
-  routes: Record<string, { status: number; body: unknown; text?: string }>;
-}
-
-type Reply = "tool" | "text_call" | "prose";
-
-async function replayServer(fixture: string, listed: string[], reply: Reply) {
-  const f = JSON.parse(
-    await Deno.readTextFile(new URL(`./fixtures/served/${fixture}.json`, import.meta.url)),
-  ) as Fixture;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const u = new URL(req.url);
-    const key = `${req.method} ${u.pathname}${u.search}`;
-    if (req.method === "POST") await req.text();
-    if (key === "POST /v1/chat/completions") {
-      const call = {
-        id: "c1",
-        type: "function",
-        function: { name: "ping", arguments: '{"word":"ok"}' },
-      };
-      const message = reply === "tool"
-        ? { role: "assistant", content: null, tool_calls: [call] }
-        : reply === "text_call"
-        ? {
-          role: "assistant",
-          content: '<tool_call>{"name": "ping", "arguments": {"word": "ok"}}</tool_call>',
-        }
-        : { role: "assistant", content: "ping ok" };
-      return Response.json({
-        id: "x",
-        object: "chat.completion",
-        choices: [{ index: 0, message, finish_reason: reply === "tool" ? "tool_calls" : "stop" }],
-      });
-    }
-    const r = f.routes[key];
-    if (r) return Response.json(r.body, { status: r.status });
-    if (key === "GET /v1/models") {
-      return Response.json({ object: "list", data: listed.map((id) => ({ id, object: "model" })) });
-    }
-    return new Response("404 page not found", { status: 404 });
-  });
-  return {
-    url: `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}/v1`,
-    close: () => server.shutdown(),
-  };
-}
+import { replayServer } from "./support/served_replay.ts";
 
 async function doctor(url: string, model: string) {
   const root = await Deno.makeTempDir({ prefix: "bb-doctor-srv-" });
@@ -194,5 +148,40 @@ Deno.test("doctor: Ollama before the model is loaded is asked again once the too
     assert.equal(server.probes.filter((p) => p === "GET /api/ps").length, 2);
   } finally {
     await server.stop();
+  }
+});
+
+Deno.test("doctor: an endpoint without /v1 is named, with the URL that answers", async () => {
+  for (const [fixture, model] of [["ollama_without_v1", "qwen3"], ["vllm_without_v1", "m"]]) {
+    const s = await replayServer(fixture, [], "tool");
+    try {
+      const r = await doctor(s.root, model);
+      assert.equal(r.code, 1, r.stdout);
+      const fixed = `${s.root}/v1`.replace(/[.]/g, "[.]");
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `FAIL\\s+endpoint reachable\\s+${s.root.replace(/[.]/g, "[.]")} lacks /v1: GET /models ` +
+            `answered HTTP 404, and ${fixed}/models lists the server's models; pass --endpoint ${fixed}`,
+        ),
+      );
+      assert.doesNotMatch(r.stdout, /is the server running/);
+      // With the trailing slash a person may type, too.
+      const slash = await doctor(`${s.root}/`, model);
+      assert.match(
+        slash.stdout,
+        /lacks \/v1: .* pass --endpoint http:\/\/127[.]0[.]0[.]1:\d+\/v1 /,
+      );
+    } finally {
+      await s.close();
+    }
+  }
+  // A base URL with /v1 that misses is not told to add another.
+  const v = await replayServer("vllm_without_v1", [], "tool");
+  try {
+    const r = await doctor(`${v.root}/v1/v1`, "m");
+    assert.doesNotMatch(r.stdout, /lacks \/v1/);
+  } finally {
+    await v.close();
   }
 });

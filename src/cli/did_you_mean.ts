@@ -5,25 +5,17 @@
  * terminal (docs/decisions.md).
  */
 
-import { editDistance } from "../util/edit_distance.ts";
+import { editDistance, nearestName } from "../util/edit_distance.ts";
 
 export { editDistance };
 
 /**
- * The command a lone word is a near miss for, or null: one edit away (two for names of seven
- * letters or more), ignoring case; an exact name is no slip, nor is anything but letters.
+ * The command a lone word is a near miss for, or null ({@link nearestName}); anything but a
+ * plain word of letters is no slip.
  */
 export function nearestCommand(word: string, names: readonly string[]): string | null {
   if (!/^[A-Za-z]{2,20}$/.test(word)) return null;
-  const w = word.toLowerCase();
-  let best: { name: string; distance: number } | null = null;
-  for (const name of names) {
-    if (word === name) return null;
-    const distance = editDistance(w, name);
-    if (distance > (name.length >= 7 ? 2 : 1)) continue;
-    if (!best || distance < best.distance) best = { name, distance };
-  }
-  return best?.name ?? null;
+  return nearestName(word, names);
 }
 
 /**

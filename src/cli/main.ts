@@ -6,10 +6,11 @@
  * version before commander (or anything else from npm) is loaded, which is most of its
  * start-up time (docs/benchmarks.md).
  */
-import type { Command } from "commander";
+import type { Command, Help as HelpType } from "commander";
 import { VERSION } from "../version.ts";
-import { printErr, printOut, writeErr, writeOut } from "../util/output.ts";
-import { EXIT, UsageError } from "./exit_codes.ts";
+import { columnsFor, printErr, printOut, writeErr, writeOut } from "../util/output.ts";
+import { EXIT, EXIT_MEANINGS, UsageError } from "./exit_codes.ts";
+import { escapeForScreen } from "../util/escape.ts";
 import type { GlobalOptions } from "./global_options.ts";
 import { commandHandlers } from "./handlers.ts";
 import { askYesNo, nearestCommand, readStdinLine } from "./did_you_mean.ts";
@@ -36,9 +37,13 @@ const SESSION_ONLY = new Set([
  */
 const errLine = (line: string) => printErr(line);
 
+/** Fewer columns than this left beside the options, and descriptions go under them instead. */
+const NARROWEST_DESCRIPTION = 24;
+
 function build(
-  { Command, Option }: Commander,
+  { Command, Help, Option }: Commander,
   setExit: (code: number) => void,
+  defaultConfigPath: () => string,
 ): Command {
   const program = new Command("bravebot")
     .description("a coding agent for repositories full of text written by strangers")
@@ -75,6 +80,22 @@ function build(
     // A subcommand's --help lists the options it takes, which are the program's (set before the
     // subcommands are made, so that they inherit it).
     .configureHelp({
+      // A narrow terminal still gets its descriptions wrapped (commander stops below 40).
+      minWidthToWrap: 12,
+      // Too narrow for two columns: each description goes under its option, indented.
+      formatItem(this: HelpType, term, termWidth, description, helper) {
+        const width = this.helpWidth ?? 80;
+        if (!description || width - termWidth - 4 >= NARROWEST_DESCRIPTION) {
+          return Help.prototype.formatItem.call(this, term, termWidth, description, helper);
+        }
+        const wrapped = this.boxWrap(description, Math.max(12, width - 6));
+        return `  ${term}\n${wrapped.replace(/^/gm, "      ")}`;
+      },
+      // The usage line too, under its own start ("Usage: " is seven columns).
+      styleUsage(this: HelpType, usage: string) {
+        return this.boxWrap(usage, Math.max(12, (this.helpWidth ?? 80) - 7))
+          .replace(/\n/g, "\n       ");
+      },
       showGlobalOptions: true,
       visibleGlobalOptions: (cmd) =>
         (cmd.parent?.options ?? []).filter((o) => !o.hidden && !SESSION_ONLY.has(o.long ?? "")),
@@ -82,11 +103,19 @@ function build(
     .configureOutput({
       writeOut: (s) => writeOut(s),
       writeErr: (s) => writeErr(s),
+      // Help is wrapped to the terminal it is shown on, not to a fixed 80 columns.
+      getOutHelpWidth: () => columnsFor("out"),
+      getErrHelpWidth: () => columnsFor("err"),
     })
     .action(async (promptWords: string[], options: GlobalOptions) => {
       if (options.print === undefined && await bareWord(program, promptWords, setExit)) return;
       setExit(await commandHandlers.session(options, promptWords.join(" ")));
     });
+
+  program.addHelpText(
+    "after",
+    (context) => helpTail(program, context.error ? "err" : "out", defaultConfigPath),
+  );
 
   program.command("trust")
     .description("list, add, untrust or remove trust-map rules")
@@ -137,6 +166,61 @@ function build(
       setExit(await commandHandlers.doctor(cmd.optsWithGlobals() as GlobalOptions));
     });
   return program;
+}
+
+/** What `bravebot --help` shows by example: a command line and what it does. */
+const EXAMPLES: readonly (readonly [string, string])[] = [
+  ["bravebot", "a session in the current directory"],
+  ["bravebot fix the failing test", "a session whose first message is the words given"],
+  ['bravebot -p "what does src/app.ts do?"', "one-shot: the answer is printed, then it exits"],
+  [
+    'git diff | bravebot -p "review this" --output-format json',
+    "one-shot over piped input (a reference the planner does not read), answered as JSON",
+  ],
+  ["bravebot --continue", "go on with this workspace's latest session"],
+  ["bravebot doctor --endpoint http://127.0.0.1:8080/v1", "check a server before a first run"],
+];
+
+/** The user config's default path, or how it is found when HOME is not set. */
+function configPathShown(defaultConfigPath: () => string): string {
+  try {
+    return escapeForScreen(defaultConfigPath());
+  } catch {
+    return "$XDG_CONFIG_HOME/bravebot/config.json";
+  }
+}
+
+/**
+ * The end of `bravebot --help`: examples, where the config file is and the exit statuses
+ * (from {@link EXIT_MEANINGS}, the one list of them), wrapped to the width help is shown at.
+ */
+function helpTail(
+  program: Command,
+  stream: "out" | "err",
+  defaultConfigPath: () => string,
+): string {
+  const help = program.createHelp();
+  help.prepareContext({ helpWidth: columnsFor(stream) });
+  const width = help.helpWidth ?? 80;
+  const indented = (text: string, by: number) =>
+    help.boxWrap(text, Math.max(20, width - by)).replace(/^/gm, " ".repeat(by));
+  const codes = EXIT_MEANINGS.map(([code, meaning]) =>
+    help.formatItem(String(code), 3, meaning, help)
+  );
+  return [
+    "",
+    "Examples:",
+    ...EXAMPLES.flatMap(([line, what]) => [indented(`$ ${line}`, 2), indented(what, 6)]),
+    "",
+    "Config file:",
+    indented(
+      `${configPathShown(defaultConfigPath)} (another with --config FILE; docs/config.md)`,
+      2,
+    ),
+    "",
+    "Exit status:",
+    ...codes,
+  ].join("\n");
 }
 
 /**
@@ -199,7 +283,9 @@ export async function main(args: string[]): Promise<number> {
   let code: number = EXIT.ok;
   const commander = await import("commander");
   const { CommanderError } = commander;
-  const program = build(commander, (c) => code = c);
+  // Loaded here, not at the top: `--version` alone should load none of it.
+  const { defaultConfigPath } = await import("../state/dirs.ts");
+  const program = build(commander, (c) => code = c, defaultConfigPath);
   try {
     await program.parseAsync(args, { from: "user" });
     return code;

@@ -163,16 +163,27 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   {
     name: "model",
     args: "NAME",
-    help: "the planner model for the next turns",
-    run(args, c) {
+    help: "the planner model for the next turns (checked against the server's list)",
+    async run(args, c) {
       const name = args.join(" ").trim();
+      const current = c.runtime.driver.plannerModel;
       if (name === "") {
-        c.print(`the planner model is ${escapeForScreen(c.runtime.driver.plannerModel)}`);
+        c.print(`the planner model is ${escapeForScreen(current)}`);
+        return;
+      }
+      const { checkPlannerModel } = await import("./commands/model.ts");
+      const choice = await checkPlannerModel(c.settings.planner.url, name, current);
+      if (!choice.ok) {
+        c.print(pc.red(choice.message));
         return;
       }
       const failed = c.runtime.usePlannerModel(name);
       if (failed) c.print(pc.red(escapeForScreen(failed)));
-      else c.print(`the planner model is now ${escapeForScreen(name)} (for the next turns)`);
+      else {
+        c.print(
+          `the planner model is now ${escapeForScreen(name)} (for the next turns; ${choice.note})`,
+        );
+      }
       c.refreshPrompt();
     },
   },

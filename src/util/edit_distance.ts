@@ -1,6 +1,6 @@
 /**
- * The one edit distance: the command line's did-you-mean and load_skill's "close:" hint both
- * measure names with it.
+ * The one edit distance: the command line's did-you-mean, a config file's mistyped key and
+ * load_skill's "close:" hint all measure names with it.
  */
 
 /**
@@ -28,4 +28,23 @@ export function editDistance(a: string, b: string): number {
     [before, previous, current] = [previous, current, before];
   }
   return previous[b.length];
+}
+
+/**
+ * The name `word` is a slip for, or null: one edit away (two for names of seven characters or
+ * more), ignoring case, the nearest winning (the first listed on a tie). A word that is one of
+ * the names is no slip, nor is a word much longer than any name could be; names of one or two
+ * characters are never offered (one edit is half of them).
+ */
+export function nearestName(word: string, names: readonly string[]): string | null {
+  if (names.includes(word) || word.length > 64) return null;
+  const w = word.toLowerCase();
+  let best: { name: string; distance: number } | null = null;
+  for (const name of names) {
+    if (name.length < 3) continue;
+    const distance = editDistance(w, name.toLowerCase());
+    if (distance > (name.length >= 7 ? 2 : 1)) continue;
+    if (!best || distance < best.distance) best = { name, distance };
+  }
+  return best?.name ?? null;
 }

@@ -66,7 +66,9 @@ export function parseJsonFile<T>(
       return err(`${source}: ${parsed.message}`);
     case "invalid":
       return err(
-        `${source}: ${describeZodError(parsed.error)}${options.hint ? ` (${options.hint})` : ""}`,
+        `${source}: ${describeZodError(parsed.error, schema)}${
+          options.hint ? ` (${options.hint})` : ""
+        }`,
       );
   }
 }

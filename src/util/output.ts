@@ -75,6 +75,15 @@ function terminalColumns(): number {
   }
 }
 
+/**
+ * How wide text written to stdout (or stderr) may be: the terminal's width when that stream is a
+ * terminal, 80 columns on a pipe or a file (what a log or a test reads the same way every time).
+ */
+export function columnsFor(stream: "out" | "err"): number {
+  const isTerminal = stream === "out" ? Deno.stdout.isTerminal() : Deno.stderr.isTerminal();
+  return isTerminal ? terminalColumns() : 80;
+}
+
 /** One line to stdout. */
 export function printOut(line: string, options?: WriteOptions): void {
   writeOut(`${line}\n`, options);

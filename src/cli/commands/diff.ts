@@ -14,7 +14,7 @@ import { sessionExists, sessionIds } from "../../session/runtime.ts";
 import { EffectWorker } from "../../worker/client.ts";
 import { renderChangedFile } from "../../person/diff_view.ts";
 import { escapeForScreen } from "../../util/escape.ts";
-import { printOut } from "../../util/output.ts";
+import { columnsFor, printOut } from "../../util/output.ts";
 import { EXIT, UsageError } from "../exit_codes.ts";
 import { type GlobalOptions, resolveGlobals } from "../global_options.ts";
 
@@ -43,12 +43,8 @@ export async function sessionNamed(sessionsDir: string, given: string): Promise<
 
 /** Colour and width only on a terminal (and colour not under NO_COLOR); a pipe gets plain text. */
 function screen(): { color: boolean; width: number } {
-  if (!Deno.stdout.isTerminal()) return { color: false, width: 80 };
-  let width = 80;
-  try {
-    width = Deno.consoleSize().columns;
-  } catch { /* 80 */ }
-  return { color: !Deno.env.get("NO_COLOR"), width };
+  if (!Deno.stdout.isTerminal()) return { color: false, width: columnsFor("out") };
+  return { color: !Deno.env.get("NO_COLOR"), width: columnsFor("out") };
 }
 
 export async function diffCommand(

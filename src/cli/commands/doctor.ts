@@ -22,12 +22,12 @@ import { plural } from "../../util/plural.ts";
 import {
   boundedHttp,
   contextFix,
-  ollamaName,
   probeServedContext,
   type ServedContext,
   type ServerKind,
   serverName,
 } from "../../model/served_context.ts";
+import { findModel, listModels, missingHint } from "../../model/served_models.ts";
 import { effectiveWindow } from "../../util/window.ts";
 import { findTextCalls } from "../../driver/text_calls.ts";
 
@@ -41,70 +41,24 @@ export interface Check {
   warn?: boolean;
 }
 
-const LIST_TIMEOUT_MS = 10_000;
 const TOOL_TIMEOUT_MS = 120_000;
 
-async function listModels(
-  url: string,
-  apiKey: string | undefined,
-): Promise<{ ok: true; ids: string[] } | { ok: false; why: string; reached: boolean }> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), LIST_TIMEOUT_MS);
+/**
+ * An OpenAI-compatible base URL that lacks its `/v1` (`http://127.0.0.1:11434`): Ollama, vLLM and
+ * LM Studio answer the OpenAI API only under `/v1`, so `GET /models` misses there. When
+ * `URL/v1/models` lists models, the fix is that URL; null when it does not, or `/v1` is there.
+ */
+async function withV1(url: string, apiKey: string | undefined): Promise<string | null> {
+  const base = url.replace(/\/+$/, "");
+  let path: string;
   try {
-    const response = await fetch(`${url.replace(/\/+$/, "")}/models`, {
-      signal: controller.signal,
-      headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
-    });
-    const text = await response.text();
-    if (!response.ok) {
-      const hint = response.status === 401 || response.status === 403
-        ? "; set BRAVEBOT_API_KEY if the endpoint needs a token"
-        : "";
-      return {
-        ok: false,
-        reached: true,
-        why: `GET /models answered HTTP ${response.status}${hint}`,
-      };
-    }
-    let ids: string[] = [];
-    try {
-      const data = JSON.parse(text) as { data?: { id?: unknown }[]; models?: { name?: unknown }[] };
-      ids = (data.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === "string");
-    } catch {
-      return { ok: false, reached: true, why: "GET /models did not answer with JSON" };
-    }
-    return { ok: true, ids };
-  } catch (e) {
-    const why = controller.signal.aborted
-      ? `no answer within ${LIST_TIMEOUT_MS / 1000} s`
-      : messageOf(e).split("\n")[0];
-    return { ok: false, reached: false, why };
-  } finally {
-    clearTimeout(timer);
+    path = new URL(base).pathname;
+  } catch {
+    return null;
   }
-}
-
-/** Whether the listed names include the model, as this server means names. */
-function listedAs(ids: string[], model: string, server: ServerKind | null): string | null {
-  if (ids.includes(model)) return model;
-  if (server === "ollama") return ids.find((id) => ollamaName(id) === ollamaName(model)) ?? null;
-  return null;
-}
-
-/** How to make the model available on the server found (never `ollama pull` for all of them). */
-function missingHint(model: string, served: ServedContext): string {
-  switch (served.server) {
-    case "ollama":
-      return `pull it (ollama pull ${model}) or pass --model with a listed name`;
-    case "llama.cpp":
-      return "add it to the router's --models-dir or a preset, or pass --model with a listed name";
-    case "vllm":
-      return `start vLLM with --served-model-name ${model}, or pass --model with the listed name`;
-    case "lmstudio":
-      return `download and load it (lms get ${model}; lms load ${model}), or pass --model with a listed name`;
-    default:
-      return "pass --model with a listed name";
-  }
+  if (/\/v1$/.test(path)) return null;
+  const listed = await listModels(`${base}/v1`, apiKey);
+  return listed.ok ? `${base}/v1` : null;
 }
 
 /** The window a session will use against this server, and where each number comes from. */
@@ -154,12 +108,19 @@ async function endpointChecks(
   const prefix = role === "planner" ? "" : "processor ";
   const checks: Check[] = [];
   const listed = await listModels(url, apiKey);
+  const fixed = !listed.ok && listed.reached ? await withV1(url, apiKey) : null;
+  const option = role === "planner" ? "--endpoint" : "--processor-endpoint";
+  const field = role === "planner" ? "endpoint" : "processorEndpoint";
   checks.push({
     name: `${prefix}endpoint reachable`,
     ok: listed.ok,
     essential: true,
     detail: listed.ok
       ? `${url} answered GET /models`
+      : fixed !== null
+      ? `${escapeForScreen(url)} lacks /v1: ${listed.why}, and ${escapeForScreen(fixed)}/models ` +
+        `lists the server's models; pass ${option} ${escapeForScreen(fixed)} (or set ` +
+        `"${field}" to it in the config)`
       : `${url}: ${listed.why}${
         !listed.ok && !listed.reached
           ? " — is the server running (ollama serve, llama-server) and is --endpoint right?"
@@ -185,22 +146,25 @@ async function endpointChecks(
     return { checks, usable: false, served: null };
   }
   // Which server this is, and what it serves the model with: its own API, bounded probes.
-  const served = await probeServedContext(url, model, boundedHttp({ apiKey }));
-  const as = listedAs(listed.ids, model, served.server);
+  const found = await findModel(url, model, listed.ids, apiKey);
+  const { as, served } = found;
   // The server's names, made safe for the terminal.
   const available = escapeForScreen(listed.ids.slice(0, 10).join(", ").slice(0, 600)) || "none";
+  const shown = escapeForScreen(model);
   // A single-model llama-server answers whatever name it is sent.
-  const present = as !== null || served.anyName;
+  const present = as !== null || found.anyName;
   checks.push({
     name: `${prefix}model present`,
     ok: present,
     essential: true,
     detail: as !== null
-      ? `${escapeForScreen(model)} is served${as !== model ? ` (as ${escapeForScreen(as)})` : ""}`
-      : served.anyName
+      ? `${shown} is served${as !== model ? ` (as ${escapeForScreen(as)})` : ""}`
+      : found.anyName
       ? `llama-server serves one model (${available}) and answers to any name it is sent, ` +
-        `${model} included; start it with --alias ${model} to list it by that name`
-      : `${model} is not among the endpoint's models (${available}); ${missingHint(model, served)}`,
+        `${shown} included; start it with --alias ${shown} to list it by that name`
+      : `${shown} is not among the endpoint's models (${available})` +
+        (found.near !== null ? `; did you mean ${escapeForScreen(found.near)}?` : "") +
+        `; ${escapeForScreen(missingHint(model, served.server))}`,
   });
   checks.push(contextCheck(prefix, served, configured));
   return { checks, usable: present, served };
