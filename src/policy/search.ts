@@ -26,6 +26,7 @@ import { ownWordsLabel } from "./driver_labels.ts";
 import type { EffectWorker, WorkerResult } from "../worker/client.ts";
 import { fanout } from "../worker/pool.ts";
 import { FIND, type FindInFilesResult } from "../worker/search_protocol.ts";
+import { recordDone } from "./verdict.ts";
 
 export type { SearchCounts, SearchFound, SearchMatch } from "../util/search_text.ts";
 
@@ -75,7 +76,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
       lines: matches.length,
       tool: "search",
     }, bytes);
-    await policy.record({
+    await recordDone(policy, {
       tool: "search",
       routing,
       labels: { result: label },
@@ -84,7 +85,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
     });
     return { kind: "kept", ref: ref.id, counts, label: ownWordsLabel() };
   }
-  await policy.record({
+  await recordDone(policy, {
     tool: "search",
     routing,
     labels: { result: label },

@@ -18,6 +18,7 @@ import {
 } from "../util/skill_file.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { editDistance } from "../util/edit_distance.ts";
+import { recordDecision, type Settled } from "./verdict.ts";
 
 /** A workspace folder's names, given only when a person trusted the folder. */
 export type FolderListing =
@@ -163,10 +164,59 @@ export type SkillLoad =
   | { kind: "unreadable"; error: string }
   | { kind: "loaded"; body: string; label: Label };
 
+/** load_skill's terms: an allow grants the loaded skill, a refusal is what is rendered instead. */
+interface SkillTerms {
+  grants: Extract<SkillLoad, { kind: "loaded" }>;
+  refusal: Exclude<SkillLoad, { kind: "loaded" }>;
+  question: never;
+  answer: never;
+  keep: never;
+}
+
+/**
+ * What load_skill's `name` comes to, given the listed skill it `chosen` ({@link selectSkill})
+ * and, when it chose one, what reading it again gave ({@link readSkill}): refused when it chose
+ * none or cannot be read, loaded otherwise, each with its audit line. Pure: a table tests it.
+ */
+export function skillLoadVerdict(
+  name: string,
+  chosen: SkillChoice,
+  read: Result<{ body: string; label: Label }> | null,
+): Settled<SkillTerms> {
+  if ("refusal" in chosen) {
+    return {
+      kind: "refuse",
+      refusal: { kind: "not_listed", refusal: chosen.refusal },
+      audit: {
+        tool: "load_skill",
+        routing: { name: name.slice(0, 80) },
+        decision: "refused",
+        by: "rule",
+        reason: "not a listed name",
+      },
+    };
+  }
+  const routing = { name, source: chosen.entry.source };
+  if (read === null || !read.ok) {
+    const error = read === null ? "it was not read" : read.error;
+    return {
+      kind: "refuse",
+      refusal: { kind: "unreadable", error },
+      audit: { tool: "load_skill", routing, decision: "refused", by: "rule", reason: error },
+    };
+  }
+  const { body, label } = read.value;
+  return {
+    kind: "allow",
+    grants: { kind: "loaded", body, label },
+    audit: { tool: "load_skill", routing, decision: "loaded", by: "rule", gave: { output: label } },
+  };
+}
+
 /**
  * load_skill's decision: the name selects from the skills `listed` at the start of the turn
- * ({@link selectSkill}); one that selected none is refused, a listed one is read again
- * ({@link readSkill}); each outcome is recorded.
+ * ({@link selectSkill}); a listed one is read again ({@link readSkill}); what that comes to
+ * ({@link skillLoadVerdict}) is recorded.
  */
 export async function loadSkill(
   policy: Policy,
@@ -174,34 +224,7 @@ export async function loadSkill(
   listed: readonly SkillEntry[],
 ): Promise<SkillLoad> {
   const chosen = selectSkill(listed, name);
-  if ("refusal" in chosen) {
-    await policy.record({
-      tool: "load_skill",
-      routing: { name: name.slice(0, 80) },
-      decision: "refused",
-      by: "rule",
-      reason: "not a listed name",
-    });
-    return { kind: "not_listed", refusal: chosen.refusal };
-  }
-  const { entry } = chosen;
-  const read = await readSkill(policy, entry);
-  if (!read.ok) {
-    await policy.record({
-      tool: "load_skill",
-      routing: { name, source: entry.source },
-      decision: "refused",
-      by: "rule",
-      reason: read.error,
-    });
-    return { kind: "unreadable", error: read.error };
-  }
-  await policy.record({
-    tool: "load_skill",
-    routing: { name, source: entry.source },
-    decision: "loaded",
-    by: "rule",
-    labels: { output: read.value.label },
-  });
-  return { kind: "loaded", body: read.value.body, label: read.value.label };
+  const read = "entry" in chosen ? await readSkill(policy, chosen.entry) : null;
+  const settled = await recordDecision(policy, skillLoadVerdict(name, chosen, read));
+  return settled.kind === "allow" ? settled.grants : settled.refusal;
 }
