@@ -5,7 +5,8 @@
  * `.record({ … })` call with an object literal, anywhere but verdict.ts.
  */
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
+import { relative } from "node:path";
+import { sourceFiles } from "./support/source_files.ts";
 
 const SRC = new URL("../src/", import.meta.url).pathname;
 
@@ -22,15 +23,6 @@ export function handBuilt(text: string): string | null {
   const start = text.lastIndexOf("\n", m.index) + 1;
   const end = text.indexOf("\n", m.index);
   return text.slice(start, end === -1 ? undefined : end).trim();
-}
-
-async function sourceFiles(dir: string, out: string[] = []): Promise<string[]> {
-  for await (const e of Deno.readDir(dir)) {
-    const path = join(dir, e.name);
-    if (e.isDirectory) await sourceFiles(path, out);
-    else if (/\.tsx?$/.test(e.name) && !/_test\.tsx?$/.test(e.name)) out.push(path);
-  }
-  return out;
 }
 
 Deno.test("audit entries: the pattern finds an entry written by hand, and not a recorded value", () => {

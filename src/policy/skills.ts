@@ -92,6 +92,14 @@ export async function readTrustedHead(
 }
 
 /**
+ * A user skill is the person's own file, in their config folder beside the config they wrote:
+ * trusted, and public like the config itself (docs/contract.md §11).
+ */
+export function userSkillLabel(): Label {
+  return TRUSTED_PUBLIC;
+}
+
+/**
  * The body of a listed skill. A user skill is the person's own file; a workspace skill is read
  * again through the effect worker and must still be trusted.
  */
@@ -102,7 +110,7 @@ export async function readSkill(
   let loaded: Result<{ text: string; label: Label }>;
   if (entry.source === "user") {
     try {
-      loaded = ok({ text: await Deno.readTextFile(entry.file), label: TRUSTED_PUBLIC });
+      loaded = ok({ text: await Deno.readTextFile(entry.file), label: userSkillLabel() });
     } catch (e) {
       // The error's name only: Deno's message names the file's real path.
       loaded = err(`cannot be read (${(e as Error).name ?? "error"})`);

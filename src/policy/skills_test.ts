@@ -6,8 +6,13 @@ import type { SkillEntry } from "../util/skill_file.ts";
 import { skillLoadVerdict } from "./skills.ts";
 import { auditEntryOf } from "./verdict.ts";
 
-const entry = (source: SkillEntry["source"]) =>
-  ({ name: "release", description: "d", source, file: "/x/release/SKILL.md" }) as SkillEntry;
+const entry = (source: SkillEntry["source"]) => ({
+  name: "release",
+  description: "d",
+  source,
+  file: "/x/release/SKILL.md",
+  label: TRUSTED_PUBLIC,
+});
 
 Deno.test("skillLoadVerdict: refused unchosen or unread, loaded otherwise; each with its audit line", () => {
   const long = "n".repeat(100);

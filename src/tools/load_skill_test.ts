@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fixture } from "../../test/support/person_side.ts";
 import { discoverSkills } from "../skills/discover.ts";
 import { skillsPort } from "../policy/ports/skills.ts";
-import { formatLabel } from "../util/label.ts";
+import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import { loadSkill } from "./load_skill.ts";
 import { selectSkill } from "../policy/skills.ts";
 
@@ -108,6 +108,7 @@ Deno.test("load_skill: the close names in a refusal are those one edit distance 
     description: "",
     file: `/s/${name}`,
     source: "user" as const,
+    label: TRUSTED_PUBLIC,
   });
   const skills = [entry("release"), entry("commit-style")];
   // Two swaps of neighbours are two steps (a swap is one, as the command line's did-you-mean
