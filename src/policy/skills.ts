@@ -1,8 +1,8 @@
 /**
- * Skill decisions (design.md §11): the workspace's skills count only while a person trusts their
- * folder and their files, load_skill's name selects only a skill listed at the start of the turn
- * (matched exactly, never a path), a listed skill is read again when it is loaded, and every load
- * is recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
+ * Skill decisions (docs/contract.md §11): the workspace's skills count only while a person trusts
+ * their folder and their files, load_skill's name selects only a skill listed at the start of the
+ * turn (matched exactly, never a path), a listed skill is read again when it is loaded, and every
+ * load is recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
  * (`ports/skills.ts`), which hands out these functions.
  */
 import { relative } from "node:path";
