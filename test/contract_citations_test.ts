@@ -14,50 +14,6 @@ import { join } from "node:path";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
-/**
- * Files still citing the specification bare, because other engineers are editing them as this
- * test lands (issue 22). Each is to cite the project's docs the next time it is touched, and then
- * leave this list: the test fails for a file here that no longer needs its place. Shrink it; never
- * add to it.
- */
-const NOT_YET: ReadonlySet<string> = new Set([
-  "src/cli/did_you_mean.ts",
-  "src/policy/approvals_file.ts",
-  "src/policy/core.ts",
-  "src/policy/edits.ts",
-  "src/policy/egress.ts",
-  "src/policy/outputs.ts",
-  "src/policy/questions.ts",
-  "src/policy/read_file.ts",
-  "src/policy/runs.ts",
-  "src/policy/search.ts",
-  "src/policy/shell.ts",
-  "src/policy/skills.ts",
-  "src/policy/writes.ts",
-  "src/state/answers.ts",
-  "src/state/config.ts",
-  "src/state/config_test.ts",
-  "src/state/dirs.ts",
-  "src/state/session_state.ts",
-  "src/state/settings.ts",
-  "src/state/transcript.ts",
-  "src/state/workspace_config.ts",
-  "src/tools/ask_user.ts",
-  "src/tools/edit_file.ts",
-  "src/tools/list_files.ts",
-  "src/tools/load_skill.ts",
-  "src/tools/read_file.ts",
-  "src/tools/read_output.ts",
-  "src/tools/registry.ts",
-  "src/tools/registry_test.ts",
-  "src/tools/run.ts",
-  "src/tools/search.ts",
-  "src/tools/spawn_processor.ts",
-  "src/tools/todo_write.ts",
-  "src/tools/tool.ts",
-  "src/tools/write_file.ts",
-]);
-
 /** Where code and docs live; test fixtures hold other projects' text and are left out. */
 const SCANNED = ["src", "test", "scripts", "docs", "permissions", "main.ts", "README.md"];
 const SKIPPED = ["test/fixtures/"];
@@ -173,16 +129,14 @@ Deno.test("contract: the scan reads the code, the tests and the docs", () => {
   assert.ok(!ALL.some((f) => f.startsWith("test/fixtures/")));
 });
 
-Deno.test("contract: nothing cites the specification's files bare, but the files not yet moved", () => {
+Deno.test("contract: nothing cites the specification's files bare", () => {
   const bare = ALL.filter((rel) => joined(text(rel)).match(BARE) !== null);
-  const offenders = bare.filter((rel) => !NOT_YET.has(rel)).map((rel) => {
+  const offenders = bare.map((rel) => {
     const lines = text(rel).split("\n");
     const at = lines.findIndex((l) => l.match(BARE) !== null);
     return `${rel}:${at + 1}: ${lines[at]?.trim()}`;
   });
   assert.deepEqual(offenders, [], "cite docs/contract.md §N, docs/cli.md or docs/tools.md instead");
-  const done = [...NOT_YET].filter((rel) => !bare.includes(rel));
-  assert.deepEqual(done, [], "these cite the project's docs now: take them off NOT_YET");
 });
 
 Deno.test("contract: every cited doc, anchor and section exists", () => {

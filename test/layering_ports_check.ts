@@ -96,6 +96,7 @@ export const SKILLS_PORT = {
   listTrustedFolder: true,
   readWorkspaceSkill: true,
   readTrustedHead: true,
+  userSkillLabel: true,
 } as const satisfies Record<keyof SkillsPort, true>;
 
 /** What a tool's handler is given (`tools/tool.ts`), and the processor the driver hands it. */

@@ -1,8 +1,8 @@
 /**
  * A lone word on the command line that is a slip for a subcommand (`bravebot doctr`): in a
- * terminal the person is asked whether they meant it, since cli.md makes any words a prompt and
- * the word would otherwise go to the model as the first message. Nothing here runs outside a
- * terminal (docs/decisions.md).
+ * terminal the person is asked whether they meant it, since docs/cli.md#commands joins the words
+ * after the options into the first message, and the word would otherwise go to the model as that
+ * message. Nothing here runs outside a terminal (docs/decisions.md).
  */
 
 import { editDistance, nearestName } from "../util/edit_distance.ts";

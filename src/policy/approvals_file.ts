@@ -1,7 +1,7 @@
 /**
- * The approval policy file of cli.md: the person's decisions made in advance for one run.
- * Validated strictly — an unknown field or a wrong type is an error naming it, before anything
- * runs. It can pre-approve writes by glob and commands, never a file vouch.
+ * The approval policy file of docs/cli.md#the-approval-policy-file: the person's decisions made in
+ * advance for one run. Validated strictly — an unknown field or a wrong type is an error naming it,
+ * before anything runs. It can pre-approve writes by glob and commands, never a file vouch.
  */
 import { z } from "zod";
 import { compileGlob } from "../util/glob.ts";
@@ -15,7 +15,7 @@ const commandRule = z
   .strictObject({
     argv: z.array(z.string()).min(1).optional(),
     prefix: z.array(z.string()).min(1).optional(),
-    /** Run outside the bwrap confinement (design.md §13); never part of a stored vouch. */
+    /** Run outside the bwrap confinement (docs/contract.md §13.4); never part of a vouch (§8.2). */
     unconfined: z.boolean().optional(),
   })
   .refine((r) => (r.argv === undefined) !== (r.prefix === undefined), {
@@ -32,7 +32,7 @@ const ruleDir = z.string().superRefine((dir, ctx) => {
   if (!normal.ok) ctx.addIssue({ code: "custom", message: normal.error });
 });
 
-/** A shape's name (design.md §16); an unknown one is named, with the shapes there are. */
+/** A shape's name (docs/contract.md §16.3); an unknown one is named, with the shapes there are. */
 const shapeName = z.any().superRefine((name, ctx) => {
   if (typeof name !== "string") {
     ctx.addIssue({ code: "custom", message: `give a shape: one of ${SHAPES.join(", ")}` });
@@ -45,8 +45,8 @@ const shapeName = z.any().superRefine((name, ctx) => {
 }).transform((name) => name as Shape);
 
 /**
- * `readOutput` (cli.md): `false`, `true` (every run's output), or a list of `{ "answer": SHAPE }`
- * entries, each a fixed rule in shapes.ts: never a pattern the file writes.
+ * `readOutput` (docs/cli.md#readoutput): `false`, `true` (every run's output), or a list of
+ * `{ "answer": SHAPE }` entries, each a fixed rule in shapes.ts: never a pattern the file writes.
  */
 const readOutput = z.union([z.boolean(), z.array(z.strictObject({ answer: shapeName }))], {
   error: 'expected true, false or a list of shapes such as [{ "answer": "version" }]',

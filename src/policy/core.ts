@@ -46,7 +46,9 @@ export interface PolicyOptions {
   approvals?: ApprovalsFile | null;
   /** The session's scratch folder (absolute). */
   scratch: string;
-  /** The workspace's vouched commands (design.md §8); default: an empty in-memory store. */
+  /**
+   * The workspace's vouched commands (docs/contract.md §8.6); default: an empty in-memory store.
+   */
   vouches?: VouchStore;
   /** What the session changed, for `/diff` and `/undo`; default: kept in memory only. */
   changes?: ChangeLog;
@@ -184,7 +186,7 @@ export class Policy {
     return next;
   }
 
-  // ---- the approval policy file's commands (cli.md; design.md §8) ----
+  // ---- the approval policy file's commands (docs/cli.md#run; docs/contract.md §8.3) ----
 
   /**
    * Binds the approval policy file's `run` and `vouch` entries to the programs they name, as
@@ -203,7 +205,7 @@ export class Policy {
     throw new Error("the approval policy file's commands were not bound when the run started");
   }
 
-  // ---- the planner context (design.md §4) ----
+  // ---- the planner context (docs/contract.md §4.1) ----
 
   get contextLabel(): Label {
     return this.#context;
@@ -211,7 +213,8 @@ export class Policy {
 
   /**
    * The label of whatever the planner writes — contents, new_text, an instruction, todos
-   * (design.md §3): its context's label. Every place that labels the planner's words asks this.
+   * (docs/contract.md §3.2): its context's label. Every place that labels the planner's words asks
+   * this.
    */
   get plannerWords(): Label {
     return this.#context;
@@ -238,7 +241,7 @@ export class Policy {
     this.#contextListeners.push(listener);
   }
 
-  // ---- labels of files and names (design.md §3) ----
+  // ---- labels of files and names (docs/contract.md §3.2) ----
 
   /**
    * The label of a file's content: integrity from the trust map, confidentiality by path. A
@@ -290,7 +293,7 @@ export class Policy {
     return ok({ path: resolved.value, viaRef: ref });
   }
 
-  // ---- what writes and vouches do to the trust map (design.md §5) ----
+  // ---- what writes and vouches do to the trust map (docs/contract.md §5.3, §6) ----
 
   /**
    * Records the written content's label on the file: `U` content marks it untrusted wherever

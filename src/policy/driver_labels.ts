@@ -5,8 +5,8 @@
  * kept back, and what a restored transcript line placed. One function per rule, so the driver and
  * the tools never choose a label themselves: the driver asks through its port (`ports/driver.ts`),
  * the policy layer's rules give their results these labels, and the session asks
- * {@link systemPromptLabel} for the prompt it builds and {@link storedLineLabel} and
- * {@link resumedContextLabel} for a transcript it resumes.
+ * {@link systemPromptLabel} for the prompt it builds, {@link storedLineLabel} for each line of a
+ * transcript it resumes, and {@link resumeContext} to place the context that transcript left.
  */
 import type { StoredLine } from "../state/transcript.ts";
 import {
@@ -38,10 +38,11 @@ export function personWordsLabel(alongside: readonly Label[] = []): Label {
 
 /**
  * The system prompt is Brave Bot's own text, `(T,pub)`; a trusted AGENTS.md it quotes (`memory`)
- * joins in with its file's label (a private file makes the prompt private).
+ * joins in with its file's label (a private file makes the prompt private), and so does each
+ * listed skill's name and description (`skills`: the labels the skills port gave them).
  */
-export function systemPromptLabel(memory: Label | null): Label {
-  return memory ? joinLabels(TRUSTED_PUBLIC, memory) : TRUSTED_PUBLIC;
+export function systemPromptLabel(memory: Label | null, skills: readonly Label[] = []): Label {
+  return joinLabels(TRUSTED_PUBLIC, ...(memory ? [memory] : []), ...skills);
 }
 
 /**
@@ -90,4 +91,20 @@ export function storedLineLabel(line: StoredLine): Label | null {
 export function resumedContextLabel(lines: readonly StoredLine[]): Label {
   const placed = lines.map(storedLineLabel).filter((l): l is Label => l !== null);
   return joinLabels(TRUSTED_PUBLIC, ...placed);
+}
+
+/** What resuming needs of the planner context: a way to place a label in it, nothing more. */
+export interface ContextPlacer {
+  placeInContext(l: Label): void;
+}
+
+/**
+ * A transcript resumed: the policy layer decides the planner context it starts from
+ * ({@link resumedContextLabel}) and places it; the session hands over the transcript's lines and
+ * chooses nothing. Answers the label placed.
+ */
+export function resumeContext(context: ContextPlacer, lines: readonly StoredLine[]): Label {
+  const resumed = resumedContextLabel(lines);
+  context.placeInContext(resumed);
+  return resumed;
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   ownWordsLabel,
   personWordsLabel,
+  resumeContext,
   resumedContextLabel,
   storedLineLabel,
   storedResultLabel,
@@ -41,6 +42,19 @@ Deno.test("driver labels: the system prompt is (T,pub), joined with the AGENTS.m
     [UNTRUSTED_PUBLIC, "(U,pub)"],
   ];
   for (const [memory, want] of cases) assert.equal(f(systemPromptLabel(memory)), want);
+});
+
+Deno.test("driver labels: the skills the prompt lists join in with the labels the port gave them", () => {
+  const cases: [Label | null, Label[], string][] = [
+    [null, [], "(T,pub)"],
+    [null, [TRUSTED_PUBLIC, TRUSTED_PUBLIC], "(T,pub)"],
+    [null, [TRUSTED_PUBLIC, TRUSTED_PRIVATE], "(T,priv)"],
+    [TRUSTED_PRIVATE, [TRUSTED_PUBLIC], "(T,priv)"],
+    [null, [UNTRUSTED_PUBLIC], "(U,pub)"],
+  ];
+  for (const [memory, skills, want] of cases) {
+    assert.equal(f(systemPromptLabel(memory, skills)), want);
+  }
 });
 
 Deno.test("driver labels: a summary carries the context's label; a withheld result is (T,pub)", () => {
@@ -96,6 +110,21 @@ Deno.test("driver labels: a resumed context is the join of what its lines placed
     [[{ kind: "summary", label: null }], "(U,priv)"],
   ];
   for (const [lines, want] of cases) assert.equal(f(resumedContextLabel(lines)), want);
+});
+
+Deno.test("driver labels: resuming, the policy layer places the context its lines left, once", () => {
+  const m = (label: StoredLine["label"]): StoredLine => ({ kind: "message", label });
+  const cases: [StoredLine[], string][] = [
+    [[], "(T,pub)"],
+    [[m(TRUSTED_PRIVATE), m(null)], "(T,priv)"],
+    [[m(UNTRUSTED_PUBLIC), { kind: "summary", label: null }], "(U,priv)"],
+  ];
+  for (const [lines, want] of cases) {
+    const placed: string[] = [];
+    const answered = resumeContext({ placeInContext: (l) => void placed.push(f(l)) }, lines);
+    assert.deepEqual(placed, [want]);
+    assert.equal(f(answered), want);
+  }
 });
 
 Deno.test("driver labels: a transcript resumes at the label its lines placed, from the last /clear on", async () => {

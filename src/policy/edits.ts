@@ -1,8 +1,8 @@
 /**
- * edit_file's decisions (tools.md): an exact passage, matched byte for byte, replaced in a
- * trusted file. Locating a passage is a comparison, and a comparison is a decision, so a file
- * nobody vouched for is refused before its bytes are compared with anything. The edit refuses
- * rather than guesses: zero or several occurrences (without replace_all) say which. The
+ * edit_file's decisions (docs/tools.md#edit_file): an exact passage, matched byte for byte,
+ * replaced in a trusted file. Locating a passage is a comparison, and a comparison is a decision,
+ * so a file nobody vouched for is refused before its bytes are compared with anything. The edit
+ * refuses rather than guesses: zero or several occurrences (without replace_all) say which. The
  * approval and the hash-checked write are write_file's (writes.ts).
  */
 import { Buffer } from "node:buffer";

@@ -1,5 +1,5 @@
 /**
- * Private bytes leaving the machine (design.md §3): `priv` content to a model endpoint not
+ * Private bytes leaving the machine (docs/contract.md §3.4): `priv` content to a model endpoint not
  * marked `local` asks the person once per value; a local endpoint may receive it. Processors
  * (spawn_processor: the documents and the instruction) and the planner (a private tool result,
  * an error result too, when it is made and when a resumed conversation is sent again) all ask
@@ -51,8 +51,8 @@ interface EgressTerms {
 }
 
 /**
- * Private bytes to a non-local endpoint ask, once per value (design.md §3): public bytes and a
- * local endpoint need no question, and a value asked about before has its answer.
+ * Private bytes to a non-local endpoint ask, once per value (docs/contract.md §3.4): public bytes
+ * and a local endpoint need no question, and a value asked about before has its answer.
  */
 export function evaluateEgress(f: EgressFacts): Verdict<EgressTerms> {
   const { endpoint, role, value } = f;

@@ -21,7 +21,9 @@ import type { SpawnCgroup } from "../worker/protocol.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
 import { type Integrity, label } from "../util/label.ts";
 import { compareSnapshots, recordRunChanges, secondOf, type Snapshot } from "./run_changes.ts";
+import type { RunChanges } from "./run_changes.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { type AuditLine, recordDone } from "./verdict.ts";
 
 /**
  * Prints this process's cgroup v2 folder, when it and its `cgroup.procs` are writable: the `0::`
@@ -158,17 +160,27 @@ export async function closeLeftoverWatch(policy: Policy, now: Snapshot): Promise
   watches.delete(policy);
   policy.watchLeftovers(null);
   const changes = compareSnapshots(watch.after, now, watch.afterBegun);
-  const { created, changed, unsure, removed, blind } = changes;
+  const { created, changed, unsure, blind } = changes;
   if (created.length + changed.length + unsure.length + blind.length === 0) return;
   await recordRunChanges(policy, changes, watch.integrity);
-  await policy.record({
+  await recordDone(policy, leftoversLine(watch.command, watch.integrity, changes));
+}
+
+/** The line a closed watch leaves: what changed after the run, recorded as the run's, by rule. */
+export function leftoversLine(
+  command: string,
+  integrity: Integrity,
+  changes: Pick<RunChanges, "created" | "changed" | "unsure" | "removed" | "blind">,
+): AuditLine {
+  const { created, changed, unsure, removed, blind } = changes;
+  return {
     tool: "run",
-    routing: { pipeline: watch.command },
-    labels: { files: label(watch.integrity, "pub") },
+    routing: { pipeline: command },
+    labels: { files: label(integrity, "pub") },
     decision: "files changed after the unconfined run ended",
     by: "rule",
     reason: `${created.length} created, ${changed.length + unsure.length} changed, ` +
       `${removed.length} removed, ${blind.length} folders not seen into, while processes it ` +
       "started may have been running",
-  });
+  };
 }

@@ -13,6 +13,7 @@ import { compileGlob } from "../util/glob.ts";
 import { type Label, sameLabel } from "../util/label.ts";
 import { ownWordsLabel } from "./driver_labels.ts";
 import { plural } from "../util/plural.ts";
+import { recordDone } from "./verdict.ts";
 
 export type { EntryKind };
 
@@ -129,7 +130,7 @@ export async function decideListFiles(policy: Policy, request: ListRequest): Pro
     entries.push({ shown: false, ref: ref.id, entryType, parent: where });
     references++;
   }
-  await policy.record({
+  await recordDone(policy, {
     tool: "list_files",
     routing: { directory: dir.rel, pattern: request.pattern ?? null },
     labels: {},

@@ -1,12 +1,13 @@
 /**
- * What becomes of a command's output (tools.md, run and read_output; design.md §8, §9, §14):
- * it is kept as a `command_output` reference (up to the reference cap, cut beyond and said so),
- * and only a vouched command's output is shown to the planner, capped to head and tail.
+ * What becomes of a command's output (docs/tools.md#run, docs/tools.md#read_output;
+ * docs/contract.md §8.2, §9, §14): it is kept as a `command_output` reference (up to the reference
+ * cap, cut beyond and said so), and only a vouched command's output is shown to the planner, capped
+ * to head and tail.
  *
- * `read_output` is decided here too (design.md §16): it applies only to a command's output; an
- * output the approval policy file asserts by shape is shown in the shape's canonical form; else
- * the person is shown exactly the text the planner would get and what fed the run, and on their
- * agreement it is handed over as their assertion about those bytes. An assertion relabels
+ * `read_output` is decided here too (docs/contract.md §16.2, §16.3): it applies only to a command's
+ * output; an output the approval policy file asserts by shape is shown in the shape's canonical
+ * form; else the person is shown exactly the text the planner would get and what fed the run, and
+ * on their agreement it is handed over as their assertion about those bytes. An assertion relabels
  * nothing: the reference stays untrusted, the text shown is `T` with its confidentiality kept.
  */
 import type { Policy } from "./core.ts";
@@ -103,9 +104,10 @@ export interface KeptOutput {
  * decision gave it; a trusted label also yields the capped text the planner may be shown.
  */
 /**
- * Piped input in one-shot mode (design.md §15): a reference `(U,priv)`, like a command's output
- * (read_output can show it to the planner with the person's agreement), named in the person's
- * message. With `--trust-stdin` it is the person's own words instead, and no reference is made.
+ * Piped input in one-shot mode (docs/contract.md §15.4): a reference `(U,priv)`, like a command's
+ * output (read_output can show it to the planner with the person's agreement), named in the
+ * person's message. With `--trust-stdin` it is the person's own words instead, and no reference is
+ * made.
  */
 export async function keepPipedInput(policy: Policy, bytes: Uint8Array): Promise<RefRecord> {
   return await policy.refs.add({
@@ -286,11 +288,11 @@ interface ReadOutputTerms {
 }
 
 /**
- * read_output (tools.md, design.md §16): only a command's output. A vouched command's output is
- * trusted already; an output asserted earlier stays asserted (a past decision); the approval
- * policy file asserts by `readOutput: true` or by a shape (at most {@link MAX_SHAPE_ASSERTIONS}
- * a run); anything else asks the person, who sees the exact text and what fed the run — and
- * where nobody can be asked it is declined, with nothing of it in the reason.
+ * read_output (docs/tools.md#read_output, docs/contract.md §16): only a command's output. A vouched
+ * command's output is trusted already; an output asserted earlier stays asserted (a past decision);
+ * the approval policy file asserts by `readOutput: true` or by a shape (at most
+ * {@link MAX_SHAPE_ASSERTIONS} a run); anything else asks the person, who sees the exact text and what fed
+ * the run — and where nobody can be asked it is declined, with nothing of it in the reason.
  */
 export function evaluateReadOutput(f: ReadOutputFacts): Verdict<ReadOutputTerms> {
   const { ref } = f;

@@ -21,6 +21,7 @@ import {
 } from "../util/processor_reply.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { plural } from "../util/plural.ts";
+import { recordDone } from "./verdict.ts";
 
 /**
  * Sends a processor request (spawn_processor): a model call the driver hands the tool, which
@@ -242,7 +243,7 @@ export async function storeAnswer(
     sha256: sha256(bytes),
     tool: "spawn_processor",
   }, bytes);
-  await policy.record({
+  await recordDone(policy, {
     tool: "spawn_processor",
     routing: { about: inputs.about, endpoint },
     inputs: { reads: inputs.documents.map((d) => refName(d.ref)) },

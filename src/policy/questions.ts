@@ -1,8 +1,8 @@
 /**
- * ask_user's decisions (tools.md, design.md §3): whether a call may ask at all, putting its
- * questions to the person one at a time, remembering each answer for the session, and the audit
- * line of each. A tainted context asks nothing, since a question could have been shaped by
- * content nobody vouched for; the person's answers are their own words, `(T,priv)`.
+ * ask_user's decisions (docs/tools.md#ask_user, docs/contract.md §3.2, §4.3): whether a call may
+ * ask at all, putting its questions to the person one at a time, remembering each answer for the
+ * session, and the audit line of each. A tainted context asks nothing, since a question could have
+ * been shaped by content nobody vouched for; the person's answers are their own words, `(T,priv)`.
  */
 import type { Policy } from "./core.ts";
 import type { Answer, Question } from "../person/person.ts";
@@ -95,7 +95,7 @@ interface QuestionTerms {
   keep: { question: string; said: string };
 }
 
-/** ask_user's first decision: whether this call may ask at all (design.md §3, §4). */
+/** ask_user's first decision: whether this call may ask at all (docs/contract.md §4.3, §12.2). */
 export function evaluateAsk(f: AskFacts): Verdict<AskCallTerms> {
   const refusal = askRefusal(f.headers.length, f.limit, f.contextTainted);
   if (refusal) {

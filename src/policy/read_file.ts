@@ -1,5 +1,5 @@
 /**
- * read_file's decision (design.md §6): what of a file the planner may be given. A trusted
+ * read_file's decision (docs/contract.md §6): what of a file the planner may be given. A trusted
  * file's bytes come back with their label; a file nobody trusts is not opened before the
  * quarantined-read prompt, and each answer is carried out here — keep gives a reference and
  * its size, "show as untrusted" gives the bytes at an untrusted label (the driver, placing the
@@ -77,8 +77,8 @@ interface ReadFileTerms {
 }
 
 /**
- * read_file (design.md §6): a file whose bytes as read are trusted is shown; any other goes to
- * the quarantined-read prompt, unopened where its label was already untrusted.
+ * read_file (docs/contract.md §6): a file whose bytes as read are trusted is shown; any other goes
+ * to the quarantined-read prompt, unopened where its label was already untrusted.
  */
 export function evaluateReadFile(f: ReadFileFacts): Verdict<ReadFileTerms> {
   if (f.label.integrity !== "T") return evaluateQuarantinedRead({ tool: "read_file", ...f });
@@ -156,7 +156,7 @@ export async function decideReadFile(policy: Policy, target: ReadTarget): Promis
   return await quarantined(policy, { path, viaRef, shownAs, label: fileLabel, size }, as);
 }
 
-/** What the quarantined-read prompt's answer does (design.md §6). */
+/** What the quarantined-read prompt's answer does (docs/contract.md §6). */
 async function quarantined(
   policy: Policy,
   q: Quarantined,

@@ -1,8 +1,8 @@
 /**
- * A `run`, carried out (tools.md, run; design.md §3, §4, §8, §12, §13): {@link carryOutRun} is
- * the whole of a `run` for the tool. It prepares the run (run_prepare.ts), plans the sandbox,
- * decides (run_evaluate.ts), has the effect worker spawn the pipeline, finds the files it
- * changed, keeps the output and returns what became of it. The planner's system-prompt line of
+ * A `run`, carried out (docs/tools.md#run; docs/contract.md §3.3, §4.3, §8, §12.1, §13):
+ * {@link carryOutRun} is the whole of a `run` for the tool. It prepares the run (run_prepare.ts), plans
+ * the sandbox, decides (run_evaluate.ts), has the effect worker spawn the pipeline, finds the files
+ * it changed, keeps the output and returns what became of it. The planner's system-prompt line of
  * the commands that run unasked is run_unasked.ts.
  */
 import {
@@ -124,9 +124,9 @@ export interface SpawnAsk {
 }
 
 /**
- * The one spawn request, for a run and a shell line alike (design.md §9, §13): in the workspace,
- * with a stage's short environment (never the API key), output capped at the reference's bound,
- * streamed to the person when they watch.
+ * The one spawn request, for a run and a shell line alike (docs/contract.md §9, §13.4): in the
+ * workspace, with a stage's short environment (never the API key), output capped at the reference's
+ * bound, streamed to the person when they watch.
  */
 export function spawnRequest(
   at: { workspace: { root: string }; scratch: string },
@@ -170,9 +170,9 @@ async function snapshotWorkspace(
 }
 
 /**
- * Files a run created or changed carry its label (design.md §13): `T` only when the whole command
- * was vouched, every stdin was `T` and the planner context is `T`; recorded, and audited when
- * anything changed.
+ * Files a run created or changed carry its label (docs/contract.md §13.5): `T` only when the whole
+ * command was vouched, every stdin was `T` and the planner context is `T`; recorded, and audited
+ * when anything changed.
  */
 async function recordChanges(
   policy: Policy,
@@ -215,7 +215,7 @@ function ranLine(
 }
 
 /**
- * How this session's run stages are confined (design.md §13): planned once a session (PATH
+ * How this session's run stages are confined (docs/contract.md §13.4): planned once a session (PATH
  * looked up, bwrap probed), then asked by each run and by the session at its start, which tells
  * the person when runs will not be confined.
  */
@@ -268,7 +268,8 @@ export async function carryOutRun(
   const plan = await sessionConfinement(policy, settings);
   if (!plan.ok) {
     // Why bwrap fails can quote bwrap itself and real paths: the person's to read, not the
-    // planner's (design.md §3); the planner gets the fact in our words.
+    // planner's, as an endpoint's own words are (docs/contract.md §3.5); the planner gets the fact
+    // in our words.
     policy.person.notice(plan.error);
     return { outcome: "invalid", reason: BWRAP_REFUSED };
   }

@@ -1,12 +1,11 @@
 /**
- * search's decision (design.md §3, §14), in the parts ripgrep has: walking (the walk chooses
- * the files), matching (the effect workers search them in place — findInFiles, split across
- * the pool while the walk goes on — and send back only counts, matching lines and hashes) and
- * the verdict: the result is labeled from each matched file's hash and name, shown only when
- * every file it touches (and every name in it) is trusted, otherwise stored whole as one
- * reference while the planner is shown counts. The findings come back with their label for the
- * tool to print; a result kept as a reference holds them printed the same way
- * (`util/search_text.ts`).
+ * search's decision (docs/contract.md §3.2, §14), in the parts ripgrep has: walking (the walk
+ * chooses the files), matching (the effect workers search them in place — findInFiles, split across
+ * the pool while the walk goes on — and send back only counts, matching lines and hashes) and the
+ * verdict: the result is labeled from each matched file's hash and name, shown only when every file
+ * it touches (and every name in it) is trusted, otherwise stored whole as one reference while the
+ * planner is shown counts. The findings come back with their label for the tool to print; a result
+ * kept as a reference holds them printed the same way (`util/search_text.ts`).
  */
 import type { Policy } from "./core.ts";
 import { openedAsChecked, type ResolvedPath } from "./paths.ts";
@@ -26,6 +25,7 @@ import { ownWordsLabel } from "./driver_labels.ts";
 import type { EffectWorker, WorkerResult } from "../worker/client.ts";
 import { fanout } from "../worker/pool.ts";
 import { FIND, type FindInFilesResult } from "../worker/search_protocol.ts";
+import { recordDone } from "./verdict.ts";
 
 export type { SearchCounts, SearchFound, SearchMatch } from "../util/search_text.ts";
 
@@ -75,7 +75,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
       lines: matches.length,
       tool: "search",
     }, bytes);
-    await policy.record({
+    await recordDone(policy, {
       tool: "search",
       routing,
       labels: { result: label },
@@ -84,7 +84,7 @@ export async function decideSearch(policy: Policy, request: SearchRequest): Prom
     });
     return { kind: "kept", ref: ref.id, counts, label: ownWordsLabel() };
   }
-  await policy.record({
+  await recordDone(policy, {
     tool: "search",
     routing,
     labels: { result: label },

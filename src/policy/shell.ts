@@ -1,8 +1,8 @@
 /**
- * Shell mode (design.md §9). There is no shell tool; the person has a shell. A line the person
- * types that begins with `!` runs through their `$SHELL` (or /bin/sh) in the workspace, with
- * their authority and no approval — but still spawned by the effect worker, with the same
- * short environment as a run stage and nothing on its stdin.
+ * Shell mode (docs/contract.md §9). There is no shell tool; the person has a shell. A line the
+ * person types that begins with `!` runs through their `$SHELL` (or /bin/sh) in the workspace, with
+ * their authority and no approval — but still spawned by the effect worker, with the same short
+ * environment as a run stage and nothing on its stdin.
  *
  * What the planner gets is decided by what the person typed:
  * - `!cmd`: the output becomes a reference `(U,priv)`, mentioned in the person's next message;

@@ -13,6 +13,7 @@ import { type Assertion, type RefRecord, sourceOf } from "./refs.ts";
 import type { Label } from "../util/label.ts";
 import { decodeOutput } from "./outputs.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { recordDone } from "./verdict.ts";
 
 export { shownHeading } from "../util/shown.ts";
 
@@ -73,7 +74,7 @@ export async function showToPerson(
   const asserted = policy.refs.assertion(ref);
   const all = text.replace(/\n$/, "").split("\n");
   const shown = all.slice(0, maxLines);
-  await policy.record({
+  await recordDone(policy, {
     tool: "show",
     routing: { ref: refText, kind: ref.kind },
     labels: { shown: label },

@@ -1,8 +1,8 @@
 /**
- * Skill decisions (design.md §11): the workspace's skills count only while a person trusts their
- * folder and their files, load_skill's name selects only a skill listed at the start of the turn
- * (matched exactly, never a path), a listed skill is read again when it is loaded, and every load
- * is recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
+ * Skill decisions (docs/contract.md §11): the workspace's skills count only while a person trusts
+ * their folder and their files, load_skill's name selects only a skill listed at the start of the
+ * turn (matched exactly, never a path), a listed skill is read again when it is loaded, and every
+ * load is recorded. Discovery (`src/skills/`) reaches the workspace only through the skills port
  * (`ports/skills.ts`), which hands out these functions.
  */
 import { relative } from "node:path";
@@ -18,6 +18,7 @@ import {
 } from "../util/skill_file.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { editDistance } from "../util/edit_distance.ts";
+import { recordDecision, type Settled } from "./verdict.ts";
 
 /** A workspace folder's names, given only when a person trusted the folder. */
 export type FolderListing =
@@ -91,6 +92,14 @@ export async function readTrustedHead(
 }
 
 /**
+ * A user skill is the person's own file, in their config folder beside the config they wrote:
+ * trusted, and public like the config itself (docs/contract.md §11).
+ */
+export function userSkillLabel(): Label {
+  return TRUSTED_PUBLIC;
+}
+
+/**
  * The body of a listed skill. A user skill is the person's own file; a workspace skill is read
  * again through the effect worker and must still be trusted.
  */
@@ -101,7 +110,7 @@ export async function readSkill(
   let loaded: Result<{ text: string; label: Label }>;
   if (entry.source === "user") {
     try {
-      loaded = ok({ text: await Deno.readTextFile(entry.file), label: TRUSTED_PUBLIC });
+      loaded = ok({ text: await Deno.readTextFile(entry.file), label: userSkillLabel() });
     } catch (e) {
       // The error's name only: Deno's message names the file's real path.
       loaded = err(`cannot be read (${(e as Error).name ?? "error"})`);
@@ -163,10 +172,59 @@ export type SkillLoad =
   | { kind: "unreadable"; error: string }
   | { kind: "loaded"; body: string; label: Label };
 
+/** load_skill's terms: an allow grants the loaded skill, a refusal is what is rendered instead. */
+interface SkillTerms {
+  grants: Extract<SkillLoad, { kind: "loaded" }>;
+  refusal: Exclude<SkillLoad, { kind: "loaded" }>;
+  question: never;
+  answer: never;
+  keep: never;
+}
+
+/**
+ * What load_skill's `name` comes to, given the listed skill it `chosen` ({@link selectSkill})
+ * and, when it chose one, what reading it again gave ({@link readSkill}): refused when it chose
+ * none or cannot be read, loaded otherwise, each with its audit line. Pure: a table tests it.
+ */
+export function skillLoadVerdict(
+  name: string,
+  chosen: SkillChoice,
+  read: Result<{ body: string; label: Label }> | null,
+): Settled<SkillTerms> {
+  if ("refusal" in chosen) {
+    return {
+      kind: "refuse",
+      refusal: { kind: "not_listed", refusal: chosen.refusal },
+      audit: {
+        tool: "load_skill",
+        routing: { name: name.slice(0, 80) },
+        decision: "refused",
+        by: "rule",
+        reason: "not a listed name",
+      },
+    };
+  }
+  const routing = { name, source: chosen.entry.source };
+  if (read === null || !read.ok) {
+    const error = read === null ? "it was not read" : read.error;
+    return {
+      kind: "refuse",
+      refusal: { kind: "unreadable", error },
+      audit: { tool: "load_skill", routing, decision: "refused", by: "rule", reason: error },
+    };
+  }
+  const { body, label } = read.value;
+  return {
+    kind: "allow",
+    grants: { kind: "loaded", body, label },
+    audit: { tool: "load_skill", routing, decision: "loaded", by: "rule", gave: { output: label } },
+  };
+}
+
 /**
  * load_skill's decision: the name selects from the skills `listed` at the start of the turn
- * ({@link selectSkill}); one that selected none is refused, a listed one is read again
- * ({@link readSkill}); each outcome is recorded.
+ * ({@link selectSkill}); a listed one is read again ({@link readSkill}); what that comes to
+ * ({@link skillLoadVerdict}) is recorded.
  */
 export async function loadSkill(
   policy: Policy,
@@ -174,34 +232,7 @@ export async function loadSkill(
   listed: readonly SkillEntry[],
 ): Promise<SkillLoad> {
   const chosen = selectSkill(listed, name);
-  if ("refusal" in chosen) {
-    await policy.record({
-      tool: "load_skill",
-      routing: { name: name.slice(0, 80) },
-      decision: "refused",
-      by: "rule",
-      reason: "not a listed name",
-    });
-    return { kind: "not_listed", refusal: chosen.refusal };
-  }
-  const { entry } = chosen;
-  const read = await readSkill(policy, entry);
-  if (!read.ok) {
-    await policy.record({
-      tool: "load_skill",
-      routing: { name, source: entry.source },
-      decision: "refused",
-      by: "rule",
-      reason: read.error,
-    });
-    return { kind: "unreadable", error: read.error };
-  }
-  await policy.record({
-    tool: "load_skill",
-    routing: { name, source: entry.source },
-    decision: "loaded",
-    by: "rule",
-    labels: { output: read.value.label },
-  });
-  return { kind: "loaded", body: read.value.body, label: read.value.label };
+  const read = "entry" in chosen ? await readSkill(policy, chosen.entry) : null;
+  const settled = await recordDecision(policy, skillLoadVerdict(name, chosen, read));
+  return settled.kind === "allow" ? settled.grants : settled.refusal;
 }

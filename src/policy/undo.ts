@@ -18,6 +18,7 @@ import type { Label } from "../util/label.ts";
 import { plural } from "../util/plural.ts";
 import { sha256 } from "../util/hash.ts";
 import { err, ok, type Result } from "../util/result.ts";
+import { recordDone } from "./verdict.ts";
 
 /** The most files one run's record holds; a run that touched more is recorded as not undoable. */
 export const RUN_RECORD_MAX_FILES = 1_000;
@@ -296,7 +297,7 @@ export async function applyUndo(
         );
       }
       await policy.changeTrust((map) => map.restoreFile(file.rel, file.trustBefore));
-      await policy.record({
+      await recordDone(policy, {
         tool: "undo",
         routing: { path: file.rel },
         decision: before.value === null ? "file removed" : "file restored",

@@ -8,6 +8,7 @@ import { applyUndo, planUndo, sessionDiff } from "./undo.ts";
 import { ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
 import type { Policy } from "./core.ts";
 import { sha256 } from "../util/hash.ts";
+import { loggedLine } from "../../test/support/audit_lines.ts";
 
 const yes = { write: { approved: true } };
 
@@ -195,4 +196,23 @@ Deno.test("undo: the kept bytes survive a resume, and undo works after it", asyn
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("undo: each file taken back leaves its audit line, by the person, with the bytes' hash", async () => {
+  await withPolicy(
+    { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes, yes] },
+    async (fx) => {
+      await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
+      await writeFile(fx.policy, { path: "n.txt", contents: "x" });
+      const done = await undo(fx.policy, 2);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      const lines = fx.policy.audit.entries.filter((e) => e.tool === "undo").map(loggedLine);
+      assert.deepEqual(lines, [
+        '{"tool":"undo","routing":{"path":"n.txt"},"decision":"file removed","by":"person",' +
+        '"labels":{"context":"(T,pub)"}}',
+        '{"tool":"undo","routing":{"path":"a.txt"},"decision":"file restored","by":"person",' +
+        `"sha256":"${sha256("old\n")}","labels":{"context":"(T,pub)"}}`,
+      ]);
+    },
+  );
 });

@@ -208,3 +208,28 @@ export function refuseQuietly<T extends Terms>(refusal: T["refusal"]): Refuse<T>
 export function doneLine(audit: AuditLine): Settled<Terms> {
   return { kind: "allow", grants: undefined, audit };
 }
+
+/** What records a decision and does nothing else: the audit log's side of a {@link Desk}. */
+export type Recorder = Pick<Desk, "record">;
+
+/**
+ * Records a decision that asks nobody, keeps nothing and tells the person nothing (a refusal
+ * by rule, a line of something done), through {@link auditEntryOf} like every other; returns it.
+ * One that would ask, keep or tell needs a whole seat: {@link settle} with {@link seatAt}.
+ */
+export async function recordDecision<T extends Terms>(
+  recorder: Recorder,
+  settled: Settled<T>,
+): Promise<Settled<T>> {
+  if (settled.notice !== undefined || settled.keep !== undefined) {
+    throw new Error("a decision to tell or keep is settled at a seat, not only recorded");
+  }
+  const entry = auditEntryOf(settled);
+  if (entry !== null) await recorder.record(entry);
+  return settled;
+}
+
+/** Records the {@link doneLine} of something done once a decision was acted on. */
+export async function recordDone(recorder: Recorder, audit: AuditLine): Promise<void> {
+  await recordDecision(recorder, doneLine(audit));
+}

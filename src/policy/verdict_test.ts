@@ -11,6 +11,7 @@ import {
   type Settled,
   type Verdict,
 } from "./verdict.ts";
+import { doneLine, recordDecision, recordDone, refuseQuietly } from "./verdict.ts";
 
 interface T {
   grants: string;
@@ -223,4 +224,59 @@ Deno.test("settle: a question nobody can answer, with no unasked, fails loudly; 
     settle(allow(line("x"), { keep: "k" }), { notice: () => {}, record: () => Promise.resolve() }),
     /cannot keep/,
   );
+});
+
+Deno.test("recordDecision, recordDone: a decision that only needs recording goes through auditEntryOf", async () => {
+  const recorded: AuditDraft[] = [];
+  const recorder = {
+    record: (e: AuditDraft) => {
+      recorded.push(e);
+      return Promise.resolve();
+    },
+  };
+  const done: AuditLine = {
+    gave: { output: TRUSTED_PUBLIC },
+    sha256: "ab",
+    by: "person",
+    decision: "file restored",
+    routing: { path: "a" },
+    tool: "undo",
+  };
+  const table: { name: string; settled: Settled<T>; entry: string | null }[] = [
+    {
+      name: "a line of something done: the log's key order, given labels after who decided",
+      settled: doneLine(done) as Settled<T>,
+      entry: '{"tool":"undo","routing":{"path":"a"},"decision":"file restored","by":"person",' +
+        '"sha256":"ab","labels":{"output":{"integrity":"T","confidentiality":"pub"}}}',
+    },
+    {
+      name: "a refusal by rule, with its reason",
+      settled: {
+        kind: "refuse",
+        refusal: "no",
+        audit: { tool: "load_skill", routing: {}, decision: "refused", by: "rule", reason: "r" },
+      },
+      entry: '{"tool":"load_skill","routing":{},"decision":"refused","by":"rule","reason":"r"}',
+    },
+    { name: "a quiet refusal leaves no line", settled: refuseQuietly<T>("no"), entry: null },
+  ];
+  for (const row of table) {
+    recorded.length = 0;
+    const back = await recordDecision(recorder, row.settled);
+    assert.equal(back, row.settled, row.name);
+    assert.deepEqual(
+      recorded.map((e) => JSON.stringify(e)),
+      row.entry ? [row.entry] : [],
+      row.name,
+    );
+    assert.deepEqual(recorded[0] ?? null, auditEntryOf(row.settled), row.name);
+  }
+  recorded.length = 0;
+  await recordDone(recorder, done);
+  assert.deepEqual(recorded, [auditEntryOf(doneLine(done))]);
+  // One that tells the person or keeps a decision needs a whole seat: refused loudly, unrecorded.
+  recorded.length = 0;
+  await assert.rejects(recordDecision(recorder, allow(line("x"), { notice: "hi" })), /seat/);
+  await assert.rejects(recordDecision(recorder, allow(line("x"), { keep: "v1" })), /seat/);
+  assert.deepEqual(recorded, []);
 });

@@ -1,10 +1,10 @@
 /**
- * Write-side decisions (design.md §3, §5, §10, §12): where a write may land, which bytes and
- * label a `contents_ref` stands for (a processor answer only to the file it is bound to), the
- * approval of every write and edit (by the person, or in advance by the approval policy
- * file's `writes` globs), the diff the person is shown, and the atomic write itself, checked
- * by hash so a file that changed after approval is never overwritten unseen. write_file is
- * decided here whole ({@link writeFile}); edit_file's own rules are in edits.ts.
+ * Write-side decisions (docs/contract.md §3.2, §5.3, §10, §12): where a write may land, which bytes
+ * and label a `contents_ref` stands for (a processor answer only to the file it is bound to), the
+ * approval of every write and edit (by the person, or in advance by the approval policy file's
+ * `writes` globs), the diff the person is shown, and the atomic write itself, checked by hash so a
+ * file that changed after approval is never overwritten unseen. write_file is decided here whole
+ * ({@link writeFile}); edit_file's own rules are in edits.ts.
  */
 import { countLines } from "./outputs.ts";
 import { structuredPatch } from "diff";
@@ -197,7 +197,7 @@ export interface WriteDecision {
 export interface WriteApprovalFacts extends ApprovalAsk {
   /** A `writes` glob of the approval policy file matches the real destination. */
   fileAllows: boolean;
-  /** Whether anybody can be asked (design.md §4), and who answers when asked. */
+  /** Whether anybody can be asked (docs/contract.md §12.2), and who answers when asked. */
   canAsk: boolean;
   asker: Decider;
 }
@@ -212,10 +212,10 @@ interface WriteTerms {
 }
 
 /**
- * Every write and edit is approved before it happens (design.md §12): in advance by a `writes`
- * glob of the approval policy file, matched against the real destination (also for a path_ref),
- * else by whoever is asked. Either way the decision line names the real destination; where
- * nobody is at the screen, the person is told what was decided.
+ * Every write and edit is approved before it happens (docs/contract.md §12.1, §12.2): in advance by
+ * a `writes` glob of the approval policy file, matched against the real destination (also for a
+ * path_ref), else by whoever is asked. Either way the decision line names the real destination;
+ * where nobody is at the screen, the person is told what was decided.
  */
 export function evaluateWrite(f: WriteApprovalFacts): Verdict<WriteTerms> {
   const line = (decision: string, by: Decider, reason?: string): AuditLine => ({
@@ -388,7 +388,7 @@ export interface WriteFileRequest {
 
 /**
  * write_file: routes the destination, resolves the content (a reference's bytes and label, or
- * the planner's text, which carries the planner context's label: design.md §3), and has it
+ * the planner's text, which carries the planner context's label: docs/contract.md §3.2), and has it
  * approved and written.
  */
 export async function writeFile(policy: Policy, req: WriteFileRequest): Promise<WriteFileResult> {

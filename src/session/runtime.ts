@@ -11,11 +11,7 @@ import { type OpenSession, openSession } from "./open.ts";
 import { type ApprovalsFile, readOutputShapes } from "../policy/approvals_file.ts";
 import type { Person } from "../person/person.ts";
 import type { Label } from "../util/label.ts";
-import {
-  resumedContextLabel,
-  storedLineLabel,
-  systemPromptLabel,
-} from "../policy/driver_labels.ts";
+import { resumeContext, storedLineLabel, systemPromptLabel } from "../policy/driver_labels.ts";
 import type { Settings } from "../state/settings.ts";
 import { type LoadedTranscript, loadTranscript, TranscriptWriter } from "../state/transcript.ts";
 import { discoverSkills, projectMemory, userSkillsDir } from "../skills/discover.ts";
@@ -99,7 +95,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     historyLabels = loaded.lines.map(storedLineLabel);
     historySummary = loaded.summary;
     problems.push(...loaded.problems);
-    session.policy.placeInContext(resumedContextLabel(loaded.contextLines));
+    // The policy layer decides the context the transcript left, and places it.
+    resumeContext(session.policy, loaded.contextLines);
   } else {
     await transcript.start({
       id: session.paths.id,
@@ -126,7 +123,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         unasked: await commandsRunUnasked(session.policy),
         readOutputShapes: readOutputShapes(options.approvals),
       }),
-      label: systemPromptLabel(memory?.text ? memory.label : null),
+      label: systemPromptLabel(
+        memory?.text ? memory.label : null,
+        found.skills.map((s) => s.label),
+      ),
     };
   };
   const driver = new Driver({

@@ -6,7 +6,7 @@
  */
 import { dirname, join, relative } from "node:path";
 import type { SkillsPort } from "../policy/ports/skills.ts";
-import { type Label, TRUSTED_PUBLIC } from "../util/label.ts";
+import type { Label } from "../util/label.ts";
 import {
   decodeSkillFile,
   MAX_SKILL_BYTES,
@@ -29,7 +29,7 @@ export function userSkillsDir(configPath: string): string {
   return join(dirname(configPath), "skills");
 }
 
-async function userSkills(dir: string, out: Discovery): Promise<void> {
+async function userSkills(skills: SkillsPort, dir: string, out: Discovery): Promise<void> {
   let entries: Deno.DirEntry[];
   try {
     entries = [];
@@ -81,6 +81,7 @@ async function userSkills(dir: string, out: Discovery): Promise<void> {
       description: skill.value.description,
       file,
       source: "user",
+      label: skills.userSkillLabel(),
     });
   }
 }
@@ -145,6 +146,7 @@ async function workspaceSkills(skills: SkillsPort, out: Discovery): Promise<void
       description: skill.value.description,
       file: file.value.abs,
       source: "workspace",
+      label: loaded.value.label,
     });
   }
 }
@@ -158,7 +160,7 @@ export async function discoverSkills(
   userDir: string | null,
 ): Promise<Discovery> {
   const out: Discovery = { skills: [], problems: [] };
-  if (userDir) await userSkills(userDir, out);
+  if (userDir) await userSkills(skills, userDir, out);
   const fromWorkspace: Discovery = { skills: [], problems: out.problems };
   await workspaceSkills(skills, fromWorkspace);
   const taken = new Set(out.skills.map((s) => s.name));
@@ -192,7 +194,8 @@ export function skillsListing(skills: readonly SkillEntry[]): string {
 export interface ProjectMemory {
   /** The text given to the planner, or null when none is given. */
   text: string | null;
-  label: Label;
+  /** The label of the text given, as the skills port read it; null when none is given. */
+  label: Label | null;
   /** For the person: why AGENTS.md was not given, or that it was cut. */
   note?: string;
 }
@@ -205,27 +208,27 @@ const MAX_MEMORY_BYTES = 64 * 1024;
  */
 export async function projectMemory(skills: SkillsPort): Promise<ProjectMemory | null> {
   const file = await skills.resolve("AGENTS.md");
-  if (!file.ok) return { text: null, label: TRUSTED_PUBLIC, note: `AGENTS.md: ${file.error}` };
+  if (!file.ok) return { text: null, label: null, note: `AGENTS.md: ${file.error}` };
   if (!file.value.exists) return null;
   if (file.value.kind !== "file" || file.value.rel !== "AGENTS.md") {
-    return { text: null, label: TRUSTED_PUBLIC, note: "AGENTS.md is not a plain file; ignored" };
+    return { text: null, label: null, note: "AGENTS.md is not a plain file; ignored" };
   }
   const read = await skills.readTrustedHead(file.value, MAX_MEMORY_BYTES + 1);
   if (read.kind === "untrusted") {
     return {
       text: null,
-      label: TRUSTED_PUBLIC,
+      label: null,
       note: "AGENTS.md is not trusted, so it was not given to the planner",
     };
   }
   if (read.kind === "error") {
-    return { text: null, label: TRUSTED_PUBLIC, note: `AGENTS.md: ${read.error}` };
+    return { text: null, label: null, note: `AGENTS.md: ${read.error}` };
   }
   const cut = read.bytes.length > MAX_MEMORY_BYTES;
   const bytes = cut ? read.bytes.subarray(0, MAX_MEMORY_BYTES) : read.bytes;
   const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
   if (text.includes("\0")) {
-    return { text: null, label: TRUSTED_PUBLIC, note: "AGENTS.md is not text; ignored" };
+    return { text: null, label: null, note: "AGENTS.md is not text; ignored" };
   }
   return {
     text,

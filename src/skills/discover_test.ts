@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fixture } from "../../test/support/person_side.ts";
-import { UNTRUSTED_PUBLIC } from "../util/label.ts";
-import { skillsPort } from "../policy/ports/skills.ts";
+import { formatLabel, TRUSTED_PRIVATE, UNTRUSTED_PUBLIC } from "../util/label.ts";
+import { type SkillsPort, skillsPort } from "../policy/ports/skills.ts";
+import { withPolicy } from "../../test/support/policy_fixture.ts";
+import { systemPromptLabel } from "../policy/driver_labels.ts";
+import { ok } from "../util/result.ts";
 import { discoverSkills, projectMemory, skillsListing } from "./discover.ts";
 
 const skill = (name: string, description = `what ${name} does`, body = `body of ${name}`) =>
@@ -111,4 +114,57 @@ Deno.test("projectMemory: AGENTS.md is given when trusted, withheld (with a note
   } finally {
     await f.close();
   }
+});
+
+Deno.test("discoverSkills: each skill's label is the one the port gave, never one discovery chose", async () => {
+  const user = await userDirWith({ "commit-style/SKILL.md": skill("commit-style") });
+  const f = await fixture();
+  try {
+    await f.write(".bravebot/skills/release/SKILL.md", skill("release"));
+    const port = skillsPort(f.policy);
+    const plain = await discoverSkills(port, user);
+    assert.deepEqual(plain.skills.map((s) => `${s.name} ${formatLabel(s.label)}`), [
+      "commit-style (T,pub)",
+      "release (T,pub)",
+    ]);
+    // A port that labels otherwise: discovery carries its labels as given.
+    const marking: SkillsPort = {
+      workspaceRoot: port.workspaceRoot,
+      resolve: (rel) => port.resolve(rel),
+      listTrustedFolder: (dir) => port.listTrustedFolder(dir),
+      readTrustedHead: (file, length) => port.readTrustedHead(file, length),
+      readWorkspaceSkill: async (file) => {
+        const read = await port.readWorkspaceSkill(file);
+        return read.ok ? ok({ ...read.value, label: UNTRUSTED_PUBLIC }) : read;
+      },
+      userSkillLabel: () => TRUSTED_PRIVATE,
+    };
+    const marked = await discoverSkills(marking, user);
+    assert.deepEqual(marked.skills.map((s) => `${s.name} ${formatLabel(s.label)}`), [
+      "commit-style (T,priv)",
+      "release (U,pub)",
+    ]);
+  } finally {
+    await f.close();
+    await Deno.remove(user, { recursive: true });
+  }
+});
+
+Deno.test("discoverSkills: a workspace skill on a private path is listed private, and so is the prompt listing it", async () => {
+  await withPolicy({
+    files: {
+      ".bravebot/skills/secrets/SKILL.md": skill("secrets"),
+      ".bravebot/skills/release/SKILL.md": skill("release"),
+    },
+    trust: { ".": true },
+  }, async (fx) => {
+    const found = await discoverSkills(skillsPort(fx.policy), null);
+    assert.deepEqual(found.skills.map((s) => `${s.name} ${formatLabel(s.label)}`), [
+      "release (T,pub)",
+      "secrets (T,priv)",
+    ]);
+    const labels = found.skills.map((s) => s.label);
+    assert.equal(formatLabel(systemPromptLabel(null, labels)), "(T,priv)");
+    assert.equal(formatLabel(systemPromptLabel(null, labels.slice(0, 1))), "(T,pub)");
+  });
 });

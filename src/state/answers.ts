@@ -1,7 +1,7 @@
 /**
- * The person's answers to ask_user, kept for the whole session (tools.md: "remembered for the
- * session, question by question"), including across a resume: one JSON line per answered
- * question in the session folder, beside the transcript.
+ * The person's answers to ask_user, kept for the whole session (docs/tools.md#ask_user: each is
+ * "remembered for the session by its question"), including across a resume: one JSON line per
+ * answered question in the session folder, beside the transcript.
  */
 import { join } from "node:path";
 import { appendJsonLine, readJsonLines } from "./jsonfile.ts";

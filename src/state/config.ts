@@ -1,19 +1,23 @@
 /**
- * The user config (design.md §14): validated with zod; an invalid file is a clear error naming
- * the field, never a silent default. A workspace `.bravebot/config.json` may only narrow it.
+ * The user config (docs/contract.md §14; docs/config.md): validated with zod; an invalid file is a
+ * clear error naming the field, never a silent default. A workspace `.bravebot/config.json` may
+ * only narrow it.
  */
 import { z } from "zod";
 import { parseJsonFile } from "../util/json_schema.ts";
 import { err, ok, type Result } from "../util/result.ts";
 
 /**
- * How confined run stages are, from least to most (design.md §13): a workspace config may only
- * move up this list, never down.
+ * How confined run stages are, from least to most (docs/contract.md §13.4): a workspace config may
+ * only move up this list, never down (docs/config.md#the-workspace-config-may-only-narrow).
  */
 export const SANDBOX_LEVELS = ["none", "auto", "bwrap"] as const;
 export type SandboxLevel = typeof SANDBOX_LEVELS[number];
 
-/** The longest a run may take (design.md §14: at most 600 s): the one place the ceiling is set. */
+/**
+ * The longest a run may take (docs/contract.md §14: at most 600 s): the one place the ceiling is
+ * set.
+ */
 export const RUN_MAX_TIMEOUT_MS = 600_000;
 
 export const DEFAULT_ENDPOINT = "http://127.0.0.1:11434/v1";
@@ -33,7 +37,7 @@ export const configSchema = z.strictObject({
     requestMs: z.number().int().min(1000).max(3_600_000).optional(),
     /** How long a server loading its model is waited for, in milliseconds. */
     loadMs: z.number().int().min(1000).max(3_600_000).optional(),
-    /** Default `run` timeout, in milliseconds (at most the ceiling of tools.md). */
+    /** Default `run` timeout, in milliseconds (at most the ceiling of docs/tools.md#run). */
     runMs: z.number().int().min(100).max(RUN_MAX_TIMEOUT_MS).optional(),
   }).optional(),
   /** Extra private-path globs, on top of the defaults (never instead of them). */

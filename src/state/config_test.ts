@@ -58,7 +58,7 @@ Deno.test("config: a missing file is empty unless it was asked for by --config",
   }
 });
 
-Deno.test("settings: defaults of design.md §14, the command line over the config", () => {
+Deno.test("settings: defaults of docs/contract.md §14, the command line over the config", () => {
   const s = settingsFrom({});
   assert.equal(s.planner.url, DEFAULT_ENDPOINT);
   assert.equal(DEFAULT_ENDPOINT, "http://127.0.0.1:11434/v1");

@@ -1,6 +1,7 @@
 /**
  * Where Brave Bot keeps what must never live inside a workspace: the trust map, vouches,
- * sessions and audit (design.md §5, §14). Only environment variables named in cli.md are read.
+ * sessions and audit (docs/contract.md §5.4, §14). Only environment variables
+ * docs/cli.md#environment names are read.
  */
 import { join } from "node:path";
 import { sha256 } from "../util/hash.ts";

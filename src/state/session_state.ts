@@ -8,7 +8,7 @@ export type TodoStatus = "pending" | "in_progress" | "completed";
 
 export interface Todo {
   content: string;
-  /** An unrecognised status reads as outstanding work (tools.md). */
+  /** An unrecognised status reads as outstanding work (docs/tools.md#todo_write). */
   status: TodoStatus;
 }
 

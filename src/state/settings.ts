@@ -1,5 +1,5 @@
 /**
- * Settings: the config file, the command line and the defaults of design.md §14 folded into
+ * Settings: the config file, the command line and the defaults of docs/contract.md §14 folded into
  * one value, so no module re-derives a limit on its own.
  */
 import {
@@ -25,8 +25,8 @@ export interface Limits {
   askQuestions: number;
   toolCallsPerReply: number;
   /**
-   * A run's snapshots (design.md §13): entries recorded in full, then how many changed ones (or
-   * folders, before the run) past them, then how many folders marked whole at most.
+   * A run's snapshots (docs/contract.md §13.5): entries recorded in full, then how many changed
+   * ones (or folders, before the run) past them, then how many folders marked whole at most.
    */
   snapshotEntries: number;
   snapshotChanges: number;
@@ -55,7 +55,7 @@ export const DEFAULT_LIMITS: Limits = {
 export interface EndpointSettings {
   url: string;
   model: string | undefined;
-  /** May receive `priv` bytes without asking (design.md §3). */
+  /** May receive `priv` bytes without asking (docs/contract.md §3.4). */
   local: boolean;
 }
 

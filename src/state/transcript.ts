@@ -2,13 +2,13 @@
  * The session transcript (`transcript.jsonl`): every message of the planner conversation,
  * appended as it happens, one JSON line each, so a session killed mid-turn (even `kill -9`)
  * resumes with nothing lost but the unfinished reply. Processor remarks are never written
- * here (design.md §10: stored nowhere).
+ * here (docs/contract.md §10: stored nowhere).
  *
  * Lines:
  * - `{"type":"session","version":1,"id","workspace","started"}` — the first line;
  * - `{"type":"message","time","message":{…},"label":"(T,pub)"}` — a Chat Completions message;
  *   `label` is what it placed in the planner context (person's words and tool results); a tool
- *   result that is a run's output asserted for the planner (design.md §16) also carries
+ *   result that is a run's output asserted for the planner (docs/contract.md §16.5) also carries
  *   `"asserted": {"ref","by","shape"}` — by the person, or the policy file and its shape;
  * - `{"type":"clear","time"}` — `/clear`: the conversation starts again, label back to `(T,pub)`;
  * - `{"type":"compact","time","message","keep","label","requests":{"kept","left_out"}}` — a
@@ -59,7 +59,7 @@ const recordSchema = z.discriminatedUnion("type", [
     }).optional(),
   }),
   z.object({ type: z.literal("clear"), time: z.string() }),
-  /** What was shown to the person and not the planner (design.md §15): never loaded back. */
+  /** What was shown to the person and not the planner (docs/contract.md §15): never loaded back. */
   z.object({
     type: z.literal("shown"),
     time: z.string(),

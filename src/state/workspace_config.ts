@@ -1,8 +1,8 @@
 /**
- * The workspace's `.bravebot/config.json` (design.md §5): written by whoever wrote the
- * repository, so it may only narrow what the user config allows — more private patterns,
- * lower timeouts and limits, the sandbox forced on, fewer programs. It can never trust, vouch,
- * approve, or change an endpoint or a model; any such field is an error that names it.
+ * The workspace's `.bravebot/config.json` (docs/contract.md §5.4; docs/config.md): written by
+ * whoever wrote the repository, so it may only narrow what the user config allows — more private
+ * patterns, lower timeouts and limits, the sandbox forced on, fewer programs. It can never trust,
+ * vouch, approve, or change an endpoint or a model; any such field is an error that names it.
  */
 import { SANDBOX_LEVELS } from "./config.ts";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
 /**
- * ask_user (tools.md): puts up to four questions to the person, one at a time. The questions are
- * the routing — they decide whom the call reaches and what it asks — and nothing is carried.
- * The person's answers are their own words, `(T,priv)` (design.md §3).
+ * ask_user (docs/tools.md#ask_user): puts up to four questions to the person, one at a time. The
+ * questions are the routing — they decide whom the call reaches and what it asks — and nothing is
+ * carried. The person's answers are their own words, `(T,priv)` (docs/contract.md §3.2).
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";

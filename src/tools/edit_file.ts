@@ -1,6 +1,6 @@
 /**
- * edit_file (tools.md): replace an exact passage, matched byte for byte, in a trusted file.
- * Whether the edit may be made (a trusted file, old_text found exactly once unless
+ * edit_file (docs/tools.md#edit_file): replace an exact passage, matched byte for byte, in a
+ * trusted file. Whether the edit may be made (a trusted file, old_text found exactly once unless
  * replace_all) is the policy layer's decision; the tool validates, asks and renders.
  */
 import { z } from "zod";

@@ -1,7 +1,7 @@
 /**
- * list_files (tools.md): a recursive listing. A file name is content, so each entry under a
- * directory nobody vouched for comes back as its own reference (kind and parent only), never
- * as a name; entries in trusted directories come back as paths the planner can pass on. The
+ * list_files (docs/tools.md#list_files): a recursive listing. A file name is content, so each entry
+ * under a directory nobody vouched for comes back as its own reference (kind and parent only),
+ * never as a name; entries in trusted directories come back as paths the planner can pass on. The
  * policy layer walks and decides which is which (policy/list_files.ts); this renders it.
  */
 import { z } from "zod";

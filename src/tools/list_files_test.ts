@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { loggedLine } from "../../test/support/audit_lines.ts";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import { listFilesTool } from "./list_files.ts";
 import { readFileTool } from "./read_file.ts";
@@ -358,9 +359,12 @@ Deno.test("list_files: the decision (names or references) is appended to the aud
     async (fx) => {
       await fx.call(listFilesTool, { directory: "vendor" });
       await fx.call(listFilesTool, { pattern: "a" });
-      assert.deepEqual(fx.policy.audit.entries.map((e) => [e.decision, e.routing.directory]), [
-        ["1 entry as references", "vendor"],
-        ["shown (trusted names)", "."],
+      const lines = fx.policy.audit.entries.map(loggedLine);
+      assert.deepEqual(lines, [
+        '{"tool":"list_files","routing":{"directory":"vendor","pattern":null},' +
+        '"labels":{"context":"(T,pub)"},"decision":"1 entry as references","by":"rule"}',
+        '{"tool":"list_files","routing":{"directory":".","pattern":"a"},' +
+        '"labels":{"context":"(T,pub)"},"decision":"shown (trusted names)","by":"rule"}',
       ]);
     },
   );

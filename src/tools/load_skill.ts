@@ -1,7 +1,7 @@
 /**
- * load_skill (tools.md): reads one skill the planner was listed at the start of the turn. The
- * name selects from that fixed set and never becomes a path; anything but an exact listed name
- * is refused with the list, never guessed at. The policy layer selects and reads
+ * load_skill (docs/tools.md#load_skill): reads one skill the planner was listed at the start of the
+ * turn. The name selects from that fixed set and never becomes a path; anything but an exact listed
+ * name is refused with the list, never guessed at. The policy layer selects and reads
  * (policy/skills.ts); this renders.
  */
 import { z } from "zod";

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
+import { loggedLine } from "../../test/support/audit_lines.ts";
 import { join } from "node:path";
 import { fixture } from "../../test/support/person_side.ts";
 import { discoverSkills } from "../skills/discover.ts";
 import { skillsPort } from "../policy/ports/skills.ts";
-import { formatLabel } from "../util/label.ts";
+import { formatLabel, TRUSTED_PUBLIC } from "../util/label.ts";
 import { loadSkill } from "./load_skill.ts";
 import { selectSkill } from "../policy/skills.ts";
 
@@ -107,6 +108,7 @@ Deno.test("load_skill: the close names in a refusal are those one edit distance 
     description: "",
     file: `/s/${name}`,
     source: "user" as const,
+    label: TRUSTED_PUBLIC,
   });
   const skills = [entry("release"), entry("commit-style")];
   // Two swaps of neighbours are two steps (a swap is one, as the command line's did-you-mean
@@ -117,4 +119,22 @@ Deno.test("load_skill: the close names in a refusal are those one edit distance 
   const far = selectSkill(skills, "deploy");
   assert.ok("refusal" in far);
   assert.doesNotMatch(far.refusal, /close:/);
+});
+
+Deno.test("load_skill: each outcome leaves its audit line, in the log's key order", async () => {
+  await withSkills(async (f, user) => {
+    await loadSkill.handler({ name: "release" }, f.ctx);
+    await loadSkill.handler({ name: "no-such" }, f.ctx);
+    await Deno.remove(join(user, "commit-style"), { recursive: true });
+    await loadSkill.handler({ name: "commit-style" }, f.ctx);
+    const lines = f.policy.audit.entries.filter((e) => e.tool === "load_skill").map(loggedLine);
+    assert.deepEqual(lines, [
+      '{"tool":"load_skill","routing":{"name":"release","source":"workspace"},"decision":"loaded",' +
+      '"by":"rule","labels":{"context":"(T,pub)","output":"(T,pub)"}}',
+      '{"tool":"load_skill","routing":{"name":"no-such"},"decision":"refused","by":"rule",' +
+      '"reason":"not a listed name","labels":{"context":"(T,pub)"}}',
+      '{"tool":"load_skill","routing":{"name":"commit-style","source":"user"},"decision":"refused",' +
+      '"by":"rule","reason":"cannot be read (NotFound)","labels":{"context":"(T,pub)"}}',
+    ]);
+  });
 });

@@ -1,8 +1,8 @@
 /**
- * read_file (tools.md): one page of a UTF-8 text file. A file that is not trusted is not
- * opened for the planner: the quarantined-read prompt decides (design.md §6) — keep gives a
- * reference and its size, "show as untrusted" gives the lines and taints the context, a vouch
- * trusts these exact bytes. The policy layer decides all of it (policy/read_file.ts) and
+ * read_file (docs/tools.md#read_file): one page of a UTF-8 text file. A file that is not trusted is
+ * not opened for the planner: the quarantined-read prompt decides (docs/contract.md §6) — keep
+ * gives a reference and its size, "show as untrusted" gives the lines and taints the context, a
+ * vouch trusts these exact bytes. The policy layer decides all of it (policy/read_file.ts) and
  * hands back what may be shown; this pages and renders it.
  */
 import { z } from "zod";

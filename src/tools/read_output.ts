@@ -1,8 +1,9 @@
 /**
- * read_output (tools.md): asks to be shown what a command printed. It works only for a run's
- * output — a quarantined file is not readable this way — and what comes back is an assertion
- * about those bytes (design.md §16): the person's, or the approval policy file's by a shape, in
- * the shape's canonical form. The policy layer decides and records it; this renders.
+ * read_output (docs/tools.md#read_output): asks to be shown what a command printed. It works only
+ * for a run's output — a quarantined file is not readable this way — and what comes back is an
+ * assertion about those bytes (docs/contract.md §16.2, §16.3): the person's, or the approval policy
+ * file's by a shape, in the shape's canonical form. The policy layer decides and records it; this
+ * renders.
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";

@@ -1,6 +1,7 @@
 /**
- * The fixed tool list (tools.md: eleven tools, no twelfth from a configuration file, no MCP).
- * The driver finds tools only here; a name not in this table is reported to the planner.
+ * The fixed tool list (docs/tools.md#the-eleven-tools: eleven, no twelfth from a configuration
+ * file, no MCP). The driver finds tools only here; a name not in this table is reported to the
+ * planner.
  */
 import type { ToolDef } from "./tool.ts";
 import { readFileTool } from "./read_file.ts";
@@ -15,7 +16,8 @@ import { loadSkill } from "./load_skill.ts";
 import { askUser } from "./ask_user.ts";
 import { todoWrite } from "./todo_write.ts";
 
-// Each tool module is imported here and added to TOOLS, in tools.md's order.
+// Each tool module is imported here and added to TOOLS, in the order of
+// docs/tools.md#the-eleven-tools.
 const TOOLS: readonly ToolDef<never>[] = [
   readFileTool,
   listFilesTool,

@@ -1,7 +1,7 @@
 /**
- * The routing/content split of tools.md is built, not declared: each tool's schema is the union
- * of its routing, content and modifiers, no name stands in two parts, and the routing is the
- * table's.
+ * The routing/content split of docs/tools.md#the-eleven-tools is built, not declared: each tool's
+ * schema is the union of its routing, content and modifiers, no name stands in two parts, and the
+ * routing is the table's.
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
@@ -11,7 +11,7 @@ import { TRUSTED_PUBLIC } from "../util/label.ts";
 
 const keys = (o: z.ZodObject) => Object.keys(o.shape).sort();
 
-Deno.test("tools: the eleven schemas are their parts, and the routing is tools.md's", () => {
+Deno.test("tools: the eleven schemas are their parts, and the routing is docs/tools.md's", () => {
   const routing: Record<string, string[]> = {
     read_file: ["path", "path_ref"],
     list_files: ["directory", "pattern"],

@@ -1,8 +1,8 @@
 /**
- * run (tools.md): a pipeline of programs, no shell. The person approves the exact argv of every
- * stage before anything runs, unless every stage is vouched for, the planner context is `T`
- * and the stdin is `pub` (policy/runs.ts decides). The output becomes a reference the planner
- * is not shown — `(U,priv)` — or, for a vouched command, `(T,priv)` text it is shown, capped.
+ * run (docs/tools.md#run): a pipeline of programs, no shell. The person approves the exact argv of
+ * every stage before anything runs, unless every stage is vouched for, the planner context is `T`
+ * and the stdin is `pub` (policy/runs.ts decides). The output becomes a reference the planner is
+ * not shown — `(U,priv)` — or, for a vouched command, `(T,priv)` text it is shown, capped.
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolContext, type ToolOutput } from "./tool.ts";

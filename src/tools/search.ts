@@ -1,9 +1,9 @@
 /**
- * search (tools.md): a literal substring over workspace files. The policy layer walks, has
- * the effect workers search the files in place, and labels the result (policy/search.ts): it
- * is shown only when every file it touches (and every name in it) is trusted; otherwise the
- * whole result becomes one reference and the planner is shown counts. The policy layer gives
- * back the findings and their label; this prints them (`util/search_text.ts`).
+ * search (docs/tools.md#search): a literal substring over workspace files. The policy layer walks,
+ * has the effect workers search the files in place, and labels the result (policy/search.ts): it is
+ * shown only when every file it touches (and every name in it) is trusted; otherwise the whole
+ * result becomes one reference and the planner is shown counts. The policy layer gives back the
+ * findings and their label; this prints them (`util/search_text.ts`).
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";

@@ -1,9 +1,9 @@
 /**
- * spawn_processor (tools.md, design.md §10): an isolated model call over references the planner
- * was not shown — no tools, no history, nothing to read but the references named. The reply's
- * remark (before the `=== document ===` line) reaches the person's screen only; the document
- * becomes a new `U` reference bound to the file the call is about, or to nothing. The planner
- * is given the reference and counts, never the bytes.
+ * spawn_processor (docs/tools.md#spawn_processor, docs/contract.md §10): an isolated model call
+ * over references the planner was not shown — no tools, no history, nothing to read but the
+ * references named. The reply's remark (before the `=== document ===` line) reaches the person's
+ * screen only; the document becomes a new `U` reference bound to the file the call is about, or to
+ * nothing. The planner is given the reference and counts, never the bytes.
  */
 import { z } from "zod";
 import { defineTool, failure, shown } from "./tool.ts";

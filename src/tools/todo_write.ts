@@ -1,6 +1,7 @@
 /**
- * todo_write (tools.md): the planner's task list, the whole list every time. Nothing is touched,
- * so there is no routing; the list is the planner's own words and carries its context's label.
+ * todo_write (docs/tools.md#todo_write): the planner's task list, the whole list every time.
+ * Nothing is touched, so there is no routing; the list is the planner's own words and carries its
+ * context's label.
  */
 import { z } from "zod";
 import { defineTool, shown } from "./tool.ts";

@@ -3,7 +3,7 @@
  * routing (where the effect lands), content (what is merely carried) and modifiers (how much or
  * how long: `offset`, `limit`, `replace_all`, `timeout_seconds`) — from which its one strict
  * schema is built, and a handler that validates, asks the policy layer through its port and
- * renders (tools.md, "Before adding a tool").
+ * renders (docs/tools.md#the-eleven-tools: a new tool first says what its routing is).
  *
  * Labels and the audit log treat the parts differently: routing is what the person approves and
  * what an audit entry names (resolved: the real path, the argv); content and modifiers are the
@@ -46,8 +46,8 @@ export interface ToolOutput {
    */
   label: Label;
   /**
-   * For a run's output shown as an assertion (read_output, design.md §16): the reference and
-   * who asserted it, so the transcript marks the result asserted.
+   * For a run's output shown as an assertion (read_output, docs/contract.md §16.5): the reference
+   * and who asserted it, so the transcript marks the result asserted.
    */
   asserted?: { ref: string; by: "person" | "policy-file"; shape: string | null };
   /**

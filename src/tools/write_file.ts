@@ -1,9 +1,9 @@
 /**
- * write_file (tools.md): the whole contents of a text file, from the planner (`contents`) or
- * from a reference it was never shown (`contents_ref`). The person approves every write,
- * seeing the real destination and a diff (or the new file); the write is atomic and refused
- * if the file changed after approval, unless the person approves the new state too. All of
- * that is decided in the policy layer (`ctx.decide.writeFile`); the tool validates and renders.
+ * write_file (docs/tools.md#write_file): the whole contents of a text file, from the planner
+ * (`contents`) or from a reference it was never shown (`contents_ref`). The person approves every
+ * write, seeing the real destination and a diff (or the new file); the write is atomic and refused
+ * if the file changed after approval, unless the person approves the new state too. All of that is
+ * decided in the policy layer (`ctx.decide.writeFile`); the tool validates and renders.
  */
 import { z } from "zod";
 import { defineTool, failure, shown, type ToolOutput } from "./tool.ts";

@@ -7,6 +7,7 @@
 import { decodeText } from "./text.ts";
 import { escapeForScreen } from "./escape.ts";
 import { err, ok, type Result } from "./result.ts";
+import type { Label } from "./label.ts";
 
 /** Agent Skills: 1–64 lowercase letters, digits and hyphens. */
 export const SKILL_NAME = /^[a-z0-9-]{1,64}$/;
@@ -21,6 +22,11 @@ export interface SkillEntry {
   /** Absolute path of the skill's SKILL.md; never shown to the planner. */
   file: string;
   source: "user" | "workspace";
+  /**
+   * The label of its name and description, which the planner is listed: the policy layer's, as
+   * the skills port gave it (discovery never chooses one).
+   */
+  label: Label;
 }
 
 export interface ParsedSkill {

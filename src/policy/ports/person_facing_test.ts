@@ -3,6 +3,7 @@
  * planner's tools go through, nothing decided again on the way.
  */
 import assert from "node:assert/strict";
+import { loggedLine } from "../../../test/support/audit_lines.ts";
 import { withRunPolicy } from "../../../test/support/run_fixture.ts";
 import { parseShellLine, personPolicy } from "../api.ts";
 import { sessionConfinement } from "../runs.ts";
@@ -38,6 +39,12 @@ Deno.test("person port: a shell line and /show go through the rules, which recor
     assert.ok(shown.ok, !shown.ok ? shown.error : "");
     assert.match(shown.value.text, /CANARY-port/);
     assert.equal(formatLabel(shown.value.label), formatLabel(UNTRUSTED_PRIVATE));
+    assert.equal(
+      loggedLine(fx.policy.audit.entries.at(-1)),
+      `{"tool":"show","routing":{"ref":"${ref}","kind":"command_output"},` +
+        '"labels":{"context":"(T,pub)","shown":"(U,priv)"},' +
+        '"decision":"shown to the person, not to the planner","by":"rule"}',
+    );
     // The person's view changes nothing the planner holds.
     assert.equal(formatLabel(port.contextLabel), formatLabel(fx.policy.contextLabel));
     const unknown = await port.showToPerson("ref:999", 10);

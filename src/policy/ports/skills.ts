@@ -12,6 +12,7 @@ import {
   readTrustedHead,
   readWorkspaceSkill,
   type TrustedHead,
+  userSkillLabel,
 } from "../skills.ts";
 import type { Label } from "../../util/label.ts";
 import type { Result } from "../../util/result.ts";
@@ -29,6 +30,8 @@ export interface SkillsPort {
   readWorkspaceSkill(file: ResolvedPath): Promise<Result<{ text: string; label: Label }>>;
   /** At most `length` bytes of a trusted workspace file (AGENTS.md), with its label. */
   readTrustedHead(file: ResolvedPath, length: number): Promise<TrustedHead>;
+  /** The label a user skill (one in the person's config folder) is listed and loaded at. */
+  userSkillLabel(): Label;
 }
 
 export function skillsPort(policy: Policy): SkillsPort {
@@ -40,5 +43,6 @@ export function skillsPort(policy: Policy): SkillsPort {
     listTrustedFolder: (dir) => listTrustedFolder(policy, dir),
     readWorkspaceSkill: (file) => readWorkspaceSkill(policy, file),
     readTrustedHead: (file, length) => readTrustedHead(policy, file, length),
+    userSkillLabel: () => userSkillLabel(),
   };
 }
