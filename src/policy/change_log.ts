@@ -12,13 +12,24 @@ import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
 import { ensurePrivateDir } from "../state/dirs.ts";
 import { sha256 } from "../util/hash.ts";
 import type { FileEntry } from "./trust_map.ts";
+import type { Label } from "../util/label.ts";
 
 /** The state of a file before a change: absent, or its hash and size (bytes kept or not). */
 export type Before =
   | { kind: "absent" }
-  | { kind: "bytes"; sha256: string; size: number; kept: boolean }
-  /** A run changed it: its bytes before were never read (docs/decisions.md). */
-  | { kind: "unknown" };
+  | {
+    kind: "bytes";
+    sha256: string;
+    size: number;
+    kept: boolean;
+    /** Not kept because the session's budget for a run's kept bytes was spent. */
+    budget?: true;
+  }
+  /**
+   * A run changed it and its bytes before were not kept (docs/decisions.md): over the bound
+   * (`large`), or not seen before the run (past the snapshot's bound, or not a regular file).
+   */
+  | { kind: "unknown"; why?: "large" };
 
 export interface ChangedFile {
   rel: string;
@@ -29,6 +40,10 @@ export interface ChangedFile {
   trustBefore: FileEntry | null;
   /** A run chose the name (docs/contract.md §13.5): it never goes to the planner as text. */
   nameChosen?: true;
+  /** The change removed the file: undoing it writes the bytes back where nothing may be now. */
+  removed?: true;
+  /** The label the bytes before had when they were kept (a run's record; never shown). */
+  labelBefore?: Label;
 }
 
 export interface ChangeRecord {
@@ -60,12 +75,18 @@ const rowSchema = z.union([
           sha256: hex,
           size: z.number().int().min(0),
           kept: z.boolean(),
+          budget: z.literal(true).optional(),
         }),
-        z.object({ kind: z.literal("unknown") }),
+        z.object({ kind: z.literal("unknown"), why: z.literal("large").optional() }),
       ]),
       after: hex.nullable(),
       trustBefore: entrySchema.nullable(),
       nameChosen: z.literal(true).optional(),
+      removed: z.literal(true).optional(),
+      labelBefore: z.object({
+        integrity: z.enum(["T", "U"]),
+        confidentiality: z.enum(["pub", "priv"]),
+      }).optional(),
     })),
   }),
   z.object({ type: z.literal("undone"), seq: z.number().int().min(0) }),
@@ -76,6 +97,13 @@ const rowSchema = z.union([
  * is recorded by hash only; `/diff` says so and `/undo` refuses it.
  */
 export const KEEP_MAX_BYTES = 1024 * 1024;
+
+/**
+ * How many bytes a session keeps in all (docs/decisions.md): 64 MiB. Past it, the files a run
+ * may change are recorded by hash only, and `/diff` says they cannot be undone. The bytes a
+ * write or an edit replaces are kept whatever the total: each was read for the person's diff.
+ */
+export const SESSION_KEEP_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** Whether the bytes of a file of `size` are kept before the session changes it. */
 export function keepsBytes(size: number): boolean {
@@ -110,6 +138,11 @@ export class ChangeLog {
   readonly #records: ChangeRecord[] = [];
   /** In memory only (tests): the kept bytes by hash. */
   readonly #memory = new Map<string, Uint8Array>();
+  /** The hashes kept, and the bytes they take in all. */
+  readonly #stored = new Set<string>();
+  #storedBytes = 0;
+  /** How many bytes may be kept in all before a run ({@link keepWithinBudget}). */
+  budget = SESSION_KEEP_BUDGET_BYTES;
 
   private constructor(private readonly dir: string | null) {}
 
@@ -121,6 +154,12 @@ export class ChangeLog {
   static async open(dir: string): Promise<{ log: ChangeLog; problems: string[] }> {
     const log = new ChangeLog(dir);
     await ensurePrivateDir(join(dir, "changes"));
+    for await (const entry of Deno.readDir(join(dir, "changes"))) {
+      const hash = /^([0-9a-f]{64})\.bin$/.exec(entry.name)?.[1];
+      if (!entry.isFile || hash === undefined) continue;
+      log.#stored.add(hash);
+      log.#storedBytes += (await Deno.lstat(join(dir, "changes", entry.name))).size;
+    }
     const file = join(dir, "changes.jsonl");
     const { rows, problems } = await readJsonLines(file);
     for (const row of rows) {
@@ -144,9 +183,26 @@ export class ChangeLog {
     return this.#records;
   }
 
-  /** Keeps `bytes` (stored once per hash) and answers their hash. */
-  async keep(bytes: Uint8Array): Promise<string> {
+  /** The bytes kept in all. */
+  get storedBytes(): number {
+    return this.#storedBytes;
+  }
+
+  /**
+   * Keeps `bytes` if they are kept already or fit in what is left of the session's budget;
+   * answers their hash and whether they are kept.
+   */
+  async keepWithinBudget(bytes: Uint8Array): Promise<{ sha256: string; kept: boolean }> {
     const hash = sha256(bytes);
+    if (this.#stored.has(hash)) return { sha256: hash, kept: true };
+    if (this.#storedBytes + bytes.length > this.budget) return { sha256: hash, kept: false };
+    await this.keep(bytes, hash);
+    return { sha256: hash, kept: true };
+  }
+
+  /** Keeps `bytes` (stored once per hash) and answers their hash. */
+  async keep(bytes: Uint8Array, hash = sha256(bytes)): Promise<string> {
+    if (this.#stored.has(hash)) return hash;
     if (this.dir === null) this.#memory.set(hash, bytes);
     else {
       const path = join(this.dir, "changes", `${hash}.bin`);
@@ -156,6 +212,8 @@ export class ChangeLog {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
       }
     }
+    this.#stored.add(hash);
+    this.#storedBytes += bytes.length;
     return hash;
   }
 

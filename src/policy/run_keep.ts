@@ -1,0 +1,97 @@
+/**
+ * The bytes of the workspace's files before a run (docs/decisions.md, issue 27), so that `/undo`
+ * can take back one run's changes: a run's changes are found only afterwards, by snapshots, so
+ * the files it might change are kept before it starts. The walk is the snapshot's own: every
+ * regular file the snapshot before the run recorded, at most {@link KEEP_MAX_BYTES}, is read
+ * through the effect worker (its wall checks every read), checked to be the file the snapshot
+ * saw, and kept in the session's content-addressed store while the session's budget lasts
+ * (`ChangeLog.keepWithinBudget`); past it, by hash only.
+ *
+ * A file read before is not read again while its device, inode, size, modification and change
+ * time are what they were — and its change time fell in a second before the one it was read in:
+ * change times are reported to the second, so a rewrite in the second of the read could keep
+ * them all.
+ */
+import type { Policy } from "./core.ts";
+import { type Before, type ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
+import { secondOf, type Snapshot, type SnapshotEntry } from "./run_changes.ts";
+import { openedAsChecked } from "./paths.ts";
+
+/** What was read of a file before a run: its bytes' hash, whether they are kept, and when. */
+interface Read {
+  key: string;
+  before: Before;
+  /** The whole second the bytes were read in. */
+  second: number;
+}
+
+/** Per session (its change log), the files read before its runs, by workspace-relative path. */
+const reads = new WeakMap<ChangeLog, Map<string, Read>>();
+
+/** How many files, and how many bytes, one round trip to the worker reads at most. */
+const BATCH_FILES = 256;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Whether a file read before may stand for the entry the snapshot holds now. */
+function stillRead(read: Read | undefined, entry: SnapshotEntry): read is Read {
+  return read !== undefined && read.key === entry.key && secondOf(entry.ctimeMs) < read.second;
+}
+
+/**
+ * Keeps, before a run, the state of every regular file the snapshot `before` recorded: its
+ * bytes (or, past the budget, its hash), or that it is over the bound. A file that changed
+ * between the snapshot and its read (another identity, another size) is left out: its state
+ * before is unknown, and a run that changes it cannot be undone.
+ */
+export async function keepBeforeRun(
+  policy: Policy,
+  before: Snapshot,
+): Promise<ReadonlyMap<string, Before>> {
+  let known = reads.get(policy.changes);
+  if (!known) reads.set(policy.changes, known = new Map());
+  const out = new Map<string, Before>();
+  const toRead: [string, SnapshotEntry][] = [];
+  for (const [rel, entry] of before.entries) {
+    if (entry.kind !== "f") continue;
+    if (entry.size > KEEP_MAX_BYTES) {
+      out.set(rel, { kind: "unknown", why: "large" });
+      continue;
+    }
+    const read = known.get(rel);
+    if (stillRead(read, entry)) out.set(rel, read.before);
+    else toRead.push([rel, entry]);
+  }
+  for (let i = 0; i < toRead.length;) {
+    const batch: [string, SnapshotEntry][] = [];
+    let bytes = 0;
+    while (i < toRead.length && batch.length < BATCH_FILES && bytes < BATCH_BYTES) {
+      bytes += toRead[i][1].size;
+      batch.push(toRead[i++]);
+    }
+    const abs = batch.map(([rel]) => `${policy.workspace.root}/${rel}`);
+    const got = await policy.worker.call({
+      op: "readMany",
+      paths: abs,
+      maxBytes: KEEP_MAX_BYTES,
+      followLinks: false,
+    });
+    if (!got.ok) continue;
+    const second = secondOf(Date.now());
+    for (const [j, item] of got.value.entries()) {
+      const [rel, entry] = batch[j];
+      if (item.bytes === undefined || item.bytes.length !== entry.size) continue;
+      if (!openedAsChecked({ abs: abs[j], id: entry.id }, item.opened)) continue;
+      const keptAs = await policy.changes.keepWithinBudget(item.bytes);
+      const state: Before = {
+        kind: "bytes",
+        sha256: keptAs.sha256,
+        size: entry.size,
+        kept: keptAs.kept,
+        ...(keptAs.kept ? {} : { budget: true as const }),
+      };
+      known.set(rel, { key: entry.key, before: state, second });
+      out.set(rel, state);
+    }
+  }
+  return out;
+}
