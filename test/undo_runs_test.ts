@@ -15,6 +15,7 @@ import type { Policy } from "../src/policy/core.ts";
 import { planUndo, sessionDiff } from "../src/policy/undo.ts";
 import { ChangeLog } from "../src/policy/change_log.ts";
 import type { WorkerRequest } from "../src/worker/protocol.ts";
+import { sha256 } from "../src/util/hash.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const once = { run: { answer: "once" as const } };
@@ -116,6 +117,8 @@ Deno.test("undo runs: past the session's budget a file is kept by hash only; /di
       assert.equal(fx.policy.changes.storedBytes <= 4, true);
       const before = fx.policy.changes.standing[0].files[0].before;
       assert.equal(before.kind === "bytes" && !before.kept && before.budget, true);
+      // Hashed in the worker, its bytes not carried over: the hash is still theirs.
+      assert.equal(before.kind === "bytes" && before.sha256, sha256("more than the budget\n"));
       const [d] = await sessionDiff(fx.policy);
       assert.equal(d.preview, null);
       assert.match(
@@ -159,7 +162,7 @@ Deno.test("undo runs: an untrusted file a run changed is restored untrusted; a v
       answers: [once],
     },
     async (fx) => {
-      await fx.policy.vouchFile("a.txt", (await import("../src/util/hash.ts")).sha256("a\n"));
+      await fx.policy.vouchFile("a.txt", sha256("a\n"));
       const vouched = fx.policy.storedTrust.files.get("a.txt");
       await sh(fx, "echo x > vendor/v.txt && echo y > a.txt");
       const files = fx.policy.changes.standing[0].files;

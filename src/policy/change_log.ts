@@ -183,6 +183,11 @@ export class ChangeLog {
     return this.#records;
   }
 
+  /** Whether the bytes of `hash` are kept (as far as this log knows: `kept` checks them). */
+  holds(hash: string): boolean {
+    return this.#stored.has(hash);
+  }
+
   /** The bytes kept in all. */
   get storedBytes(): number {
     return this.#storedBytes;

@@ -5,7 +5,7 @@
  * regular file the snapshot before the run recorded, at most {@link KEEP_MAX_BYTES}, is read
  * through the effect worker (its wall checks every read), checked to be the file the snapshot
  * saw, and kept in the session's content-addressed store while the session's budget lasts
- * (`ChangeLog.keepWithinBudget`); past it, by hash only.
+ * (`ChangeLog.keepWithinBudget`), smallest first; past it, by hash only, hashed in the worker.
  *
  * A file read before is not read again while its device, inode, size, modification and change
  * time are what they were — and its change time fell in a second before the one it was read in:
@@ -44,7 +44,7 @@ function stillRead(read: Read | undefined, entry: SnapshotEntry): read is Read {
  * before is unknown, and a run that changes it cannot be undone.
  */
 export async function keepBeforeRun(
-  policy: Policy,
+  policy: Pick<Policy, "changes" | "worker" | "workspace">,
   before: Snapshot,
 ): Promise<ReadonlyMap<string, Before>> {
   let known = reads.get(policy.changes);
@@ -61,6 +61,10 @@ export async function keepBeforeRun(
     if (stillRead(read, entry)) out.set(rel, read.before);
     else toRead.push([rel, entry]);
   }
+  // Smallest first, so that the budget keeps as many files as it can; once a batch no longer
+  // fits in what is left of it, the rest are hashed in the worker, their bytes not carried over.
+  toRead.sort((a, b) => a[1].size - b[1].size);
+  let hashOnly = false;
   for (let i = 0; i < toRead.length;) {
     const batch: [string, SnapshotEntry][] = [];
     let bytes = 0;
@@ -68,20 +72,27 @@ export async function keepBeforeRun(
       bytes += toRead[i][1].size;
       batch.push(toRead[i++]);
     }
+    hashOnly ||= policy.changes.storedBytes + bytes > policy.changes.budget;
     const abs = batch.map(([rel]) => `${policy.workspace.root}/${rel}`);
     const got = await policy.worker.call({
       op: "readMany",
       paths: abs,
       maxBytes: KEEP_MAX_BYTES,
       followLinks: false,
+      ...(hashOnly ? { hashOnly: true as const } : {}),
     });
     if (!got.ok) continue;
     const second = secondOf(Date.now());
     for (const [j, item] of got.value.entries()) {
       const [rel, entry] = batch[j];
-      if (item.bytes === undefined || item.bytes.length !== entry.size) continue;
+      if (item.size !== entry.size || item.skipped !== undefined) continue;
       if (!openedAsChecked({ abs: abs[j], id: entry.id }, item.opened)) continue;
-      const keptAs = await policy.changes.keepWithinBudget(item.bytes);
+      const keptAs = item.bytes !== undefined
+        ? await policy.changes.keepWithinBudget(item.bytes)
+        : item.sha256 !== undefined
+        ? { sha256: item.sha256, kept: policy.changes.holds(item.sha256) }
+        : null;
+      if (keptAs === null) continue;
       const state: Before = {
         kind: "bytes",
         sha256: keptAs.sha256,
