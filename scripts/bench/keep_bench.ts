@@ -8,7 +8,7 @@
  * round.
  */
 import { EffectWorker } from "../../src/worker/client.ts";
-import { SNAPSHOT_MAX_ENTRIES, unpackSnapshot } from "../../src/policy/run_changes.ts";
+import { takeSnapshot } from "./snapshot_bench.ts";
 import { ChangeLog } from "../../src/policy/change_log.ts";
 import { keepBeforeRun } from "../../src/policy/run_keep.ts";
 import type { Corpus } from "./corpus.ts";
@@ -25,14 +25,7 @@ export async function keepBench(
   const warmDir = await Deno.makeTempDir({ prefix: "bb-bench-keep-warm-" });
   const warm = await ChangeLog.open(warmDir);
   try {
-    const taken = await worker.call({
-      op: "snapshot",
-      root: corpus.root,
-      skip: [],
-      maxEntries: SNAPSHOT_MAX_ENTRIES,
-    });
-    if (!taken.ok) throw new Error(`snapshot failed: ${taken.error.name}`);
-    const before = unpackSnapshot(taken.value);
+    const before = await takeSnapshot(worker, corpus.root);
     const stored: Record<string, number> = {};
     const first = (name: string, budget: number) => ({
       name,
