@@ -205,3 +205,27 @@ Deno.test("undo runs: a file unchanged since the last run's read is not read aga
     },
   );
 });
+
+Deno.test("undo runs: bytes kept in one pack are read back after a resume, never once altered", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-pack-" });
+  try {
+    const { log } = await ChangeLog.open(dir);
+    log.budget = 10;
+    const [a, b, c] = ["aaaa", "bbbb", "cccc"].map((t) => new TextEncoder().encode(t));
+    const kept = await log.keepAllWithinBudget([a, b, a, c]);
+    // Within the budget: a and b (a twice, kept once); c does not fit.
+    assert.deepEqual(kept.map((k) => k.kept), [true, true, true, false]);
+    assert.equal(log.storedBytes, 8);
+    const again = await ChangeLog.open(dir);
+    assert.deepEqual(again.problems, []);
+    assert.equal(again.log.storedBytes, 8);
+    assert.deepEqual(await again.log.kept(sha256("bbbb")), b);
+    assert.equal(await again.log.kept(sha256("cccc")), null);
+    const pack = [...Deno.readDirSync(join(dir, "changes"))].find((e) => e.name.endsWith(".pack"))!;
+    await Deno.writeTextFile(join(dir, "changes", pack.name), "aaaaBBBB");
+    assert.equal(await again.log.kept(sha256("bbbb")), null, "altered bytes are never restored");
+    assert.deepEqual(await again.log.kept(sha256("aaaa")), a);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

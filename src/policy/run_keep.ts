@@ -5,7 +5,7 @@
  * regular file the snapshot before the run recorded, at most {@link KEEP_MAX_BYTES}, is read
  * through the effect worker (its wall checks every read), checked to be the file the snapshot
  * saw, and kept in the session's content-addressed store while the session's budget lasts
- * (`ChangeLog.keepWithinBudget`), smallest first; past it, by hash only, hashed in the worker.
+ * (`ChangeLog.keepAllWithinBudget`, one pack a batch), smallest first; past it, by hash only, hashed in the worker.
  *
  * A file read before is not read again while its device, inode, size, modification and change
  * time are what they were — and its change time fell in a second before the one it was read in:
@@ -83,22 +83,27 @@ export async function keepBeforeRun(
     });
     if (!got.ok) continue;
     const second = secondOf(Date.now());
+    // The files that are what the snapshot saw: their bytes, kept in one pack, or their hash.
+    const good: { rel: string; entry: SnapshotEntry; bytes?: Uint8Array; sha256?: string }[] = [];
     for (const [j, item] of got.value.entries()) {
       const [rel, entry] = batch[j];
       if (item.size !== entry.size || item.skipped !== undefined) continue;
       if (!openedAsChecked({ abs: abs[j], id: entry.id }, item.opened)) continue;
-      const keptAs = item.bytes !== undefined
-        ? await policy.changes.keepWithinBudget(item.bytes)
-        : item.sha256 !== undefined
-        ? { sha256: item.sha256, kept: policy.changes.holds(item.sha256) }
-        : null;
-      if (keptAs === null) continue;
+      good.push({ rel, entry, bytes: item.bytes, sha256: item.sha256 });
+    }
+    const withBytes = good.filter((g) => g.bytes !== undefined);
+    const keptAs = await policy.changes.keepAllWithinBudget(withBytes.map((g) => g.bytes!));
+    withBytes.forEach((g, k) => g.sha256 = keptAs[k].sha256);
+    const keptHashes = new Set(keptAs.filter((k) => k.kept).map((k) => k.sha256));
+    for (const { rel, entry, sha256 } of good) {
+      if (sha256 === undefined) continue;
+      const kept = keptHashes.has(sha256) || policy.changes.holds(sha256);
       const state: Before = {
         kind: "bytes",
-        sha256: keptAs.sha256,
+        sha256,
         size: entry.size,
-        kept: keptAs.kept,
-        ...(keptAs.kept ? {} : { budget: true as const }),
+        kept,
+        ...(kept ? {} : { budget: true as const }),
       };
       known.set(rel, { key: entry.key, before: state, second });
       out.set(rel, state);
