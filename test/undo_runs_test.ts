@@ -229,3 +229,33 @@ Deno.test("undo runs: bytes kept in one pack are read back after a resume, never
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("undo runs: a file that changed between the snapshot and its read is not kept: refused", async () => {
+  let once = false;
+  const beforeCall = async (r: WorkerRequest) => {
+    if (r.op !== "readMany" || once) return;
+    once = true;
+    await Deno.writeTextFile(r.paths.find((p) => p.endsWith("/a.txt"))!, "typed meanwhile!\n");
+  };
+  await withRunPolicy(
+    { files: { "a.txt": "old\n" }, answers: [{ run: { answer: "once" } }], beforeCall },
+    async (fx) => {
+      await sh(fx, "echo new > a.txt");
+      assert.deepEqual(fx.policy.changes.standing[0].files[0].before, { kind: "unknown" });
+      const refused = await planUndo(fx.policy, 1);
+      assert.ok(!refused.ok);
+      assert.match(refused.error, /a\.txt was changed by a run: its bytes before were not kept/);
+    },
+  );
+});
+
+Deno.test("undo runs: a run that put back bytes a vouch is bound to is still recorded and undone", async () => {
+  await withRunPolicy({ files: { "a.txt": "mine\n" }, answers: [once] }, async (fx) => {
+    // The vouch is for other bytes than the file holds now; the run writes those bytes.
+    await fx.policy.vouchFile("a.txt", sha256("vouched\n"));
+    await sh(fx, "printf 'vouched\\n' > a.txt");
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "mine\n");
+  });
+});

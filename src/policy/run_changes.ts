@@ -200,6 +200,8 @@ export async function recordRunChanges(
   const changed = new Set(changes.changed);
   const entries: [string, FileEntry][] = [];
   const hashes = new Map<string, () => Promise<string | null>>();
+  /** Changed files whose hash-bound entry stands: not relabelled, but recorded for /undo. */
+  const standing: string[] = [];
   for (const rel of touched) {
     let hashed: Promise<string | null> | undefined;
     // The bytes of the file the snapshot saw, or none: a file put there since (a rename over
@@ -215,7 +217,10 @@ export async function recordRunChanges(
     // Bytes a hash-bound entry still matches are the ones approved or vouched for, whatever
     // touched the file (a `touch`, a rewrite that put them back): that entry stands.
     const bound = policy.trust.files.get(rel)?.sha256;
-    if (bound !== undefined && !created.has(rel) && await hash() === bound) continue;
+    if (bound !== undefined && !created.has(rel) && await hash() === bound) {
+      standing.push(rel); // still the run's change for /undo: its bytes before may differ
+      continue;
+    }
     const nameChosen = !changed.has(rel);
     let entry: FileEntry = { integrity: "U", why: "run", ...(nameChosen ? { nameChosen } : {}) };
     const own = created.has(rel) ? "T" : priorIntegrity(policy, rel);
@@ -252,6 +257,13 @@ export async function recordRunChanges(
         before: created.has(rel) ? { kind: "absent" as const } : beforeOf(rel),
         trustBefore: trustBefore.get(rel) ?? null,
         nameChosen: entry.nameChosen === true,
+        labelBefore: labels.get(rel),
+      })),
+      ...standing.map((rel) => ({
+        rel,
+        before: beforeOf(rel),
+        trustBefore: policy.trust.files.get(rel) ?? null,
+        nameChosen: false,
         labelBefore: labels.get(rel),
       })),
       ...changes.removed.filter((rel) => !removedFolder(rel)).map((rel) => ({
