@@ -18,6 +18,7 @@ import { memoryBench } from "./memory_bench.ts";
 import { promptBench } from "./prompt_bench.ts";
 import { textCallsBench } from "./text_calls_bench.ts";
 import { snapshotBench } from "./snapshot_bench.ts";
+import { keepBench } from "./keep_bench.ts";
 import { tokensBench } from "./tokens_bench.ts";
 import { renderBench } from "./render_bench.ts";
 import { highlightBench } from "./highlight_bench.ts";
@@ -145,7 +146,10 @@ async function run(options: Options): Promise<void> {
   if (wants("startup")) rows.push(...await startupBench(repo, dataDir, options.rounds, log));
   if (wants("prompt")) rows.push(...promptBench(log));
   if (wants("textcalls")) rows.push(...await textCallsBench(options.quick, log));
-  if (wants("snapshot")) rows.push(...await snapshotBench(corpora[0], fsOptions));
+  if (wants("snapshot")) {
+    rows.push(...await snapshotBench(corpora[0], fsOptions));
+    rows.push(...await keepBench(corpora[0], fsOptions));
+  }
   if (wants("tokens")) rows.push(...await tokensBench(repo, log));
   if (wants("render")) rows.push(...await renderBench(repo, options.rounds, log));
   if (wants("highlight")) rows.push(...await highlightBench(dataDir, options.rounds, log));

@@ -8,6 +8,7 @@
 import { EffectWorker } from "../../src/worker/client.ts";
 import {
   compareSnapshots,
+  type Snapshot,
   SNAPSHOT_MAX_ENTRIES,
   unpackSnapshot,
 } from "../../src/policy/run_changes.ts";
@@ -16,6 +17,13 @@ import { alternate, commandContender, type Contender, formatMs, have } from "./m
 import type { Row } from "./report.ts";
 import { formatRatio, ratio } from "./report.ts";
 
+/** One snapshot of `root`, as a run takes it, through `worker`. */
+export async function takeSnapshot(worker: EffectWorker, root: string): Promise<Snapshot> {
+  const r = await worker.call({ op: "snapshot", root, skip: [], maxEntries: SNAPSHOT_MAX_ENTRIES });
+  if (!r.ok) throw new Error(`snapshot failed: ${r.error.name}`);
+  return unpackSnapshot(r.value);
+}
+
 export async function snapshotBench(
   corpus: Corpus,
   options: { rounds: number; log: (s: string) => void },
@@ -23,16 +31,7 @@ export async function snapshotBench(
   const scratch = await Deno.makeTempDir({ prefix: "bb-bench-snap-" });
   const worker = EffectWorker.start({ workspace: corpus.root, scratch, run: false }, 1);
   try {
-    const take = async () => {
-      const r = await worker.call({
-        op: "snapshot",
-        root: corpus.root,
-        skip: [],
-        maxEntries: SNAPSHOT_MAX_ENTRIES,
-      });
-      if (!r.ok) throw new Error(`snapshot failed: ${r.error.name}`);
-      return unpackSnapshot(r.value);
-    };
+    const take = () => takeSnapshot(worker, corpus.root);
     let entries = 0;
     const contenders: Contender[] = [{
       name: "brave bot: two snapshots and the comparison",

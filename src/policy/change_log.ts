@@ -12,13 +12,24 @@ import { appendJsonLine, readJsonLines } from "../state/jsonfile.ts";
 import { ensurePrivateDir } from "../state/dirs.ts";
 import { sha256 } from "../util/hash.ts";
 import type { FileEntry } from "./trust_map.ts";
+import type { Label } from "../util/label.ts";
 
 /** The state of a file before a change: absent, or its hash and size (bytes kept or not). */
 export type Before =
   | { kind: "absent" }
-  | { kind: "bytes"; sha256: string; size: number; kept: boolean }
-  /** A run changed it: its bytes before were never read (docs/decisions.md). */
-  | { kind: "unknown" };
+  | {
+    kind: "bytes";
+    sha256: string;
+    size: number;
+    kept: boolean;
+    /** Not kept because the session's budget for a run's kept bytes was spent. */
+    budget?: true;
+  }
+  /**
+   * A run changed it and its bytes before were not kept (docs/decisions.md): over the bound
+   * (`large`), or not seen before the run (past the snapshot's bound, or not a regular file).
+   */
+  | { kind: "unknown"; why?: "large" };
 
 export interface ChangedFile {
   rel: string;
@@ -29,6 +40,10 @@ export interface ChangedFile {
   trustBefore: FileEntry | null;
   /** A run chose the name (docs/contract.md §13.5): it never goes to the planner as text. */
   nameChosen?: true;
+  /** The change removed the file: undoing it writes the bytes back where nothing may be now. */
+  removed?: true;
+  /** The label the bytes before had when they were kept (a run's record; never shown). */
+  labelBefore?: Label;
 }
 
 export interface ChangeRecord {
@@ -46,6 +61,10 @@ const entrySchema = z.object({
   nameChosen: z.literal(true).optional(),
 });
 const hex = z.string().regex(/^[0-9a-f]{64}$/);
+/** A pack's index: each hash it holds, at which offset, how many bytes. */
+const packIndexSchema = z.array(
+  z.tuple([hex, z.number().int().min(0), z.number().int().min(0)]),
+);
 const rowSchema = z.union([
   z.object({
     type: z.literal("change"),
@@ -60,12 +79,18 @@ const rowSchema = z.union([
           sha256: hex,
           size: z.number().int().min(0),
           kept: z.boolean(),
+          budget: z.literal(true).optional(),
         }),
-        z.object({ kind: z.literal("unknown") }),
+        z.object({ kind: z.literal("unknown"), why: z.literal("large").optional() }),
       ]),
       after: hex.nullable(),
       trustBefore: entrySchema.nullable(),
       nameChosen: z.literal(true).optional(),
+      removed: z.literal(true).optional(),
+      labelBefore: z.object({
+        integrity: z.enum(["T", "U"]),
+        confidentiality: z.enum(["pub", "priv"]),
+      }).optional(),
     })),
   }),
   z.object({ type: z.literal("undone"), seq: z.number().int().min(0) }),
@@ -76,6 +101,13 @@ const rowSchema = z.union([
  * is recorded by hash only; `/diff` says so and `/undo` refuses it.
  */
 export const KEEP_MAX_BYTES = 1024 * 1024;
+
+/**
+ * How many bytes a session keeps in all (docs/decisions.md): 64 MiB. Past it, the files a run
+ * may change are recorded by hash only, and `/diff` says they cannot be undone. The bytes a
+ * write or an edit replaces are kept whatever the total: each was read for the person's diff.
+ */
+export const SESSION_KEEP_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** Whether the bytes of a file of `size` are kept before the session changes it. */
 export function keepsBytes(size: number): boolean {
@@ -110,6 +142,13 @@ export class ChangeLog {
   readonly #records: ChangeRecord[] = [];
   /** In memory only (tests): the kept bytes by hash. */
   readonly #memory = new Map<string, Uint8Array>();
+  /** The hashes kept, and the bytes they take in all. */
+  readonly #stored = new Set<string>();
+  #storedBytes = 0;
+  /** Bytes kept together before a run: which pack holds each hash, where, how long. */
+  readonly #packed = new Map<string, { pack: string; offset: number; size: number }>();
+  /** How many bytes may be kept in all before a run ({@link keepAllWithinBudget}). */
+  budget = SESSION_KEEP_BUDGET_BYTES;
 
   private constructor(private readonly dir: string | null) {}
 
@@ -121,8 +160,21 @@ export class ChangeLog {
   static async open(dir: string): Promise<{ log: ChangeLog; problems: string[] }> {
     const log = new ChangeLog(dir);
     await ensurePrivateDir(join(dir, "changes"));
+    const problems: string[] = [];
+    for await (const entry of Deno.readDir(join(dir, "changes"))) {
+      const hash = /^([0-9a-f]{64})\.bin$/.exec(entry.name)?.[1];
+      const pack = /^([0-9a-f]{64})\.pack\.json$/.exec(entry.name)?.[1];
+      if (!entry.isFile) continue;
+      if (hash !== undefined) {
+        log.#stored.add(hash);
+        log.#storedBytes += (await Deno.lstat(join(dir, "changes", entry.name))).size;
+      } else if (pack !== undefined && !await log.#openPack(pack)) {
+        problems.push(`${join(dir, "changes", entry.name)}: a pack's index does not fit; skipped`);
+      }
+    }
     const file = join(dir, "changes.jsonl");
-    const { rows, problems } = await readJsonLines(file);
+    const { rows, problems: rowProblems } = await readJsonLines(file);
+    problems.push(...rowProblems);
     for (const row of rows) {
       const parsed = rowSchema.safeParse(row);
       if (!parsed.success) {
@@ -144,9 +196,90 @@ export class ChangeLog {
     return this.#records;
   }
 
+  /** Whether the bytes of `hash` are kept (as far as this log knows: `kept` checks them). */
+  holds(hash: string): boolean {
+    return this.#stored.has(hash);
+  }
+
+  /** The bytes kept in all. */
+  get storedBytes(): number {
+    return this.#storedBytes;
+  }
+
+  /** Reads a pack's index (`<hash>.pack.json`); false when it does not fit or has no pack. */
+  async #openPack(pack: string): Promise<boolean> {
+    const base = join(this.dir!, "changes", pack);
+    try {
+      const index = packIndexSchema.safeParse(
+        JSON.parse(await Deno.readTextFile(`${base}.pack.json`)),
+      );
+      if (!index.success) return false;
+      this.#storedBytes += (await Deno.lstat(`${base}.pack`)).size;
+      for (const [hash, offset, size] of index.data) {
+        this.#stored.add(hash);
+        this.#packed.set(hash, { pack, offset, size });
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Keeps each of `list` that is not kept already, while it fits in what is left of the session's
+   * budget, all in one pack (one file, named by its hash, with an index beside it): a run's first
+   * keep may hold thousands of small files, and one file each cost most of its time. Answers, in
+   * order, each one's hash and whether it is kept.
+   */
+  async keepAllWithinBudget(list: Uint8Array[]): Promise<{ sha256: string; kept: boolean }[]> {
+    const out: { sha256: string; kept: boolean }[] = [];
+    const fresh = new Map<string, Uint8Array>();
+    let total = this.#storedBytes;
+    for (const bytes of list) {
+      const hash = sha256(bytes);
+      const kept = this.#stored.has(hash) || fresh.has(hash) || total + bytes.length <= this.budget;
+      if (kept && !this.#stored.has(hash) && !fresh.has(hash)) {
+        fresh.set(hash, bytes);
+        total += bytes.length;
+      }
+      out.push({ sha256: hash, kept });
+    }
+    if (fresh.size > 0) await this.#writePack(fresh);
+    return out;
+  }
+
+  async #writePack(fresh: Map<string, Uint8Array>): Promise<void> {
+    if (this.dir === null) {
+      for (const [hash, bytes] of fresh) this.#memory.set(hash, bytes);
+    } else {
+      const size = [...fresh.values()].reduce((n, b) => n + b.length, 0);
+      const all = new Uint8Array(size);
+      const index: [string, number, number][] = [];
+      let at = 0;
+      for (const [hash, bytes] of fresh) {
+        all.set(bytes, at);
+        index.push([hash, at, bytes.length]);
+        at += bytes.length;
+      }
+      const pack = sha256(all);
+      const base = join(this.dir, "changes", pack);
+      // The pack first, then its index: an index is only ever written beside a whole pack.
+      await Deno.writeFile(`${base}.pack`, all, { mode: 0o600 });
+      await Deno.writeTextFile(`${base}.pack.json`, JSON.stringify(index), { mode: 0o600 });
+      for (const [hash, offset, length] of index) {
+        this.#packed.set(hash, { pack, offset, size: length });
+      }
+    }
+    for (const [hash, bytes] of fresh) {
+      this.#stored.add(hash);
+      this.#storedBytes += bytes.length;
+    }
+  }
+
   /** Keeps `bytes` (stored once per hash) and answers their hash. */
   async keep(bytes: Uint8Array): Promise<string> {
     const hash = sha256(bytes);
+    if (this.#stored.has(hash)) return hash;
     if (this.dir === null) this.#memory.set(hash, bytes);
     else {
       const path = join(this.dir, "changes", `${hash}.bin`);
@@ -156,6 +289,8 @@ export class ChangeLog {
         if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
       }
     }
+    this.#stored.add(hash);
+    this.#storedBytes += bytes.length;
     return hash;
   }
 
@@ -164,8 +299,12 @@ export class ChangeLog {
     let bytes: Uint8Array | undefined;
     if (this.dir === null) bytes = this.#memory.get(hash);
     else {
+      const packed = this.#packed.get(hash);
       try {
-        bytes = await Deno.readFile(join(this.dir, "changes", `${hash}.bin`));
+        bytes = packed
+          ? (await Deno.readFile(join(this.dir, "changes", `${packed.pack}.pack`)))
+            .subarray(packed.offset, packed.offset + packed.size)
+          : await Deno.readFile(join(this.dir, "changes", `${hash}.bin`));
       } catch {
         return null;
       }

@@ -21,11 +21,12 @@ import { plural } from "../util/plural.ts";
 import type { SnapshotResult } from "../worker/protocol.ts";
 import type { Policy } from "./core.ts";
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
-import type { Integrity } from "../util/label.ts";
+import { type Integrity, type Label, label } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked } from "./paths.ts";
 import type { FileId } from "../worker/protocol.ts";
 import { DEFAULT_LIMITS } from "../state/settings.ts";
 import { recordRunFiles } from "./undo.ts";
+import type { Before } from "./change_log.ts";
 
 /** How many entries a snapshot records in full before change times decide (the settings'). */
 export const SNAPSHOT_MAX_ENTRIES = DEFAULT_LIMITS.snapshotEntries;
@@ -33,6 +34,8 @@ export const SNAPSHOT_MAX_ENTRIES = DEFAULT_LIMITS.snapshotEntries;
 export interface SnapshotEntry {
   kind: string;
   key: string;
+  /** The size the snapshot saw (bytes). */
+  size: number;
   ctimeMs: number;
   /** The device and inode the snapshot saw (null where the system gives no inode). */
   id: FileId | null;
@@ -69,6 +72,11 @@ export interface RunChanges {
    * there since.
    */
   seen: ReadonlyMap<string, FileId | null>;
+  /**
+   * The state before the run of each regular file it may change, as kept before it started
+   * (run_keep.ts): absent after a run whose files were not kept (a leftover's change).
+   */
+  kept?: ReadonlyMap<string, Before>;
 }
 
 /** A failed snapshot: nothing known anywhere. */
@@ -88,6 +96,7 @@ export function unpackSnapshot(result: SnapshotResult): Snapshot {
     entries.set(path, {
       kind: result.kinds[i],
       key: Array.from(s).join(":"),
+      size: s[2],
       ctimeMs: s[4],
       // The snapshot writes 0 for an inode the system does not give.
       id: s[1] === 0 ? null : { dev: s[0], ino: s[1] },
@@ -191,6 +200,8 @@ export async function recordRunChanges(
   const changed = new Set(changes.changed);
   const entries: [string, FileEntry][] = [];
   const hashes = new Map<string, () => Promise<string | null>>();
+  /** Changed files whose hash-bound entry stands: not relabelled, but recorded for /undo. */
+  const standing: string[] = [];
   for (const rel of touched) {
     let hashed: Promise<string | null> | undefined;
     // The bytes of the file the snapshot saw, or none: a file put there since (a rename over
@@ -206,7 +217,10 @@ export async function recordRunChanges(
     // Bytes a hash-bound entry still matches are the ones approved or vouched for, whatever
     // touched the file (a `touch`, a rewrite that put them back): that entry stands.
     const bound = policy.trust.files.get(rel)?.sha256;
-    if (bound !== undefined && !created.has(rel) && await hash() === bound) continue;
+    if (bound !== undefined && !created.has(rel) && await hash() === bound) {
+      standing.push(rel); // still the run's change for /undo: its bytes before may differ
+      continue;
+    }
     const nameChosen = !changed.has(rel);
     let entry: FileEntry = { integrity: "U", why: "run", ...(nameChosen ? { nameChosen } : {}) };
     const own = created.has(rel) ? "T" : priorIntegrity(policy, rel);
@@ -216,27 +230,49 @@ export async function recordRunChanges(
     }
     entries.push([rel, entry]);
   }
+  // For /undo: the state each changed or removed file had before the run, and its label then
+  // (computed before the map below changes).
+  const beforeOf = (rel: string): Before => changes.kept?.get(rel) ?? { kind: "unknown" };
+  const labels = new Map<string, Label>();
+  for (const rel of [...changes.changed, ...changes.removed]) {
+    const before = beforeOf(rel);
+    if (before.kind !== "bytes") continue;
+    const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(before.sha256));
+    labels.set(rel, label(integrity, policy.privatePaths.confidentialityOf(rel)));
+  }
   const trustBefore = await policy.changeTrust((map) => {
     const was = new Map(entries.map(([rel]) => [rel, map.files.get(rel) ?? null]));
     for (const [rel, entry] of entries) map.setFile(rel, entry);
     for (const dir of changes.blind) map.setPrefix(dir, { integrity, why: "run" });
     return was;
   });
+  // A removed folder comes back with the files beneath it; only files are restored.
+  const removedFolder = (rel: string) => changes.removed.some((r) => r.startsWith(`${rel}/`));
   // For /diff and /undo (undo.ts): the files the run created, changed or removed.
   await recordRunFiles(
     policy,
     [
       ...entries.map(([rel, entry]) => ({
         rel,
-        created: created.has(rel),
+        before: created.has(rel) ? { kind: "absent" as const } : beforeOf(rel),
         trustBefore: trustBefore.get(rel) ?? null,
         nameChosen: entry.nameChosen === true,
+        labelBefore: labels.get(rel),
       })),
-      ...changes.removed.map((rel) => ({
+      ...standing.map((rel) => ({
         rel,
-        created: false,
+        before: beforeOf(rel),
         trustBefore: policy.trust.files.get(rel) ?? null,
         nameChosen: false,
+        labelBefore: labels.get(rel),
+      })),
+      ...changes.removed.filter((rel) => !removedFolder(rel)).map((rel) => ({
+        rel,
+        before: beforeOf(rel),
+        trustBefore: policy.trust.files.get(rel) ?? null,
+        nameChosen: false,
+        removed: true,
+        labelBefore: labels.get(rel),
       })),
     ],
     (rel) => hashes.get(rel)?.() ?? Promise.resolve(null),

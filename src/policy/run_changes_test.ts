@@ -166,6 +166,7 @@ Deno.test("run changes: where the first snapshot was blind, change times decide 
   const entry = (kind: string, key: string, ctimeMs: number): SnapshotEntry => ({
     kind,
     key,
+    size: 0,
     ctimeMs,
     id: null,
   });

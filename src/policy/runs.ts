@@ -33,6 +33,7 @@ import type { Result } from "../util/result.ts";
 import { doneLine, seatAt, settle, type Settled, type Terms } from "./verdict.ts";
 import { displayPipeline, prepareRun, type RunInput, stdinBytes } from "./run_prepare.ts";
 import { decideRun } from "./run_evaluate.ts";
+import { keepBeforeRun } from "./run_keep.ts";
 
 // What the tool's port names of a run, from the step that defines it.
 export { MAX_STAGES, RUN_TIMEOUT_SECONDS } from "./run_prepare.ts";
@@ -304,6 +305,8 @@ export async function carryOutRun(
   // what changed since that run even past its bound.
   const before = await snapshotWorkspace(policy, settings, leftoverWatchSince(policy));
   await closeLeftoverWatch(policy, before);
+  // The bytes of the files it may change, for /undo (run_keep.ts), from the same walk.
+  const keptBefore = await keepBeforeRun(policy, before);
   const startMs = await runStart(before);
   // The person who approved the command sees it print, whatever the planner is shown (§15).
   const watching = personWatch(policy, decision.by === "person");
@@ -323,7 +326,7 @@ export async function carryOutRun(
   const filesLabel = policy.contextTainted ? "U" : decision.outputLabel.integrity;
   const afterBegun = Date.now();
   const after = await snapshotWorkspace(policy, settings, startMs);
-  const changes = compareSnapshots(before, after, startMs);
+  const changes = { ...compareSnapshots(before, after, startMs), kept: keptBefore };
   await recordChanges(policy, changes, filesLabel, command);
   // Unconfined, and not every process it started known to be gone: the watch stands.
   if (!confined && !(spawned.ok && spawned.value.cgroupEnded === true)) {

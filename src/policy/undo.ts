@@ -24,13 +24,21 @@ import { recordDone } from "./verdict.ts";
 export const RUN_RECORD_MAX_FILES = 1_000;
 
 /**
- * Records the files one run changed: a created regular file with the hash it has now (the run's
- * files can be taken back only by removing what it created); a changed one as unknown before
- * (its bytes before were never read: reading every file a run might touch first is too costly).
+ * Records the files one run changed, each with its state before (run_keep.ts kept the bytes of
+ * the files it might change; a file it created was absent) and the hash it left: a file the run
+ * removed left none. A file whose state before was not kept is recorded as unknown, and makes
+ * the run's record not undoable.
  */
 export async function recordRunFiles(
   policy: Policy,
-  touched: { rel: string; created: boolean; trustBefore: FileEntry | null; nameChosen: boolean }[],
+  touched: {
+    rel: string;
+    before: Before;
+    trustBefore: FileEntry | null;
+    nameChosen: boolean;
+    removed?: boolean;
+    labelBefore?: Label;
+  }[],
   hashOf: (rel: string) => Promise<string | null>,
 ): Promise<void> {
   if (touched.length === 0) return;
@@ -38,10 +46,12 @@ export async function recordRunFiles(
   for (const t of touched.slice(0, RUN_RECORD_MAX_FILES)) {
     files.push({
       rel: t.rel,
-      before: t.created ? { kind: "absent" } : { kind: "unknown" },
-      after: t.created ? await hashOf(t.rel) : null,
+      before: t.before,
+      after: t.removed ? null : await hashOf(t.rel),
       trustBefore: t.trustBefore,
       ...(t.nameChosen ? { nameChosen: true as const } : {}),
+      ...(t.removed ? { removed: true as const } : {}),
+      ...(t.labelBefore ? { labelBefore: t.labelBefore } : {}),
     });
   }
   if (touched.length > RUN_RECORD_MAX_FILES) {
@@ -96,11 +106,18 @@ async function currentHash(policy: Policy, rel: string): Promise<string | null> 
 async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uint8Array | null>> {
   if (before.kind === "absent") return ok(null);
   if (before.kind === "unknown") {
-    return err("changed by a run: its bytes before were not kept, so it cannot be undone");
+    return err(
+      before.why === "large"
+        ? `over ${keepLimit()} before a run changed it: its bytes were not kept, so it cannot be undone`
+        : "changed by a run: its bytes before were not kept, so it cannot be undone",
+    );
   }
   if (!before.kept) {
     return err(
-      `over ${keepLimit()} before the change: recorded by hash only, so it cannot be undone`,
+      before.budget
+        ? `changed by a run after the session had kept ${budgetLimit(policy)} of files: ` +
+          "recorded by hash only, so it cannot be undone"
+        : `over ${keepLimit()} before the change: recorded by hash only, so it cannot be undone`,
     );
   }
   const bytes = await policy.changes.kept(before.sha256);
@@ -111,6 +128,12 @@ async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uin
 
 function keepLimit(): string {
   return `${KEEP_MAX_BYTES / (1024 * 1024)} MiB`;
+}
+
+/** The session's budget of kept bytes, as the person reads it. */
+function budgetLimit(policy: ChangeSource): string {
+  const mib = policy.changes.budget / (1024 * 1024);
+  return mib >= 1 ? `${Math.floor(mib)} MiB` : plural(policy.changes.budget, "byte");
 }
 
 /** The preview of going from `from` (null: no file) to `to` (null: the file removed). */
@@ -202,7 +225,10 @@ export function evaluateUndo(f: UndoFacts): string | null {
       }
       const blocked = f.restorable(file);
       if (blocked !== null) return `${file.rel} was ${blocked}`;
-      if (file.after === null || now.get(file.rel) !== file.after) {
+      // A file the change removed must still be gone; any other must hold what it left.
+      const left = file.removed ? now.get(file.rel) === null : file.after !== null &&
+        now.get(file.rel) === file.after;
+      if (!left) {
         return `${file.rel} changed since this session left it (its bytes are not what the ` +
           "session wrote); it is not overwritten";
       }
@@ -274,16 +300,17 @@ export async function applyUndo(
     for (const file of record.files) {
       const abs = `${policy.workspace.root}/${file.rel}`;
       const before = await bytesOf(policy, file.before);
-      if (!before.ok || file.after === null) {
+      if (!before.ok || (file.after === null && !file.removed)) {
         return err(`not undone: ${file.rel}: ${before.ok ? "unknown" : before.error}`);
       }
       const done = before.value === null
-        ? await policy.worker.call({ op: "remove", path: abs, expectSha256: file.after })
+        ? await policy.worker.call({ op: "remove", path: abs, expectSha256: file.after! })
         : await policy.worker.call({
           op: "write",
           path: abs,
           bytes: before.value,
-          expectSha256: file.after,
+          // A removed file is written back only where nothing has appeared since.
+          expectSha256: file.removed ? null : file.after,
           makeParents: true,
         });
       if (!done.ok) {

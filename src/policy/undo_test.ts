@@ -1,22 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
+import { undo, undoResumed } from "../../test/support/undo.ts";
 import { writeFile } from "./writes.ts";
 import { editFile } from "./edits.ts";
 import { recordRunChanges, type RunChanges } from "./run_changes.ts";
 import { applyUndo, planUndo, sessionDiff } from "./undo.ts";
 import { ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
-import type { Policy } from "./core.ts";
 import { sha256 } from "../util/hash.ts";
 import { loggedLine } from "../../test/support/audit_lines.ts";
 
 const yes = { write: { approved: true } };
-
-async function undo(policy: Policy, n = 1) {
-  const plan = await planUndo(policy, n);
-  if (!plan.ok) return plan;
-  return await applyUndo(policy, plan.value);
-}
 
 function runChanges(partial: Partial<RunChanges>): RunChanges {
   return {
@@ -180,14 +174,7 @@ Deno.test("undo: the kept bytes survive a resume, and undo works after it", asyn
     const resumed = await ChangeLog.open(dir);
     assert.deepEqual(resumed.problems, []);
     assert.equal(resumed.log.standing.length, 1);
-    await withPolicy(
-      { files: { "a.txt": "new\n" }, trust: { ".": true }, changes: resumed.log },
-      async (fx) => {
-        const done = await undo(fx.policy);
-        assert.ok(done.ok, done.ok ? "" : done.error);
-        assert.equal(await fx.read("a.txt"), "old\n");
-      },
-    );
+    await undoResumed(resumed.log, { "a.txt": "new\n" }, { "a.txt": "old\n" });
     // The undo is kept too: opened once more, nothing is left to undo.
     assert.equal((await ChangeLog.open(dir)).log.standing.length, 0);
     // Bytes altered in the state folder are never restored.

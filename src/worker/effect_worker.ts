@@ -11,6 +11,7 @@
 import type { OutputChunk, WorkerProgress, WorkerReply, WorkerRequest } from "./protocol.ts";
 import {
   hash,
+  hashedItems,
   read,
   readDirs,
   readDirsPacked,
@@ -49,7 +50,8 @@ async function handle(
     }
     case "readMany": {
       // The bytes move to the main thread rather than being copied (a search reads many MB).
-      const items = readMany(request.paths, request.maxBytes, request.followLinks !== false);
+      const read = readMany(request.paths, request.maxBytes, request.followLinks !== false);
+      const items = request.hashOnly ? hashedItems(read) : read;
       const buffers = new Set<ArrayBuffer>();
       for (const item of items) if (item.bytes) buffers.add(item.bytes.buffer as ArrayBuffer);
       return { value: items, transfer: [...buffers] };

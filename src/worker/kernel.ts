@@ -13,7 +13,8 @@
  * - `/proc/self/exe` as a plain link to the executable and `/proc/self/maps` (Deno reads both
  *   at start) — no real `/proc`, so `/proc/self/fd/…` (the child's own pipes) and
  *   `/proc/self/mem` do not exist;
- * - the workspace and the scratch folder, writable, bound last so they win.
+ * - the workspace and the scratch folder, writable (read-only for a read-only worker), bound
+ *   last so they win.
  * - under `deno run`, an empty read-only `/deno-dir` as Deno's cache folder (nothing is cached);
  * Nothing else: no `/etc`, `/home`, `/tmp`, `/dev`, no `/proc` (so no `/proc/sys` either); no
  * network, no PID, IPC or UTS sharing, a new session (no terminal), an empty environment, no
@@ -24,7 +25,7 @@
  * Programs a run stage starts need the whole system, so `spawn` stays in the in-process worker
  * (its stages have their own bwrap, src/policy/sandbox.ts); see docs/decisions.md.
  */
-import type { WallOptions } from "./permissions.ts";
+import { READ_ONLY_ARG, type WallOptions } from "./permissions.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
 import { CHECK_HELD, keptCapabilities } from "./capabilities.ts";
 
@@ -119,10 +120,11 @@ export function childArgv(
     "--ro-bind",
     "/proc/self/maps",
     "/proc/self/maps",
-    "--bind",
+    // A read-only worker's places are mounted read-only too: a second wall under Deno's.
+    options.readOnly ? "--ro-bind" : "--bind",
     workspace,
     workspace,
-    "--bind",
+    options.readOnly ? "--ro-bind" : "--bind",
     scratch,
     scratch,
     ...binds,
@@ -133,7 +135,10 @@ export function childArgv(
     "--",
     plan.exec,
   );
-  if (!plan.module) return [...args, KERNEL_CHILD_ARG, workspace, scratch, ...extra];
+  if (!plan.module) {
+    const mode = options.readOnly ? [READ_ONLY_ARG] : [];
+    return [...args, KERNEL_CHILD_ARG, workspace, scratch, ...mode, ...extra];
+  }
   const places = `${workspace},${scratch}`;
   return [
     ...args,
@@ -144,7 +149,7 @@ export function childArgv(
     "--no-npm",
     "--no-remote",
     `--allow-read=${places}`,
-    `--allow-write=${places}`,
+    ...(options.readOnly ? [] : [`--allow-write=${places}`]),
     plan.module.entry,
     ...extra,
   ];

@@ -3,16 +3,16 @@
  * writes each reply as a frame on stdout as soon as it is ready, in any order. It ends when
  * stdin ends. Started two ways:
  * - under `deno run`, as this module with the worker's narrowed flags: it answers itself;
- * - compiled, as the binary with `--bravebot-effect-worker WORKSPACE SCRATCH` (main.ts): the
- *   binary's own permissions are fixed at compile time, so it narrows itself, answering
- *   through a Deno Worker with the worker's permissions ({@link serveThroughWorker}).
+ * - compiled, as the binary with `--bravebot-effect-worker WORKSPACE SCRATCH [--read-only]`
+ *   (main.ts): the binary's own permissions are fixed at compile time, so it narrows itself,
+ *   answering through a Deno Worker with the worker's permissions ({@link serveThroughWorker}).
  * `--check INSIDE LINK STATUS` (the probe) instead exits 0 only when INSIDE was read, LINK, a link
  * to a file outside, was not found, and STATUS — its own `/proc/self/status`, bound into the box —
  * shows no capability and no way to gain one.
  */
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
-import { workerPermissions } from "./permissions.ts";
+import { READ_ONLY_ARG, workerPermissions } from "./permissions.ts";
 import { CHECK_HELD, checkHeld } from "./capabilities.ts";
 
 type Answer = (
@@ -41,11 +41,15 @@ export async function serve(answer: Answer): Promise<void> {
 }
 
 /** The compiled binary's child: the same loop, each request answered by a narrowed Worker. */
-export async function serveThroughWorker(workspace: string, scratch: string): Promise<void> {
+export async function serveThroughWorker(
+  workspace: string,
+  scratch: string,
+  readOnly = false,
+): Promise<void> {
   const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
     type: "module",
     name: "bravebot-effect-worker",
-    deno: { permissions: workerPermissions({ workspace, scratch, run: false }) },
+    deno: { permissions: workerPermissions({ workspace, scratch, run: false, readOnly }) },
   });
   const waiting = new Map<number, (reply: WorkerReply) => void>();
   worker.onmessage = (event: MessageEvent<WorkerReply>) => {
@@ -92,7 +96,7 @@ export async function childMain(args: string[], compiled: boolean): Promise<numb
   const checkAt = args.indexOf("--check");
   if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2], args[checkAt + 3]);
   if (compiled) {
-    await serveThroughWorker(args[0], args[1]);
+    await serveThroughWorker(args[0], args[1], args[2] === READ_ONLY_ARG);
   } else {
     const { answer } = await import("./effect_worker.ts");
     await serve(answer);

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { childArgv, KERNEL_CHILD_ARG, KernelChild, type KernelPlan } from "./kernel.ts";
 import { startFlipper } from "../../test/support/flipper.ts";
+import { READ_ONLY_ARG } from "./permissions.ts";
 
 const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
 const status = kernelWallStatus();
@@ -63,6 +64,25 @@ Deno.test("kernel argv: compiled, the binary itself with the hidden argument fir
   const sep = argv.indexOf("--");
   assert.deepEqual(argv.slice(sep + 1), ["/opt/deno", KERNEL_CHILD_ARG, "/w/ws", "/s/scratch"]);
   assert.ok(!argv.slice(0, sep).join(" ").includes("/deno-dir"), "no cache folder needed");
+});
+
+Deno.test("kernel argv: a read-only worker's places are mounted read-only, with no write flag", () => {
+  const readOnly = { ...places, run: false, readOnly: true };
+  const argv = childArgv(plan({ entry: "/src/worker/kernel_child.ts", root: "/src" }), readOnly);
+  const sep = argv.indexOf("--");
+  const box = argv.slice(0, sep).join(" ");
+  assert.ok(box.includes("--ro-bind /w/ws /w/ws --ro-bind /s/scratch /s/scratch"), box);
+  assert.ok(!box.includes("--bind /w/ws"), box);
+  assert.ok(argv.includes("--allow-read=/w/ws,/s/scratch"));
+  assert.ok(!argv.some((a) => a.startsWith("--allow-write")), argv.join(" "));
+  const compiled = childArgv(plan(null), readOnly);
+  assert.deepEqual(compiled.slice(compiled.indexOf("--") + 1), [
+    "/opt/deno",
+    KERNEL_CHILD_ARG,
+    "/w/ws",
+    "/s/scratch",
+    READ_ONLY_ARG,
+  ]);
 });
 
 Deno.test("kernel child: a child that dies is reported once, with how it ended", async () => {

@@ -63,6 +63,8 @@ export interface ReadManyItem {
   bytes?: Uint8Array;
   /** The file the bytes came from, with them. */
   opened?: OpenedFile;
+  /** With `hashOnly`: the SHA-256 of the bytes read, which stay in the worker. */
+  sha256?: string;
   /** Why it was not: too big (with its size), or the error's name. */
   skipped?: "too_big" | "not_file" | "error";
   size?: number;
@@ -190,7 +192,11 @@ export type WorkerRequest =
    * Many files' bytes. With `followLinks: false`, a path that is a link or passes through one is
    * not read (skipped as `not_file`): what `.gitignore` files the walk reads.
    */
-  | { op: "readMany"; paths: string[]; maxBytes: number; followLinks?: false }
+  /**
+   * With `hashOnly`, each file's hash in place of its bytes: what `/undo` records of a file past
+   * the session's budget, without carrying its bytes across the wall.
+   */
+  | { op: "readMany"; paths: string[]; maxBytes: number; followLinks?: false; hashOnly?: true }
   | FindInFilesRequest
   | { op: "readDirs"; paths: string[]; packed?: false }
   | { op: "readDirs"; paths: string[]; packed: true }

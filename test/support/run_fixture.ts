@@ -12,6 +12,7 @@ import type { Config } from "../../src/state/config.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 import type { WorkerRequest } from "../../src/worker/protocol.ts";
+import type { ChangeLog } from "../../src/policy/change_log.ts";
 import assert from "node:assert/strict";
 import { withPolicy } from "./policy_fixture.ts";
 
@@ -33,6 +34,8 @@ export interface RunFixtureOptions {
   beforeCall?: (request: WorkerRequest) => Promise<void> | void;
   /** The workspace's owner from the start (policy_fixture.ts). */
   owner?: number;
+  /** What the session changed (`/diff`, `/undo`); default: kept in memory. */
+  changes?: ChangeLog;
 }
 
 export interface RunFixture {
@@ -68,6 +71,7 @@ export async function withRunPolicy(
     limits: options.limits,
     beforeCall: options.beforeCall,
     owner: options.owner,
+    changes: options.changes,
     run: true,
     workers: 1,
     vouchesOnDisk: true,

@@ -2,8 +2,8 @@
  * `bravebot diff --session ID` (docs/cli.md#commands): `/diff` of a session that is not running —
  * every file it wrote, edited or saw a run change, against its state before the session's first
  * change, drawn as approvals are. The change log is the session's own (its folder in the state
- * directory); the workspace's bytes now are read through an effect worker that may run nothing,
- * as a session reads them, never on the main thread.
+ * directory); the workspace's bytes now are read through an effect worker that may write nothing
+ * and run nothing (its wall refuses both), as a session reads them, never on the main thread.
  */
 import { openWorkspace } from "../../policy/workspace.ts";
 import { ChangeLog } from "../../policy/change_log.ts";
@@ -64,6 +64,7 @@ export async function diffCommand(
     workspace: workspace.root,
     scratch: await Deno.realPath(paths.scratch),
     run: false,
+    readOnly: true,
   });
   try {
     const files = await sessionDiff({ changes, worker, workspace });

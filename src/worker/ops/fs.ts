@@ -180,6 +180,15 @@ function readOne(
   }
 }
 
+/** The items of a read, each file's bytes replaced by their hash (`hashOnly`). */
+export function hashedItems(items: ReadManyItem[]): ReadManyItem[] {
+  return items.map(({ bytes, ...item }) =>
+    bytes === undefined
+      ? item
+      : { ...item, sha256: createHash("sha256").update(bytes).digest("hex") }
+  );
+}
+
 /** A checked path's bytes, at most `maxBytes + 1`, through a handle that is what was checked. */
 function readChecked(checked: Checked, maxBytes: number): ReadBytes {
   return readHandle(openChecked(checked), maxBytes, checked.info.size);

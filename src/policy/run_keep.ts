@@ -1,0 +1,113 @@
+/**
+ * The bytes of the workspace's files before a run (docs/decisions.md, issue 27), so that `/undo`
+ * can take back one run's changes: a run's changes are found only afterwards, by snapshots, so
+ * the files it might change are kept before it starts. The walk is the snapshot's own: every
+ * regular file the snapshot before the run recorded, at most {@link KEEP_MAX_BYTES}, is read
+ * through the effect worker (its wall checks every read), checked to be the file the snapshot
+ * saw, and kept in the session's content-addressed store while the session's budget lasts
+ * (`ChangeLog.keepAllWithinBudget`, one pack a batch), smallest first; past it, by hash only, hashed in the worker.
+ *
+ * A file read before is not read again while its device, inode, size, modification and change
+ * time are what they were — and its change time fell in a second before the one it was read in:
+ * change times are reported to the second, so a rewrite in the second of the read could keep
+ * them all.
+ */
+import type { Policy } from "./core.ts";
+import { type Before, type ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
+import { secondOf, type Snapshot, type SnapshotEntry } from "./run_changes.ts";
+import { openedAsChecked } from "./paths.ts";
+
+/** What was read of a file before a run: its bytes' hash, whether they are kept, and when. */
+interface Read {
+  key: string;
+  before: Before;
+  /** The whole second the bytes were read in. */
+  second: number;
+}
+
+/** Per session (its change log), the files read before its runs, by workspace-relative path. */
+const reads = new WeakMap<ChangeLog, Map<string, Read>>();
+
+/** How many files, and how many bytes, one round trip to the worker reads at most. */
+const BATCH_FILES = 256;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Whether a file read before may stand for the entry the snapshot holds now. */
+function stillRead(read: Read | undefined, entry: SnapshotEntry): read is Read {
+  return read !== undefined && read.key === entry.key && secondOf(entry.ctimeMs) < read.second;
+}
+
+/**
+ * Keeps, before a run, the state of every regular file the snapshot `before` recorded: its
+ * bytes (or, past the budget, its hash), or that it is over the bound. A file that changed
+ * between the snapshot and its read (another identity, another size) is left out: its state
+ * before is unknown, and a run that changes it cannot be undone.
+ */
+export async function keepBeforeRun(
+  policy: Pick<Policy, "changes" | "worker" | "workspace">,
+  before: Snapshot,
+): Promise<ReadonlyMap<string, Before>> {
+  let known = reads.get(policy.changes);
+  if (!known) reads.set(policy.changes, known = new Map());
+  const out = new Map<string, Before>();
+  const toRead: [string, SnapshotEntry][] = [];
+  for (const [rel, entry] of before.entries) {
+    if (entry.kind !== "f") continue;
+    if (entry.size > KEEP_MAX_BYTES) {
+      out.set(rel, { kind: "unknown", why: "large" });
+      continue;
+    }
+    const read = known.get(rel);
+    if (stillRead(read, entry)) out.set(rel, read.before);
+    else toRead.push([rel, entry]);
+  }
+  // Smallest first, so that the budget keeps as many files as it can; once a batch no longer
+  // fits in what is left of it, the rest are hashed in the worker, their bytes not carried over.
+  toRead.sort((a, b) => a[1].size - b[1].size);
+  let hashOnly = false;
+  for (let i = 0; i < toRead.length;) {
+    const batch: [string, SnapshotEntry][] = [];
+    let bytes = 0;
+    while (i < toRead.length && batch.length < BATCH_FILES && bytes < BATCH_BYTES) {
+      bytes += toRead[i][1].size;
+      batch.push(toRead[i++]);
+    }
+    hashOnly ||= policy.changes.storedBytes + bytes > policy.changes.budget;
+    const abs = batch.map(([rel]) => `${policy.workspace.root}/${rel}`);
+    const got = await policy.worker.call({
+      op: "readMany",
+      paths: abs,
+      maxBytes: KEEP_MAX_BYTES,
+      followLinks: false,
+      ...(hashOnly ? { hashOnly: true as const } : {}),
+    });
+    if (!got.ok) continue;
+    const second = secondOf(Date.now());
+    // The files that are what the snapshot saw: their bytes, kept in one pack, or their hash.
+    const good: { rel: string; entry: SnapshotEntry; bytes?: Uint8Array; sha256?: string }[] = [];
+    for (const [j, item] of got.value.entries()) {
+      const [rel, entry] = batch[j];
+      if (item.size !== entry.size || item.skipped !== undefined) continue;
+      if (!openedAsChecked({ abs: abs[j], id: entry.id }, item.opened)) continue;
+      good.push({ rel, entry, bytes: item.bytes, sha256: item.sha256 });
+    }
+    const withBytes = good.filter((g) => g.bytes !== undefined);
+    const keptAs = await policy.changes.keepAllWithinBudget(withBytes.map((g) => g.bytes!));
+    withBytes.forEach((g, k) => g.sha256 = keptAs[k].sha256);
+    const keptHashes = new Set(keptAs.filter((k) => k.kept).map((k) => k.sha256));
+    for (const { rel, entry, sha256 } of good) {
+      if (sha256 === undefined) continue;
+      const kept = keptHashes.has(sha256) || policy.changes.holds(sha256);
+      const state: Before = {
+        kind: "bytes",
+        sha256,
+        size: entry.size,
+        kept,
+        ...(kept ? {} : { budget: true as const }),
+      };
+      known.set(rel, { key: entry.key, before: state, second });
+      out.set(rel, state);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,261 @@
+/**
+ * `/undo` of one run's file changes (issue 27): before a run, the bytes of the workspace's files
+ * are kept (policy/run_keep.ts), so a run that changed, created or removed files is taken back
+ * whole; a file the person edited since is refused by name; past the session's budget a file is
+ * kept by hash only and `/diff` says it cannot be undone; the kept state survives `--resume`; and
+ * each file restored takes back the label it had before the run.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { exists, type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
+import { undo, undoResumed } from "./support/undo.ts";
+import { runTool } from "../src/tools/run.ts";
+import type { ToolDef } from "../src/tools/tool.ts";
+import type { Policy } from "../src/policy/core.ts";
+import { planUndo, sessionDiff } from "../src/policy/undo.ts";
+import { ChangeLog } from "../src/policy/change_log.ts";
+import type { WorkerRequest } from "../src/worker/protocol.ts";
+import { sha256 } from "../src/util/hash.ts";
+
+const run = runTool as unknown as ToolDef<never>;
+const once = { run: { answer: "once" as const } };
+
+async function sh(fx: RunFixture, script: string): Promise<string> {
+  const out = await fx.call(run, { pipeline: [{ program: "sh", args: ["-c", script] }] });
+  assert.equal(out.isError, false, out.content);
+  return out.content;
+}
+
+const integrity = (policy: Policy, rel: string) => policy.fileLabel(rel).then((l) => l.integrity);
+
+Deno.test("undo runs: a run that changed a file is taken back, and the file is trusted again", async () => {
+  await withRunPolicy({ files: { "a.txt": "old\n" }, answers: [once] }, async (fx) => {
+    assert.equal(await integrity(fx.policy, "a.txt"), "T");
+    assert.match(await sh(fx, "echo new > a.txt"), /0 created, 1 changed/);
+    // Not vouched: the run's write made the trusted file untrusted.
+    assert.equal(await integrity(fx.policy, "a.txt"), "U");
+    const [d] = await sessionDiff(fx.policy);
+    assert.equal(d.rel, "a.txt");
+    assert.equal(d.byRun, true);
+    assert.equal(d.preview?.kind, "diff");
+    const record = fx.policy.changes.standing[0];
+    assert.deepEqual(record.files[0].labelBefore, { integrity: "T", confidentiality: "pub" });
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "old\n");
+    // It had no entry of its own before the run: its rules decide again, and they trust it.
+    assert.equal(fx.policy.storedTrust.files.has("a.txt"), false);
+    assert.equal(await integrity(fx.policy, "a.txt"), "T");
+    assert.match(done.value.forPlanner.text, /a run's files \(a\.txt\)/);
+  });
+});
+
+Deno.test("undo runs: a run that changed one file and created another: restored and removed", async () => {
+  await withRunPolicy({ files: { "a.txt": "old\n" }, answers: [once] }, async (fx) => {
+    await sh(fx, "echo new > a.txt && echo made > n.txt");
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "old\n");
+    assert.equal(await exists(join(fx.root, "n.txt")), false);
+    assert.deepEqual(await sessionDiff(fx.policy), []);
+  });
+});
+
+Deno.test("undo runs: files a run removed come back, a removed folder with them", async () => {
+  await withRunPolicy(
+    { files: { "b.txt": "bee\n", "d/c.txt": "sea\n" }, answers: [once] },
+    async (fx) => {
+      assert.match(await sh(fx, "rm b.txt && rm -r d"), /3 removed/);
+      const diff = await sessionDiff(fx.policy);
+      assert.deepEqual(diff.map((f) => [f.rel, f.note]), [
+        ["b.txt", "the file is removed"],
+        ["d/c.txt", "the file is removed"],
+      ]);
+      const done = await undo(fx.policy);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      assert.equal(await Deno.readTextFile(join(fx.root, "b.txt")), "bee\n");
+      assert.equal(await Deno.readTextFile(join(fx.root, "d/c.txt")), "sea\n");
+      assert.equal(await integrity(fx.policy, "b.txt"), "T");
+    },
+  );
+});
+
+Deno.test("undo runs: a removed file the person put back meanwhile is not overwritten", async () => {
+  await withRunPolicy({ files: { "b.txt": "bee\n" }, answers: [once] }, async (fx) => {
+    await sh(fx, "rm b.txt");
+    await Deno.writeTextFile(join(fx.root, "b.txt"), "the person's own\n");
+    const refused = await planUndo(fx.policy, 1);
+    assert.ok(!refused.ok);
+    assert.match(refused.error, /b\.txt changed since/);
+    assert.equal(await Deno.readTextFile(join(fx.root, "b.txt")), "the person's own\n");
+  });
+});
+
+Deno.test("undo runs: a file the person edited since the run is refused, named, and left", async () => {
+  await withRunPolicy(
+    { files: { "a.txt": "old\n", "b.txt": "b\n" }, answers: [once] },
+    async (fx) => {
+      await sh(fx, "echo new > a.txt && echo new > b.txt");
+      await Deno.writeTextFile(join(fx.root, "a.txt"), "the person's work\n");
+      const refused = await planUndo(fx.policy, 1);
+      assert.ok(!refused.ok);
+      assert.match(refused.error, /a\.txt changed since this session left it/);
+      assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "the person's work\n");
+      // Nothing of the run was taken back: not the other file either.
+      assert.equal(await Deno.readTextFile(join(fx.root, "b.txt")), "new\n");
+      assert.equal(fx.policy.changes.standing.length, 1);
+    },
+  );
+});
+
+Deno.test("undo runs: past the session's budget a file is kept by hash only; /diff says so", async () => {
+  await withRunPolicy(
+    { files: { "small.txt": "s\n", "big.txt": "more than the budget\n" }, answers: [once] },
+    async (fx) => {
+      fx.policy.changes.budget = 4;
+      await sh(fx, "echo new > big.txt");
+      assert.equal(fx.policy.changes.storedBytes <= 4, true);
+      const before = fx.policy.changes.standing[0].files[0].before;
+      assert.equal(before.kind === "bytes" && !before.kept && before.budget, true);
+      // Hashed in the worker, its bytes not carried over: the hash is still theirs.
+      assert.equal(before.kind === "bytes" && before.sha256, sha256("more than the budget\n"));
+      const [d] = await sessionDiff(fx.policy);
+      assert.equal(d.preview, null);
+      assert.match(
+        d.note ?? "",
+        /kept 4 bytes of files: recorded by hash only; no diff, not undoable/,
+      );
+      const refused = await planUndo(fx.policy, 1);
+      assert.ok(!refused.ok);
+      assert.match(refused.error, /big\.txt was changed by a run after the session had kept/);
+      assert.equal(await Deno.readTextFile(join(fx.root, "big.txt")), "new\n");
+    },
+  );
+});
+
+Deno.test("undo runs: the kept bytes survive a resume, and the run is undone after it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-runs-" });
+  try {
+    const first = await ChangeLog.open(dir);
+    await withRunPolicy(
+      { files: { "a.txt": "old\n", "gone.txt": "g\n" }, answers: [once], changes: first.log },
+      async (fx) => {
+        await sh(fx, "echo new > a.txt && rm gone.txt");
+      },
+    );
+    const resumed = await ChangeLog.open(dir);
+    assert.deepEqual(resumed.problems, []);
+    assert.equal(resumed.log.standing.length, 1);
+    // What the first open kept counts against the budget of the resumed session too.
+    assert.equal(resumed.log.storedBytes, first.log.storedBytes);
+    await undoResumed(resumed.log, { "a.txt": "new\n" }, { "a.txt": "old\n", "gone.txt": "g\n" });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("undo runs: an untrusted file a run changed is restored untrusted; a vouched entry comes back", async () => {
+  await withRunPolicy(
+    {
+      files: { "vendor/v.txt": "vendored\n", "a.txt": "a\n" },
+      trust: { ".": true, vendor: false },
+      answers: [once],
+    },
+    async (fx) => {
+      await fx.policy.vouchFile("a.txt", sha256("a\n"));
+      const vouched = fx.policy.storedTrust.files.get("a.txt");
+      await sh(fx, "echo x > vendor/v.txt && echo y > a.txt");
+      const files = fx.policy.changes.standing[0].files;
+      assert.equal(files.find((f) => f.rel === "vendor/v.txt")?.labelBefore?.integrity, "U");
+      const done = await undo(fx.policy);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      assert.equal(await integrity(fx.policy, "vendor/v.txt"), "U");
+      assert.deepEqual(fx.policy.storedTrust.files.get("a.txt"), vouched);
+      assert.equal(await integrity(fx.policy, "a.txt"), "T");
+    },
+  );
+});
+
+Deno.test("undo runs: a file unchanged since the last run's read is not read again", async () => {
+  const reads: string[][] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(r.paths);
+  };
+  await withRunPolicy(
+    { files: { "a.txt": "a\n", "b.txt": "b\n" }, answers: [once, once], beforeCall },
+    async (fx) => {
+      // The reads must fall in a second after the files' change time (run_keep.ts): wait for
+      // the clock to pass it, bounded.
+      const ctime = (await Deno.lstat(join(fx.root, "b.txt"))).ctime!.getTime();
+      for (let i = 0; i < 300 && Math.floor(Date.now() / 1000) * 1000 <= ctime; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await sh(fx, "echo changed > a.txt");
+      const first = reads.flat();
+      assert.ok(first.includes(join(fx.root, "b.txt")), first.join(","));
+      reads.length = 0;
+      await sh(fx, "echo again > a.txt");
+      const second = reads.flat();
+      assert.ok(!second.includes(join(fx.root, "b.txt")), second.join(","));
+      assert.ok(second.includes(join(fx.root, "a.txt")), "the changed file is read again");
+      // Both runs can be undone, newest first, back to the bytes before the first.
+      const done = await undo(fx.policy, 2);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "a\n");
+    },
+  );
+});
+
+Deno.test("undo runs: bytes kept in one pack are read back after a resume, never once altered", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-pack-" });
+  try {
+    const { log } = await ChangeLog.open(dir);
+    log.budget = 10;
+    const [a, b, c] = ["aaaa", "bbbb", "cccc"].map((t) => new TextEncoder().encode(t));
+    const kept = await log.keepAllWithinBudget([a, b, a, c]);
+    // Within the budget: a and b (a twice, kept once); c does not fit.
+    assert.deepEqual(kept.map((k) => k.kept), [true, true, true, false]);
+    assert.equal(log.storedBytes, 8);
+    const again = await ChangeLog.open(dir);
+    assert.deepEqual(again.problems, []);
+    assert.equal(again.log.storedBytes, 8);
+    assert.deepEqual(await again.log.kept(sha256("bbbb")), b);
+    assert.equal(await again.log.kept(sha256("cccc")), null);
+    const pack = [...Deno.readDirSync(join(dir, "changes"))].find((e) => e.name.endsWith(".pack"))!;
+    await Deno.writeTextFile(join(dir, "changes", pack.name), "aaaaBBBB");
+    assert.equal(await again.log.kept(sha256("bbbb")), null, "altered bytes are never restored");
+    assert.deepEqual(await again.log.kept(sha256("aaaa")), a);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("undo runs: a file that changed between the snapshot and its read is not kept: refused", async () => {
+  let once = false;
+  const beforeCall = async (r: WorkerRequest) => {
+    if (r.op !== "readMany" || once) return;
+    once = true;
+    await Deno.writeTextFile(r.paths.find((p) => p.endsWith("/a.txt"))!, "typed meanwhile!\n");
+  };
+  await withRunPolicy(
+    { files: { "a.txt": "old\n" }, answers: [{ run: { answer: "once" } }], beforeCall },
+    async (fx) => {
+      await sh(fx, "echo new > a.txt");
+      assert.deepEqual(fx.policy.changes.standing[0].files[0].before, { kind: "unknown" });
+      const refused = await planUndo(fx.policy, 1);
+      assert.ok(!refused.ok);
+      assert.match(refused.error, /a\.txt was changed by a run: its bytes before were not kept/);
+    },
+  );
+});
+
+Deno.test("undo runs: a run that put back bytes a vouch is bound to is still recorded and undone", async () => {
+  await withRunPolicy({ files: { "a.txt": "mine\n" }, answers: [once] }, async (fx) => {
+    // The vouch is for other bytes than the file holds now; the run writes those bytes.
+    await fx.policy.vouchFile("a.txt", sha256("vouched\n"));
+    await sh(fx, "printf 'vouched\\n' > a.txt");
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "mine\n");
+  });
+});
