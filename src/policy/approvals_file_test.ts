@@ -34,7 +34,10 @@ Deno.test("approvals: the example of docs/cli.md is accepted as written", () => 
 });
 
 Deno.test("approvals: an unknown field is an error that names it and the file", () => {
-  assert.equal(refusal('{"trust": [], "writez": ["a"]}'), "policy.json: unknown field 'writez'");
+  assert.equal(
+    refusal('{"trust": [], "writez": ["a"]}'),
+    "policy.json: unknown field 'writez' (did you mean 'writes'?)",
+  );
   assert.match(refusal('{"run": [{"argv": ["ls"], "cwd": "/"}]}'), /run\.0: unknown field 'cwd'/);
   assert.match(refusal('{"vouchFiles": ["a"]}'), /unknown field 'vouchFiles'/);
 });

@@ -27,7 +27,7 @@ Deno.test("config: a full valid file is accepted", () => {
 
 Deno.test("config: an invalid file is an error naming the field, never a default", () => {
   const cases: [string, RegExp][] = [
-    ['{"modle": "x"}', /^config\.json: unknown field 'modle'$/],
+    ['{"modle": "x"}', /^config\.json: unknown field 'modle' \(did you mean 'model'\?\)$/],
     ['{"endpoint": "not a url"}', /^config\.json: endpoint: /],
     ['{"contextWindow": "big"}', /contextWindow: .*expected number/],
     ['{"contextWindow": 5}', /contextWindow: .*1024/],
