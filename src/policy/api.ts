@@ -13,7 +13,7 @@
  *
  * The session (`src/session/`) builds all three from one `Policy`.
  */
-import type { Policy } from "./core.ts";
+import type { BoundCommandRules, ChangeRecords, Deciding, Vouches } from "./capabilities.ts";
 import type { Label } from "../util/label.ts";
 import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
 import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
@@ -42,7 +42,10 @@ export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, Othe
  * The tools' port over `policy`; `session` is the session state the tools' context holds, whose
  * skills (listed at each turn's start) load_skill selects from.
  */
-export function toolPolicy(policy: Policy, session: ListedSkills): ToolPolicy {
+export function toolPolicy(
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules,
+  session: ListedSkills,
+): ToolPolicy {
   return {
     ...filesReadPort(policy),
     ...filesWritePort(policy),

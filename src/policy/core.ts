@@ -28,6 +28,19 @@ import { ChangeLog } from "./change_log.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { oneTarget, type Routed } from "./routing.ts";
+import type {
+  Asking,
+  BoundCommandRules,
+  FileLabels,
+  PlannerContext,
+  Recording,
+  References,
+  RunControl,
+  SessionChanges,
+  TrustChanges,
+  Vouches,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 
 export interface PolicyOptions {
   workspace: Workspace;
@@ -52,7 +65,23 @@ export interface PolicyOptions {
   changes?: ChangeLog;
 }
 
-export class Policy {
+/**
+ * The session's aggregate: it implements every capability (capabilities.ts) and is nothing more.
+ * Only the composition root names it; every rule takes the capabilities it uses.
+ */
+export class Policy
+  implements
+    FileLabels,
+    PlannerContext,
+    Asking,
+    Recording,
+    WorkspaceFiles,
+    References,
+    TrustChanges,
+    Vouches,
+    BoundCommandRules,
+    SessionChanges,
+    RunControl {
   readonly workspace: Workspace;
   readonly worker: EffectWorker;
   readonly person: Person;
@@ -373,3 +402,24 @@ export function describeKind(ref: RefRecord): string {
       return "a processor's answer";
   }
 }
+
+/** Every capability, as one type: what the session's aggregate is. */
+type AllCapabilities =
+  & FileLabels
+  & PlannerContext
+  & Asking
+  & Recording
+  & WorkspaceFiles
+  & References
+  & TrustChanges
+  & Vouches
+  & BoundCommandRules
+  & SessionChanges
+  & RunControl;
+
+/**
+ * `Policy` holds nothing beyond its capabilities: a public member added to it and to none of
+ * them fails to compile here, so no rule can come to need the whole aggregate again.
+ */
+const _nothingBeyond: [Exclude<keyof Policy, keyof AllCapabilities>] extends [never] ? true
+  : never = true;

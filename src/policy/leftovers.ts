@@ -15,7 +15,13 @@
  *   ({@link openLeftoverWatch}, {@link closeLeftoverWatch}). A leftover that waits past that
  *   snapshot is not seen: docs/trust.md says so.
  */
-import type { Policy } from "./core.ts";
+import type {
+  ChangeRecords,
+  FileLabels,
+  Recording,
+  TrustChanges,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import type { Spawner } from "./sandbox.ts";
 import type { SpawnCgroup } from "../worker/protocol.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
@@ -54,13 +60,13 @@ exit 13`;
 /** Whether unconfined runs are gathered in a cgroup here, or why not (for the person). */
 export type RunCgroupPlan = { cgroup: SpawnCgroup } | { cgroup: null; why: string };
 
-const plans = new WeakMap<Policy, Promise<RunCgroupPlan>>();
+const plans = new WeakMap<object, Promise<RunCgroupPlan>>();
 
 /**
  * The cgroup folder this session's unconfined runs are made in: found and tried once a session
  * (a `true` started in a run folder of its own, which must then be killed and found empty).
  */
-export function runCgroup(policy: Policy, spawner: Spawner): Promise<RunCgroupPlan> {
+export function runCgroup(policy: WorkspaceFiles, spawner: Spawner): Promise<RunCgroupPlan> {
   const known = plans.get(policy);
   if (known) return known;
   const plan = findRunCgroup(policy.workspace.root, policy.scratch, spawner)
@@ -119,13 +125,13 @@ interface OpenWatch {
   command: string;
 }
 
-const watches = new WeakMap<Policy, OpenWatch>();
+const watches = new WeakMap<object, OpenWatch>();
 
 /**
  * After an unconfined run whose processes were not all confirmed ended: until the next snapshot,
  * files changed since `since` take `integrity`, and names `after` did not hold are untrusted.
  */
-export function openLeftoverWatch(policy: Policy, watch: OpenWatch): void {
+export function openLeftoverWatch(policy: WorkspaceFiles & TrustChanges, watch: OpenWatch): void {
   watches.set(policy, watch);
   const since = secondOf(watch.since);
   policy.watchLeftovers({
@@ -144,7 +150,7 @@ export function openLeftoverWatch(policy: Policy, watch: OpenWatch): void {
 }
 
 /** While a watch is open, the time from which the next snapshot must keep what changed. */
-export function leftoverWatchSince(policy: Policy): number | undefined {
+export function leftoverWatchSince(policy: object): number | undefined {
   return watches.get(policy)?.afterBegun;
 }
 
@@ -152,7 +158,10 @@ export function leftoverWatchSince(policy: Policy): number | undefined {
  * The next snapshot, `now`, closes the watch: whatever changed since the snapshot after the run
  * is recorded with that run's label (and audited), as if the run had done it.
  */
-export async function closeLeftoverWatch(policy: Policy, now: Snapshot): Promise<void> {
+export async function closeLeftoverWatch(
+  policy: ChangeRecords & FileLabels & Recording & WorkspaceFiles,
+  now: Snapshot,
+): Promise<void> {
   const watch = watches.get(policy);
   if (!watch) return;
   watches.delete(policy);

@@ -4,7 +4,15 @@
  * label is, and the call itself: the processor is handed in as a port, so the model layer is
  * not imported. The tool (spawn_processor) validates and renders; every rule is decided here.
  */
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  Deciding,
+  FileLabels,
+  PlannerContext,
+  Recording,
+  References,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { describeKind } from "./core.ts";
 import { joinLabels, type Label, label } from "../util/label.ts";
 import { mayLeave } from "./egress.ts";
@@ -73,7 +81,7 @@ function overWindow(maxBytes: number): string {
  * what the answer is about: `about` when given, the single read's file, or nothing.
  */
 export async function processorInputs(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles & References,
   reads: readonly string[],
   about: string | null | undefined,
   maxBytes: number,
@@ -162,7 +170,7 @@ export async function processorInputs(
  * the planner wrote it, so it carries the planner context's label (docs/contract.md §3.2).
  */
 export async function approvePrivateEgress(
-  policy: Policy,
+  policy: PlannerContext & Asking & Recording,
   endpoint: EndpointSettings,
   documents: ProcessorInputs["documents"],
   instruction: string,
@@ -224,7 +232,7 @@ export function keepDocumentEnding(
 
 /** Stores the document as a new reference bound to `about` (or to nothing). */
 export async function storeAnswer(
-  policy: Policy,
+  policy: Recording & References,
   document: string,
   inputs: ProcessorInputs,
   endpoint: string,
@@ -320,7 +328,7 @@ function failureWords(e: unknown, endpoint: string): { forPlanner: string; forPe
  * processor, and stores the document of its reply as a new reference ({@link storeAnswer}).
  */
 export async function runProcessor(
-  policy: Policy,
+  policy: Deciding,
   request: ProcessorRequest,
   processor: ProcessorPort,
   settings: Pick<Settings, "processor" | "contextWindow">,

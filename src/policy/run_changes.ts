@@ -19,7 +19,7 @@
  */
 import { plural } from "../util/plural.ts";
 import type { SnapshotResult } from "../worker/protocol.ts";
-import type { Policy } from "./core.ts";
+import type { ChangeRecords, FileLabels, WorkspaceFiles } from "./capabilities.ts";
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import type { Integrity } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked } from "./paths.ts";
@@ -181,7 +181,7 @@ export function compareSnapshots(before: Snapshot, after: Snapshot, startMs: num
  * every folder it could not see beneath becomes a prefix entry with the run's label.
  */
 export async function recordRunChanges(
-  policy: Policy,
+  policy: ChangeRecords & FileLabels & WorkspaceFiles,
   changes: RunChanges,
   integrity: Integrity,
 ): Promise<void> {
@@ -244,7 +244,7 @@ export async function recordRunChanges(
 }
 
 /** The integrity a file had before the run: its own entry, else its directory's rule. */
-function priorIntegrity(policy: Policy, rel: string): Integrity {
+function priorIntegrity(policy: FileLabels, rel: string): Integrity {
   return policy.trust.files.get(rel)?.integrity ?? policy.trust.ruleIntegrity(rel);
 }
 

@@ -21,7 +21,16 @@ import {
   openLeftoverWatch,
   runCgroup,
 } from "./leftovers.ts";
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  BoundCommandRules,
+  ChangeRecords,
+  Deciding,
+  FileLabels,
+  Recording,
+  Vouches,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { type Integrity, type Label, label } from "../util/label.ts";
 import { childEnv } from "./programs.ts";
 import { keepOutput, statusLines, stopLine } from "./outputs.ts";
@@ -92,10 +101,10 @@ export type RunOutcome =
     shown: { text: string; omitted: number } | null;
   };
 
-const spawners = new WeakMap<Policy, Spawner>();
+const spawners = new WeakMap<object, Spawner>();
 
 /** The effect worker as the sandbox probe's spawner: one per session, so the probe runs once. */
-function workerSpawner(policy: Policy): Spawner {
+function workerSpawner(policy: WorkspaceFiles): Spawner {
   let spawner = spawners.get(policy);
   if (!spawner) {
     spawner = async (request) => {
@@ -152,7 +161,7 @@ export function spawnRequest(
  * the entries changed since come back past the first bound. A snapshot that failed knows nothing.
  */
 async function snapshotWorkspace(
-  policy: Policy,
+  policy: WorkspaceFiles,
   settings: Settings,
   since?: number,
 ): Promise<Snapshot> {
@@ -175,7 +184,7 @@ async function snapshotWorkspace(
  * anything changed.
  */
 async function recordChanges(
-  policy: Policy,
+  policy: ChangeRecords & FileLabels & Asking & Recording & WorkspaceFiles,
   changes: RunChanges,
   integrity: Integrity,
   command: string,
@@ -220,7 +229,7 @@ function ranLine(
  * the person when runs will not be confined.
  */
 export function sessionConfinement(
-  policy: Policy,
+  policy: WorkspaceFiles,
   settings: Settings,
 ): Promise<Result<ConfinementPlan>> {
   // Planned once a session for each configuration: finding bwrap and cat on PATH and probing
@@ -241,7 +250,7 @@ export function sessionConfinement(
   return plan;
 }
 
-const plans = new WeakMap<Policy, Map<string, Promise<Result<ConfinementPlan>>>>();
+const plans = new WeakMap<object, Map<string, Promise<Result<ConfinementPlan>>>>();
 
 /**
  * The planner's reason when the configured confinement cannot stand: `run.sandbox: "bwrap"` and
@@ -256,7 +265,7 @@ const BWRAP_REFUSED =
  * reference. Every audit entry of the run is written here or in what it calls.
  */
 export async function carryOutRun(
-  policy: Policy,
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules,
   settings: Settings,
   input: RunInput,
 ): Promise<RunOutcome> {

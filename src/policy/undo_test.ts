@@ -6,12 +6,15 @@ import { editFile } from "./edits.ts";
 import { recordRunChanges, type RunChanges } from "./run_changes.ts";
 import { applyUndo, planUndo, sessionDiff } from "./undo.ts";
 import { ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
-import type { Policy } from "./core.ts";
+import type { ChangeRecords, FileLabels, Recording, WorkspaceFiles } from "./capabilities.ts";
 import { sha256 } from "../util/hash.ts";
 
 const yes = { write: { approved: true } };
 
-async function undo(policy: Policy, n = 1) {
+async function undo(
+  policy: ChangeRecords & FileLabels & Recording & WorkspaceFiles,
+  n = 1,
+) {
   const plan = await planUndo(policy, n);
   if (!plan.ok) return plan;
   return await applyUndo(policy, plan.value);
