@@ -13,7 +13,14 @@
  *
  * The session (`src/session/`) builds all three from one `Policy`.
  */
-import type { BoundCommandRules, ChangeRecords, Deciding, Vouches } from "./capabilities.ts";
+import type {
+  BoundCommandRules,
+  ChangeRecords,
+  Deciding,
+  EgressMemory,
+  RunMemory,
+  Vouches,
+} from "./capabilities.ts";
 import type { Label } from "../util/label.ts";
 import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
 import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
@@ -43,7 +50,7 @@ export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, Othe
  * skills (listed at each turn's start) load_skill selects from.
  */
 export function toolPolicy(
-  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules,
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules & RunMemory & EgressMemory,
   session: ListedSkills,
 ): ToolPolicy {
   return {

@@ -23,6 +23,7 @@ import type { ChangeLog } from "./change_log.ts";
 import type { BoundRules } from "./command_rules.ts";
 import type { Result } from "../util/result.ts";
 import type { Routed } from "./routing.ts";
+import type { EgressAnswers, RunState } from "./session_memory.ts";
 
 /**
  * The labels of files and names (contract §3): the trust map decisions use (the stored one with
@@ -124,6 +125,19 @@ export interface SessionChanges {
 /** The runs in progress. Grants stopping them all (Ctrl-C). */
 export interface RunControl {
   stopRuns(): Promise<number>;
+}
+
+/**
+ * What this session's runs learned once (the probe's spawner, the confinement plans, the cgroup
+ * folder) and the leftovers watch between runs. Grants reusing and replacing them.
+ */
+export interface RunMemory {
+  readonly runState: RunState;
+}
+
+/** What the person said about sending values out this session. Grants reading and adding answers. */
+export interface EgressMemory {
+  readonly egressAnswers: EgressAnswers;
 }
 
 /**

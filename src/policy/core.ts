@@ -28,14 +28,17 @@ import { ChangeLog } from "./change_log.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { oneTarget, type Routed } from "./routing.ts";
+import { EgressAnswers, RunState } from "./session_memory.ts";
 import type {
   Asking,
   BoundCommandRules,
+  EgressMemory,
   FileLabels,
   PlannerContext,
   Recording,
   References,
   RunControl,
+  RunMemory,
   SessionChanges,
   TrustChanges,
   Vouches,
@@ -63,6 +66,10 @@ export interface PolicyOptions {
   vouches?: VouchStore;
   /** What the session changed, for `/diff` and `/undo`; default: kept in memory only. */
   changes?: ChangeLog;
+  /** What this session's runs learned once, and the leftovers watch; default: a fresh one. */
+  runState?: RunState;
+  /** What the person said about sending values out; default: nothing yet. */
+  egressAnswers?: EgressAnswers;
 }
 
 /**
@@ -81,7 +88,9 @@ export class Policy
     Vouches,
     BoundCommandRules,
     SessionChanges,
-    RunControl {
+    RunControl,
+    RunMemory,
+    EgressMemory {
   readonly workspace: Workspace;
   readonly worker: EffectWorker;
   readonly person: Person;
@@ -92,6 +101,8 @@ export class Policy
   readonly scratch: string;
   readonly vouches: VouchStore;
   readonly changes: ChangeLog;
+  readonly runState: RunState;
+  readonly egressAnswers: EgressAnswers;
   /** The map decisions use: the stored one plus this run's `--approvals` rules. */
   trust: TrustMap;
   #stored: TrustMap;
@@ -127,6 +138,8 @@ export class Policy
     this.scratch = options.scratch;
     this.vouches = options.vouches ?? VouchStore.inMemory(options.workspace.root);
     this.changes = options.changes ?? ChangeLog.inMemory();
+    this.runState = options.runState ?? new RunState();
+    this.egressAnswers = options.egressAnswers ?? new EgressAnswers();
     this.#stored = options.trust;
     this.#trustFile = options.trustFile;
     this.trust = this.#overlay();
@@ -415,7 +428,9 @@ type AllCapabilities =
   & Vouches
   & BoundCommandRules
   & SessionChanges
-  & RunControl;
+  & RunControl
+  & RunMemory
+  & EgressMemory;
 
 /**
  * `Policy` holds nothing beyond its capabilities: a public member added to it and to none of

@@ -7,6 +7,7 @@
 import type {
   Asking,
   Deciding,
+  EgressMemory,
   FileLabels,
   PlannerContext,
   Recording,
@@ -170,7 +171,7 @@ export async function processorInputs(
  * the planner wrote it, so it carries the planner context's label (docs/contract.md §3.2).
  */
 export async function approvePrivateEgress(
-  policy: PlannerContext & Asking & Recording,
+  policy: PlannerContext & Asking & Recording & EgressMemory,
   endpoint: EndpointSettings,
   documents: ProcessorInputs["documents"],
   instruction: string,
@@ -328,7 +329,7 @@ function failureWords(e: unknown, endpoint: string): { forPlanner: string; forPe
  * processor, and stores the document of its reply as a new reference ({@link storeAnswer}).
  */
 export async function runProcessor(
-  policy: Deciding,
+  policy: Deciding & EgressMemory,
   request: ProcessorRequest,
   processor: ProcessorPort,
   settings: Pick<Settings, "processor" | "contextWindow">,

@@ -23,6 +23,7 @@ import type { ChangeRecords, FileLabels, WorkspaceFiles } from "./capabilities.t
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import type { Integrity } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked } from "./paths.ts";
+import type { Snapshot, SnapshotEntry } from "./snapshot.ts";
 import type { FileId } from "../worker/protocol.ts";
 import { DEFAULT_LIMITS } from "../state/settings.ts";
 import { recordRunFiles } from "./undo.ts";
@@ -30,23 +31,7 @@ import { recordRunFiles } from "./undo.ts";
 /** How many entries a snapshot records in full before change times decide (the settings'). */
 export const SNAPSHOT_MAX_ENTRIES = DEFAULT_LIMITS.snapshotEntries;
 
-export interface SnapshotEntry {
-  kind: string;
-  key: string;
-  ctimeMs: number;
-  /** The device and inode the snapshot saw (null where the system gives no inode). */
-  id: FileId | null;
-}
-
-export interface Snapshot {
-  readonly entries: ReadonlyMap<string, SnapshotEntry>;
-  /** Every entry outside the blind folders was recorded (no bound was met). */
-  readonly recordedAll: boolean;
-  /** Every folder outside the blind folders was recorded. */
-  readonly foldersRecorded: boolean;
-  /** Folders nothing beneath which is known (`.`: the root). */
-  readonly blind: readonly string[];
-}
+export type { Snapshot, SnapshotEntry };
 
 export interface RunChanges {
   /** New paths (files, links, folders): their names may have been chosen by the run. */

@@ -28,6 +28,7 @@ import type {
   Deciding,
   FileLabels,
   Recording,
+  RunMemory,
   Vouches,
   WorkspaceFiles,
 } from "./capabilities.ts";
@@ -101,17 +102,15 @@ export type RunOutcome =
     shown: { text: string; omitted: number } | null;
   };
 
-const spawners = new WeakMap<object, Spawner>();
-
 /** The effect worker as the sandbox probe's spawner: one per session, so the probe runs once. */
-function workerSpawner(policy: WorkspaceFiles): Spawner {
-  let spawner = spawners.get(policy);
+function workerSpawner(policy: WorkspaceFiles & RunMemory): Spawner {
+  let spawner = policy.runState.spawner;
   if (!spawner) {
     spawner = async (request) => {
       const r = await policy.worker.call({ op: "spawn", request });
       return r.ok ? r : { ok: false, error: `${r.error.name}: ${r.error.message}` };
     };
-    spawners.set(policy, spawner);
+    policy.runState.spawner = spawner;
   }
   return spawner;
 }
@@ -229,14 +228,13 @@ function ranLine(
  * the person when runs will not be confined.
  */
 export function sessionConfinement(
-  policy: WorkspaceFiles,
+  policy: WorkspaceFiles & RunMemory,
   settings: Settings,
 ): Promise<Result<ConfinementPlan>> {
   // Planned once a session for each configuration: finding bwrap and cat on PATH and probing
   // bwrap need not be done again at every run.
   const key = JSON.stringify([settings.sandbox, settings.runWritable, settings.runNetwork]);
-  let known = plans.get(policy);
-  if (!known) plans.set(policy, known = new Map());
+  const known = policy.runState.confinement;
   let plan = known.get(key);
   if (!plan) {
     const hide = policy.workspace.protectedDirs;
@@ -249,8 +247,6 @@ export function sessionConfinement(
   }
   return plan;
 }
-
-const plans = new WeakMap<object, Map<string, Promise<Result<ConfinementPlan>>>>();
 
 /**
  * The planner's reason when the configured confinement cannot stand: `run.sandbox: "bwrap"` and
@@ -265,7 +261,7 @@ const BWRAP_REFUSED =
  * reference. Every audit entry of the run is written here or in what it calls.
  */
 export async function carryOutRun(
-  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules,
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules & RunMemory,
   settings: Settings,
   input: RunInput,
 ): Promise<RunOutcome> {

@@ -5,7 +5,7 @@
  * label: each method here answers with the policy layer's own functions (`../egress.ts`,
  * `../driver_labels.ts`, `../show.ts`). It hands out no effect worker, audit writer or references.
  */
-import type { Asking, Deciding, Recording, TrustChanges } from "../capabilities.ts";
+import type { Asking, Deciding, EgressMemory, Recording, TrustChanges } from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import type { AuditRecord } from "../audit.ts";
 import type { EndpointSettings } from "../../state/settings.ts";
@@ -75,7 +75,7 @@ export interface DriverPolicy {
 }
 
 export function driverPolicy(
-  policy: Deciding & TrustChanges,
+  policy: Deciding & TrustChanges & EgressMemory,
 ): DriverPolicy {
   return {
     get contextLabel() {
@@ -99,7 +99,7 @@ export function driverPolicy(
 
 /** Asks the egress rule about one result (`resultMayLeave`), and words the answer for the driver. */
 async function gateResult(
-  policy: Asking & Recording,
+  policy: Asking & Recording & EgressMemory,
   endpoint: EndpointSettings,
   result: OutgoingResult,
 ): Promise<Egress> {

@@ -5,7 +5,7 @@
  * `Policy`, and does not reach the rule files behind it (shell.ts, show.ts, runs.ts): each method
  * is one of those rules, deciding and recording as it does for the planner's tools.
  */
-import type { ChangeRecords, Deciding, RunControl, Vouches } from "../capabilities.ts";
+import type { ChangeRecords, Deciding, RunControl, RunMemory, Vouches } from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import { ok, type Result } from "../../util/result.ts";
 import type { Settings } from "../../state/settings.ts";
@@ -58,7 +58,7 @@ export interface PersonPolicy {
 }
 
 export function personPolicy(
-  policy: Deciding & ChangeRecords & Vouches & RunControl,
+  policy: Deciding & ChangeRecords & Vouches & RunControl & RunMemory,
 ): PersonPolicy {
   return {
     get contextLabel() {
