@@ -16,14 +16,7 @@ const ROOT = new URL("../", import.meta.url).pathname;
 /** The files that may name the type `Policy`, relative to the repository. */
 const MAY_NAME_POLICY = new Set([
   "src/policy/core.ts", // where it is defined
-  // Until the composition root (issue 22, step 3) takes over the wiring:
-  "src/cli/commands/skills.ts",
-  "src/policy/audit_test.ts",
-  "src/policy/trust_map_test.ts",
-  "src/session/open.ts",
-  "test/support/person_side.ts",
-  "test/support/policy_fixture.ts",
-  "test/support/run_fixture.ts",
+  "src/session/compose.ts", // the composition root, where it is made
 ]);
 
 /** Every `.ts` file under `dir`, tests included, relative to the repository. */

@@ -7,7 +7,7 @@
 import type { EffectWorker } from "../worker/client.ts";
 import type { Person } from "../person/person.ts";
 import type { ApprovalsFile } from "./approvals_file.ts";
-import { type AuditEntry, AuditLog, type Decider } from "./audit.ts";
+import type { AuditEntry, AuditLog, Decider } from "./audit.ts";
 import { formatLabel, joinLabels, type Label, label } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked, resolvePath } from "./paths.ts";
 import type { PrivatePaths } from "./private.ts";
@@ -23,12 +23,12 @@ import {
 } from "./trust_map.ts";
 import { currentStamp, type LockWait, type Stamp } from "../state/jsonfile.ts";
 import type { Workspace } from "./workspace.ts";
-import { VouchStore } from "./vouches.ts";
-import { ChangeLog } from "./change_log.ts";
+import type { VouchStore } from "./vouches.ts";
+import type { ChangeLog } from "./change_log.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { oneTarget, type Routed } from "./routing.ts";
-import { EgressAnswers, RunState } from "./session_memory.ts";
+import type { EgressAnswers, RunState } from "./session_memory.ts";
 import type {
   Asking,
   BoundCommandRules,
@@ -62,14 +62,14 @@ export interface PolicyOptions {
   approvals?: ApprovalsFile | null;
   /** The session's scratch folder (absolute). */
   scratch: string;
-  /** The workspace's vouched commands (design.md §8); default: an empty in-memory store. */
-  vouches?: VouchStore;
-  /** What the session changed, for `/diff` and `/undo`; default: kept in memory only. */
-  changes?: ChangeLog;
-  /** What this session's runs learned once, and the leftovers watch; default: a fresh one. */
-  runState?: RunState;
-  /** What the person said about sending values out; default: nothing yet. */
-  egressAnswers?: EgressAnswers;
+  /** The workspace's vouched commands (design.md §8). */
+  vouches: VouchStore;
+  /** What the session changed, for `/diff` and `/undo`. */
+  changes: ChangeLog;
+  /** What this session's runs learned once, and the leftovers watch. */
+  runState: RunState;
+  /** What the person said about sending values out. */
+  egressAnswers: EgressAnswers;
 }
 
 /**
@@ -120,7 +120,7 @@ export class Policy
   /**
    * Opens the policy layer: the one way to make one, so that the approval policy file's commands
    * are bound to their programs before anything runs. Returns the entries that allow nothing,
-   * for the person.
+   * for the person. Called only by the composition root (session/compose.ts).
    */
   static async open(options: PolicyOptions): Promise<{ policy: Policy; problems: string[] }> {
     const policy = new Policy(options);
@@ -136,10 +136,10 @@ export class Policy
     this.privatePaths = options.privatePaths;
     this.approvals = options.approvals ?? null;
     this.scratch = options.scratch;
-    this.vouches = options.vouches ?? VouchStore.inMemory(options.workspace.root);
-    this.changes = options.changes ?? ChangeLog.inMemory();
-    this.runState = options.runState ?? new RunState();
-    this.egressAnswers = options.egressAnswers ?? new EgressAnswers();
+    this.vouches = options.vouches;
+    this.changes = options.changes;
+    this.runState = options.runState;
+    this.egressAnswers = options.egressAnswers;
     this.#stored = options.trust;
     this.#trustFile = options.trustFile;
     this.trust = this.#overlay();

@@ -171,9 +171,8 @@ Deno.test("undo: a file over the kept bound is recorded by hash only: /diff says
 Deno.test("undo: the kept bytes survive a resume, and undo works after it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bb-undo-session-" });
   try {
-    const first = await ChangeLog.open(dir);
     await withPolicy(
-      { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes], changes: first.log },
+      { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes], sessionDir: dir },
       async (fx) => {
         await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
       },
@@ -183,7 +182,7 @@ Deno.test("undo: the kept bytes survive a resume, and undo works after it", asyn
     assert.deepEqual(resumed.problems, []);
     assert.equal(resumed.log.standing.length, 1);
     await withPolicy(
-      { files: { "a.txt": "new\n" }, trust: { ".": true }, changes: resumed.log },
+      { files: { "a.txt": "new\n" }, trust: { ".": true }, sessionDir: dir },
       async (fx) => {
         const done = await undo(fx.policy);
         assert.ok(done.ok, done.ok ? "" : done.error);

@@ -4,7 +4,6 @@
  * directory, a config for the settings, and a folder outside the workspace to check that
  * nothing escaped into it.
  */
-import type { Policy } from "../../src/policy/core.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
 import type { Person, RunApprovalRequest } from "../../src/person/person.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "./scripted_person.ts";
@@ -13,7 +12,7 @@ import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 import type { WorkerRequest } from "../../src/worker/protocol.ts";
 import assert from "node:assert/strict";
-import { withPolicy } from "./policy_fixture.ts";
+import { type Fixture, withPolicy } from "./policy_fixture.ts";
 
 export interface RunFixtureOptions {
   files?: Record<string, string | Uint8Array>;
@@ -42,7 +41,7 @@ export interface RunFixture {
   outside: string;
   scratch: string;
   vouchesFile: string;
-  policy: Policy;
+  policy: Fixture["policy"];
   person: Person;
   scripted: ScriptedPerson | null;
   settings: Settings;
