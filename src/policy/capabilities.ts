@@ -28,7 +28,8 @@ import type { EgressAnswers, RunState } from "./session_memory.ts";
 /**
  * The labels of files and names (contract §3): the trust map decisions use (the stored one with
  * this run's `--approvals` rules on top), read again when its file changed, and the private
- * patterns. Grants reading labels, never changing them.
+ * patterns, and hearing of a stored map set aside when it is read again. Grants reading labels,
+ * never changing them.
  */
 export interface FileLabels {
   readonly trust: TrustMap;
@@ -39,6 +40,8 @@ export interface FileLabels {
   nameLabel(dirRel: string): Label;
   /** Reads the stored map again if its file changed since this session read or wrote it. */
   refreshTrust(): Promise<void>;
+  /** Problems met reading the stored map again mid-session (a corrupt file set aside). */
+  onStateProblem(listener: (problem: string) => void): void;
 }
 
 /**
@@ -100,7 +103,6 @@ export interface TrustChanges {
   changeTrust<R>(change: (map: TrustMap) => R, wait?: LockWait): Promise<R>;
   recordWrite(rel: string, written: Label, sha256: string): Promise<FileEntry | null>;
   vouchFile(rel: string, sha256: string): Promise<void>;
-  onStateProblem(listener: (problem: string) => void): void;
   watchLeftovers(watch: LeftoverWatch | null): void;
 }
 

@@ -5,7 +5,7 @@
  * label: each method here answers with the policy layer's own functions (`../egress.ts`,
  * `../driver_labels.ts`, `../show.ts`). It hands out no effect worker, audit writer or references.
  */
-import type { Asking, Deciding, EgressMemory, Recording, TrustChanges } from "../capabilities.ts";
+import type { Asking, Deciding, EgressMemory, Recording } from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import type { AuditRecord } from "../audit.ts";
 import type { EndpointSettings } from "../../state/settings.ts";
@@ -75,7 +75,7 @@ export interface DriverPolicy {
 }
 
 export function driverPolicy(
-  policy: Deciding & TrustChanges & EgressMemory,
+  policy: Deciding & EgressMemory,
 ): DriverPolicy {
   return {
     get contextLabel() {
