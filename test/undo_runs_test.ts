@@ -136,19 +136,20 @@ Deno.test("undo runs: past the session's budget a file is kept by hash only; /di
 Deno.test("undo runs: the kept bytes survive a resume, and the run is undone after it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bb-undo-runs-" });
   try {
-    const first = await ChangeLog.open(dir);
+    let storedFirst = -1;
     await withRunPolicy(
-      { files: { "a.txt": "old\n", "gone.txt": "g\n" }, answers: [once], changes: first.log },
+      { files: { "a.txt": "old\n", "gone.txt": "g\n" }, answers: [once], sessionDir: dir },
       async (fx) => {
         await sh(fx, "echo new > a.txt && rm gone.txt");
+        storedFirst = fx.policy.changes.storedBytes;
       },
     );
     const resumed = await ChangeLog.open(dir);
     assert.deepEqual(resumed.problems, []);
     assert.equal(resumed.log.standing.length, 1);
     // What the first open kept counts against the budget of the resumed session too.
-    assert.equal(resumed.log.storedBytes, first.log.storedBytes);
-    await undoResumed(resumed.log, { "a.txt": "new\n" }, { "a.txt": "old\n", "gone.txt": "g\n" });
+    assert.equal(resumed.log.storedBytes, storedFirst);
+    await undoResumed(dir, { "a.txt": "new\n" }, { "a.txt": "old\n", "gone.txt": "g\n" });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -13,7 +13,14 @@
  *
  * The session (`src/session/`) builds all three from one `Policy`.
  */
-import type { Policy } from "./core.ts";
+import type {
+  BoundCommandRules,
+  ChangeRecords,
+  Deciding,
+  EgressMemory,
+  RunMemory,
+  Vouches,
+} from "./capabilities.ts";
 import type { Label } from "../util/label.ts";
 import { type FilesReadPort, filesReadPort } from "./ports/files_read.ts";
 import { type FilesWritePort, filesWritePort } from "./ports/files_write.ts";
@@ -42,7 +49,10 @@ export interface ToolPolicy extends FilesReadPort, FilesWritePort, RunPort, Othe
  * The tools' port over `policy`; `session` is the session state the tools' context holds, whose
  * skills (listed at each turn's start) load_skill selects from.
  */
-export function toolPolicy(policy: Policy, session: ListedSkills): ToolPolicy {
+export function toolPolicy(
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules & RunMemory & EgressMemory,
+  session: ListedSkills,
+): ToolPolicy {
   return {
     ...filesReadPort(policy),
     ...filesWritePort(policy),

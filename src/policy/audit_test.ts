@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { AuditLog } from "./audit.ts";
-import { Policy } from "./core.ts";
+import { composeSession } from "../session/compose.ts";
 import { label } from "../util/label.ts";
-import { PrivatePaths } from "./private.ts";
-import { RefTable } from "./refs.ts";
 import { TrustMap } from "./trust_map.ts";
 import type { EffectWorker } from "../worker/client.ts";
 import type { Person } from "../person/person.ts";
@@ -74,18 +72,19 @@ Deno.test("audit: one JSON line per decision, with time, tool, routing, labels, 
 });
 
 Deno.test("audit: Policy.record writes the labels in (T,pub) notation with the context label", async () => {
-  const audit = new AuditLog(null, "s");
-  const { policy } = await Policy.open({
+  const { policy } = await composeSession({
     workspace: { root: "/w", protectedDirs: [], caseInsensitive: false } as Workspace,
     worker: {} as EffectWorker,
     person: { decider: "person" } as unknown as Person,
-    refs: RefTable.inMemory(),
-    audit,
-    privatePaths: new PrivatePaths(),
     trust: new TrustMap("/w"),
     trustFile: null,
+    sessionId: "s",
+    auditFile: null,
+    sessionDir: null,
     scratch: "/s",
+    vouchesFile: null,
   });
+  const audit = policy.audit;
   policy.placeInContext(label("U", "pub"));
   await policy.record({
     tool: "read_file",

@@ -7,7 +7,7 @@
 import type { EffectWorker } from "../worker/client.ts";
 import type { Person } from "../person/person.ts";
 import type { ApprovalsFile } from "./approvals_file.ts";
-import { type AuditEntry, AuditLog, type Decider } from "./audit.ts";
+import type { AuditEntry, AuditLog, Decider } from "./audit.ts";
 import { formatLabel, joinLabels, type Label, label } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked, resolvePath } from "./paths.ts";
 import type { PrivatePaths } from "./private.ts";
@@ -23,11 +23,27 @@ import {
 } from "./trust_map.ts";
 import { currentStamp, type LockWait, type Stamp } from "../state/jsonfile.ts";
 import type { Workspace } from "./workspace.ts";
-import { VouchStore } from "./vouches.ts";
-import { ChangeLog } from "./change_log.ts";
+import type { VouchStore } from "./vouches.ts";
+import type { ChangeLog } from "./change_log.ts";
 import { bindRules, type BoundRules, NO_RULES } from "./command_rules.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { oneTarget, type Routed } from "./routing.ts";
+import type { EgressAnswers, RunState } from "./session_memory.ts";
+import type {
+  Asking,
+  BoundCommandRules,
+  EgressMemory,
+  FileLabels,
+  PlannerContext,
+  Recording,
+  References,
+  RunControl,
+  RunMemory,
+  SessionChanges,
+  TrustChanges,
+  Vouches,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 
 export interface PolicyOptions {
   workspace: Workspace;
@@ -46,15 +62,35 @@ export interface PolicyOptions {
   approvals?: ApprovalsFile | null;
   /** The session's scratch folder (absolute). */
   scratch: string;
-  /**
-   * The workspace's vouched commands (docs/contract.md §8.6); default: an empty in-memory store.
-   */
-  vouches?: VouchStore;
-  /** What the session changed, for `/diff` and `/undo`; default: kept in memory only. */
-  changes?: ChangeLog;
+  /** The workspace's vouched commands (docs/contract.md §8.6). */
+  vouches: VouchStore;
+  /** What the session changed, for `/diff` and `/undo`. */
+  changes: ChangeLog;
+  /** What this session's runs learned once, and the leftovers watch. */
+  runState: RunState;
+  /** What the person said about sending values out. */
+  egressAnswers: EgressAnswers;
 }
 
-export class Policy {
+/**
+ * The session's aggregate: it implements every capability (capabilities.ts) and is nothing more.
+ * Only the composition root names it; every rule takes the capabilities it uses.
+ */
+export class Policy
+  implements
+    FileLabels,
+    PlannerContext,
+    Asking,
+    Recording,
+    WorkspaceFiles,
+    References,
+    TrustChanges,
+    Vouches,
+    BoundCommandRules,
+    SessionChanges,
+    RunControl,
+    RunMemory,
+    EgressMemory {
   readonly workspace: Workspace;
   readonly worker: EffectWorker;
   readonly person: Person;
@@ -65,6 +101,8 @@ export class Policy {
   readonly scratch: string;
   readonly vouches: VouchStore;
   readonly changes: ChangeLog;
+  readonly runState: RunState;
+  readonly egressAnswers: EgressAnswers;
   /** The map decisions use: the stored one plus this run's `--approvals` rules. */
   trust: TrustMap;
   #stored: TrustMap;
@@ -82,7 +120,7 @@ export class Policy {
   /**
    * Opens the policy layer: the one way to make one, so that the approval policy file's commands
    * are bound to their programs before anything runs. Returns the entries that allow nothing,
-   * for the person.
+   * for the person. Called only by the composition root (session/compose.ts).
    */
   static async open(options: PolicyOptions): Promise<{ policy: Policy; problems: string[] }> {
     const policy = new Policy(options);
@@ -98,8 +136,10 @@ export class Policy {
     this.privatePaths = options.privatePaths;
     this.approvals = options.approvals ?? null;
     this.scratch = options.scratch;
-    this.vouches = options.vouches ?? VouchStore.inMemory(options.workspace.root);
-    this.changes = options.changes ?? ChangeLog.inMemory();
+    this.vouches = options.vouches;
+    this.changes = options.changes;
+    this.runState = options.runState;
+    this.egressAnswers = options.egressAnswers;
     this.#stored = options.trust;
     this.#trustFile = options.trustFile;
     this.trust = this.#overlay();
@@ -376,3 +416,26 @@ export function describeKind(ref: RefRecord): string {
       return "a processor's answer";
   }
 }
+
+/** Every capability, as one type: what the session's aggregate is. */
+type AllCapabilities =
+  & FileLabels
+  & PlannerContext
+  & Asking
+  & Recording
+  & WorkspaceFiles
+  & References
+  & TrustChanges
+  & Vouches
+  & BoundCommandRules
+  & SessionChanges
+  & RunControl
+  & RunMemory
+  & EgressMemory;
+
+/**
+ * `Policy` holds nothing beyond its capabilities: a public member added to it and to none of
+ * them fails to compile here, so no rule can come to need the whole aggregate again.
+ */
+const _nothingBeyond: [Exclude<keyof Policy, keyof AllCapabilities>] extends [never] ? true
+  : never = true;

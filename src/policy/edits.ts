@@ -6,7 +6,14 @@
  * approval and the hash-checked write are write_file's (writes.ts).
  */
 import { Buffer } from "node:buffer";
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  ChangeRecords,
+  FileLabels,
+  PlannerContext,
+  Recording,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { joinLabels, type Label } from "../util/label.ts";
 import { decodeText, labelOfBytes } from "./reads.ts";
 import { ownWordsLabel } from "./driver_labels.ts";
@@ -35,7 +42,10 @@ export type EditFileResult =
   | WriteRefusal;
 
 /** edit_file: routes the file, decides the edit on its current bytes, has it approved and written. */
-export async function editFile(policy: Policy, req: EditFileRequest): Promise<EditFileResult> {
+export async function editFile(
+  policy: ChangeRecords & FileLabels & PlannerContext & Asking & Recording & WorkspaceFiles,
+  req: EditFileRequest,
+): Promise<EditFileResult> {
   const target = await routeWriteTarget(policy, req.path, req.path_ref);
   if (!target.ok) return failed(target.error);
   const { shownAs } = target.value;
@@ -126,7 +136,7 @@ export function evaluateEdit(f: EditFacts): Verdict<EditTerms> {
  * edit evaluated, a refusal recorded. Answers the bytes to write, or the refusal as a string.
  */
 export async function decideEdit(
-  policy: Policy,
+  policy: FileLabels & PlannerContext & Asking & Recording,
   target: WriteTarget,
   current: Uint8Array | null,
   edit: EditFacts["edit"],

@@ -5,7 +5,7 @@
  * an error result too, when it is made and when a resumed conversation is sent again) all ask
  * here, so a value allowed or refused once is not asked about again in the session.
  */
-import type { Policy } from "./core.ts";
+import type { Asking, EgressMemory, Recording } from "./capabilities.ts";
 import { formatLabel, type Label } from "../util/label.ts";
 import type { EndpointSettings } from "../state/settings.ts";
 import { sha256 } from "../util/hash.ts";
@@ -19,9 +19,6 @@ import {
   settle,
   type Verdict,
 } from "./verdict.ts";
-
-/** Per policy (one session): the SHA-256 of a value → whether it may be sent. */
-const answers = new WeakMap<Policy, Map<string, boolean>>();
 
 export interface EgressValue {
   /** What it is, for the person: "ref:3 (src/.env)", "the result of read_file". */
@@ -92,15 +89,13 @@ export function evaluateEgress(f: EgressFacts): Verdict<EgressTerms> {
 
 /** Whether `value` may go to `endpoint`; asks the person the first time a private value would. */
 export async function mayLeave(
-  policy: Policy,
+  policy: Asking & Recording & EgressMemory,
   endpoint: EndpointSettings,
   role: "processor" | "planner",
   tool: string,
   value: EgressValue,
 ): Promise<boolean> {
-  let known = answers.get(policy);
-  if (!known) answers.set(policy, known = new Map());
-  const remembered = known;
+  const remembered = policy.egressAnswers;
   const verdict = evaluateEgress({
     endpoint,
     role,
@@ -134,7 +129,7 @@ export function carriesMachineBytes(tool: string): boolean {
  * made and for one restored from a transcript, error results included.
  */
 export function resultMayLeave(
-  policy: Policy,
+  policy: Asking & Recording & EgressMemory,
   endpoint: EndpointSettings,
   tool: string,
   content: string,

@@ -17,7 +17,7 @@
  * repository: those are untrusted text, told to the person only.
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { Policy } from "./core.ts";
+import type { Asking, FileLabels, WorkspaceFiles } from "./capabilities.ts";
 import { type ResolvedPath, resolvePath } from "./paths.ts";
 import { readAtMost } from "./reads.ts";
 import { isWithin } from "./workspace.ts";
@@ -73,7 +73,7 @@ const MAX_KEYS_TOLD = 10;
 const NOTHING_RAN = "; nothing was run";
 
 interface Reader {
-  policy: Policy;
+  policy: FileLabels & WorkspaceFiles;
   root: string;
 }
 
@@ -830,7 +830,7 @@ async function otherSides(
  * A refusal over a key the planner may not be told is told to the person, key and file.
  */
 export async function guardGitStage(
-  policy: Policy,
+  policy: FileLabels & Asking & WorkspaceFiles,
   stage: { resolved: string; args: readonly string[] },
 ): Promise<Result<string[]>> {
   const r: Reader = { policy, root: policy.workspace.root };

@@ -15,8 +15,16 @@
  *   ({@link openLeftoverWatch}, {@link closeLeftoverWatch}). A leftover that waits past that
  *   snapshot is not seen: docs/trust.md says so.
  */
-import type { Policy } from "./core.ts";
+import type {
+  ChangeRecords,
+  FileLabels,
+  Recording,
+  RunMemory,
+  TrustChanges,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import type { Spawner } from "./sandbox.ts";
+import type { OpenWatch, RunCgroupPlan } from "./session_memory.ts";
 import type { SpawnCgroup } from "../worker/protocol.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
 import { type Integrity, label } from "../util/label.ts";
@@ -53,23 +61,23 @@ while read -r _id _parent _dev root mnt rest; do
 done < /proc/self/mountinfo
 exit 13`;
 
-/** Whether unconfined runs are gathered in a cgroup here, or why not (for the person). */
-export type RunCgroupPlan = { cgroup: SpawnCgroup } | { cgroup: null; why: string };
-
-const plans = new WeakMap<Policy, Promise<RunCgroupPlan>>();
+export type { RunCgroupPlan };
 
 /**
  * The cgroup folder this session's unconfined runs are made in: found and tried once a session
  * (a `true` started in a run folder of its own, which must then be killed and found empty).
  */
-export function runCgroup(policy: Policy, spawner: Spawner): Promise<RunCgroupPlan> {
-  const known = plans.get(policy);
+export function runCgroup(
+  policy: WorkspaceFiles & RunMemory,
+  spawner: Spawner,
+): Promise<RunCgroupPlan> {
+  const known = policy.runState.cgroup;
   if (known) return known;
   const plan = findRunCgroup(policy.workspace.root, policy.scratch, spawner)
     .then((found): RunCgroupPlan =>
       found.ok ? { cgroup: found.value } : { cgroup: null, why: found.error }
     );
-  plans.set(policy, plan);
+  policy.runState.cgroup = plan;
   return plan;
 }
 
@@ -111,24 +119,15 @@ export async function findRunCgroup(
   return ok(cgroup);
 }
 
-interface OpenWatch {
-  /** The run's start: files changed at or after it take its label. */
-  since: number;
-  integrity: Integrity;
-  /** The snapshot after the run, and when it was begun. */
-  after: Snapshot;
-  afterBegun: number;
-  command: string;
-}
-
-const watches = new WeakMap<Policy, OpenWatch>();
-
 /**
  * After an unconfined run whose processes were not all confirmed ended: until the next snapshot,
  * files changed since `since` take `integrity`, and names `after` did not hold are untrusted.
  */
-export function openLeftoverWatch(policy: Policy, watch: OpenWatch): void {
-  watches.set(policy, watch);
+export function openLeftoverWatch(
+  policy: WorkspaceFiles & TrustChanges & RunMemory,
+  watch: OpenWatch,
+): void {
+  policy.runState.leftoverWatch = watch;
   const since = secondOf(watch.since);
   policy.watchLeftovers({
     since,
@@ -146,18 +145,21 @@ export function openLeftoverWatch(policy: Policy, watch: OpenWatch): void {
 }
 
 /** While a watch is open, the time from which the next snapshot must keep what changed. */
-export function leftoverWatchSince(policy: Policy): number | undefined {
-  return watches.get(policy)?.afterBegun;
+export function leftoverWatchSince(policy: RunMemory): number | undefined {
+  return policy.runState.leftoverWatch?.afterBegun;
 }
 
 /**
  * The next snapshot, `now`, closes the watch: whatever changed since the snapshot after the run
  * is recorded with that run's label (and audited), as if the run had done it.
  */
-export async function closeLeftoverWatch(policy: Policy, now: Snapshot): Promise<void> {
-  const watch = watches.get(policy);
+export async function closeLeftoverWatch(
+  policy: ChangeRecords & FileLabels & Recording & WorkspaceFiles & RunMemory,
+  now: Snapshot,
+): Promise<void> {
+  const watch = policy.runState.leftoverWatch;
   if (!watch) return;
-  watches.delete(policy);
+  policy.runState.leftoverWatch = null;
   policy.watchLeftovers(null);
   const changes = compareSnapshots(watch.after, now, watch.afterBegun);
   const { created, changed, unsure, blind } = changes;

@@ -4,7 +4,7 @@
  * becomes its own `file_name` reference (kind and parent only); listing the same entry again
  * hands back the same reference. The tool renders the entries it is given.
  */
-import type { Policy } from "./core.ts";
+import type { FileLabels, Recording, References, WorkspaceFiles } from "./capabilities.ts";
 import { pathNameLabel } from "./reads.ts";
 import type { RefRecord } from "./refs.ts";
 import { routeDirectory } from "./routing.ts";
@@ -63,7 +63,7 @@ function relativeSub(dir: string, rel: string): string {
 }
 
 /** Finds an earlier reference for the same entry, so listing twice does not mint new names. */
-function refIndex(policy: Policy): Map<string, RefRecord> {
+function refIndex(policy: References): Map<string, RefRecord> {
   const index = new Map<string, RefRecord>();
   for (const r of policy.refs.all()) {
     if (r.kind === "file_name" && r.path !== undefined) {
@@ -74,7 +74,10 @@ function refIndex(policy: Policy): Map<string, RefRecord> {
 }
 
 /** Decides a list_files call: the walk, a reference for each name not shown, the audit entry. */
-export async function decideListFiles(policy: Policy, request: ListRequest): Promise<Listing> {
+export async function decideListFiles(
+  policy: FileLabels & Recording & WorkspaceFiles & References,
+  request: ListRequest,
+): Promise<Listing> {
   const routed = await routeDirectory(policy, request.directory, {
     notDirectory: (given) => `${given} is a file, not a directory; use read_file to read a file`,
     git: ".git is never listed",

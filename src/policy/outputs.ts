@@ -10,7 +10,7 @@
  * on their agreement it is handed over as their assertion about those bytes. An assertion relabels
  * nothing: the reference stays untrusted, the text shown is `T` with its confidentiality kept.
  */
-import type { Policy } from "./core.ts";
+import type { Asking, Recording, References } from "./capabilities.ts";
 import { describeKind } from "./core.ts";
 import { type Label, label, UNTRUSTED_PRIVATE } from "../util/label.ts";
 import { type Assertion, type RefRecord, sourceOf } from "./refs.ts";
@@ -109,7 +109,7 @@ export interface KeptOutput {
  * person's message. With `--trust-stdin` it is the person's own words instead, and no reference is
  * made.
  */
-export async function keepPipedInput(policy: Policy, bytes: Uint8Array): Promise<RefRecord> {
+export async function keepPipedInput(policy: References, bytes: Uint8Array): Promise<RefRecord> {
   return await policy.refs.add({
     kind: "command_output",
     label: UNTRUSTED_PRIVATE,
@@ -122,7 +122,7 @@ export async function keepPipedInput(policy: Policy, bytes: Uint8Array): Promise
 }
 
 export async function keepOutput(
-  policy: Policy,
+  policy: References,
   settings: Settings,
   result: SpawnResult,
   outputLabel: Label,
@@ -252,7 +252,7 @@ function questionLines(text: string): { lines: string[]; finalNewline: boolean }
 }
 
 /** What fed the run, in words for the question ("processor answer about …"), or null. */
-function fedBy(policy: Policy, ref: RefRecord): string | null {
+function fedBy(policy: References, ref: RefRecord): string | null {
   if (ref.tool !== "run") return null;
   if (ref.stdin === undefined) return "none (what the command read is named by its arguments)";
   const fed = policy.refs.lookup(`ref:${ref.stdin}`);
@@ -436,7 +436,7 @@ export function evaluateReadOutput(f: ReadOutputFacts): Verdict<ReadOutputTerms>
  * is kept before its line is written.
  */
 export async function decideReadOutput(
-  policy: Policy,
+  policy: Asking & Recording & References,
   settings: Settings,
   refText: unknown,
 ): Promise<ReadOutputDecision> {

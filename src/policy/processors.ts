@@ -4,7 +4,16 @@
  * label is, and the call itself: the processor is handed in as a port, so the model layer is
  * not imported. The tool (spawn_processor) validates and renders; every rule is decided here.
  */
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  Deciding,
+  EgressMemory,
+  FileLabels,
+  PlannerContext,
+  Recording,
+  References,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { describeKind } from "./core.ts";
 import { joinLabels, type Label, label } from "../util/label.ts";
 import { mayLeave } from "./egress.ts";
@@ -74,7 +83,7 @@ function overWindow(maxBytes: number): string {
  * what the answer is about: `about` when given, the single read's file, or nothing.
  */
 export async function processorInputs(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles & References,
   reads: readonly string[],
   about: string | null | undefined,
   maxBytes: number,
@@ -163,7 +172,7 @@ export async function processorInputs(
  * the planner wrote it, so it carries the planner context's label (docs/contract.md §3.2).
  */
 export async function approvePrivateEgress(
-  policy: Policy,
+  policy: PlannerContext & Asking & Recording & EgressMemory,
   endpoint: EndpointSettings,
   documents: ProcessorInputs["documents"],
   instruction: string,
@@ -225,7 +234,7 @@ export function keepDocumentEnding(
 
 /** Stores the document as a new reference bound to `about` (or to nothing). */
 export async function storeAnswer(
-  policy: Policy,
+  policy: Recording & References,
   document: string,
   inputs: ProcessorInputs,
   endpoint: string,
@@ -321,7 +330,7 @@ function failureWords(e: unknown, endpoint: string): { forPlanner: string; forPe
  * processor, and stores the document of its reply as a new reference ({@link storeAnswer}).
  */
 export async function runProcessor(
-  policy: Policy,
+  policy: Deciding & EgressMemory,
   request: ProcessorRequest,
   processor: ProcessorPort,
   settings: Pick<Settings, "processor" | "contextWindow">,

@@ -4,7 +4,7 @@
  * session, and the audit line of each. A tainted context asks nothing, since a question could have
  * been shaped by content nobody vouched for; the person's answers are their own words, `(T,priv)`.
  */
-import type { Policy } from "./core.ts";
+import type { Asking, PlannerContext, Recording } from "./capabilities.ts";
 import type { Answer, Question } from "../person/person.ts";
 import { type Label, TRUSTED_PRIVATE } from "../util/label.ts";
 import { messageOf } from "../util/result.ts";
@@ -167,7 +167,7 @@ export function evaluateQuestion(
 
 /** ask_user's decision: refuses, declines where nobody can be asked, or asks one at a time. */
 export async function askPerson(
-  policy: Policy,
+  policy: PlannerContext & Asking & Recording,
   questions: readonly Question[],
   options: AskOptions,
 ): Promise<AskOutcome> {

@@ -6,7 +6,14 @@
  * result, taints the planner context), a vouch trusts these exact bytes. Each answer carries the
  * label of what the tool renders of it. The tool pages and renders what it is given.
  */
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  FileLabels,
+  Recording,
+  References,
+  TrustChanges,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import {
   askQuarantinedRead,
   CHANGED,
@@ -96,7 +103,10 @@ export function evaluateReadFile(f: ReadFileFacts): Verdict<ReadFileTerms> {
 }
 
 /** Decides a read_file call: routing, the label, the prompt and its answer, the audit entries. */
-export async function decideReadFile(policy: Policy, target: ReadTarget): Promise<FileRead> {
+export async function decideReadFile(
+  policy: FileLabels & Asking & Recording & WorkspaceFiles & References & TrustChanges,
+  target: ReadTarget,
+): Promise<FileRead> {
   const routedFile = await routeFile(policy, target.path, target.path_ref);
   if (!routedFile.ok) return error(routedFile.error);
   const { routed, shownAs } = routedFile.value;
@@ -158,7 +168,7 @@ export async function decideReadFile(policy: Policy, target: ReadTarget): Promis
 
 /** What the quarantined-read prompt's answer does (docs/contract.md §6). */
 async function quarantined(
-  policy: Policy,
+  policy: FileLabels & Asking & Recording & WorkspaceFiles & References & TrustChanges,
   q: Quarantined,
   answer: QuarantinedReadAnswer,
 ): Promise<FileRead> {

@@ -6,7 +6,14 @@
 import { BINARY_SNIFF_BYTES, decodeText, hasNul } from "../util/text.ts";
 import { plural } from "../util/plural.ts";
 export { BINARY_SNIFF_BYTES, decodeText, hasNul };
-import { type Policy, staleFileRef } from "./core.ts";
+import { staleFileRef } from "./core.ts";
+import type {
+  Asking,
+  FileLabels,
+  Recording,
+  TrustChanges,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { joinLabels, type Label, label, TRUSTED_PUBLIC, UNTRUSTED_PUBLIC } from "../util/label.ts";
 import type { QuarantinedReadAnswer, QuarantinedReadRequest } from "../person/person.ts";
 import type { Decider } from "./audit.ts";
@@ -25,7 +32,7 @@ export const PREVIEW_BYTES = 4096;
  * The label of these exact bytes of `rel`: a hash-bound trust entry (a vouch or a write) holds
  * only if the bytes still hash to it, so the label cannot drift from what was read.
  */
-export function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Array): Promise<Label> {
+export function labelOfBytes(policy: FileLabels, rel: string, bytes: Uint8Array): Promise<Label> {
   return labelOf(policy, rel, () => sha256(bytes));
 }
 
@@ -35,16 +42,16 @@ export function labelOfBytes(policy: Policy, rel: string, bytes: Uint8Array): Pr
  * null when it was not computed because {@link labelNeedsHash} said no. A null matches no
  * entry, so an entry bound to a hash since then gives way to the rules: never more trust.
  */
-export function labelOfHash(policy: Policy, rel: string, hash: string | null): Promise<Label> {
+export function labelOfHash(policy: FileLabels, rel: string, hash: string | null): Promise<Label> {
   return labelOf(policy, rel, () => hash);
 }
 
 /** Whether the label of `rel`'s bytes depends on their hash (a hash-bound trust entry). */
-export function labelNeedsHash(policy: Policy, rel: string): boolean {
+export function labelNeedsHash(policy: FileLabels, rel: string): boolean {
   return policy.trust.files.get(rel)?.sha256 !== undefined;
 }
 
-async function labelOf(policy: Policy, rel: string, hash: () => string | null): Promise<Label> {
+async function labelOf(policy: FileLabels, rel: string, hash: () => string | null): Promise<Label> {
   await policy.refreshTrust();
   const integrity = await policy.trust.fileIntegrity(rel, () => Promise.resolve(hash()));
   return label(integrity, policy.privatePaths.confidentialityOf(rel));
@@ -55,7 +62,7 @@ async function labelOf(policy: Policy, rel: string, hash: () => string | null): 
  * one of its parents). A name the person wrote is their own words, so it may be shown whatever the
  * directory around it: trusting only `src/` still lets the planner see `src`.
  */
-export function personNamed(policy: Policy, rel: string): boolean {
+export function personNamed(policy: FileLabels, rel: string): boolean {
   for (const rule of policy.trust.rules) {
     if (!rule.trusted || rule.dir === "." || rule.dir.startsWith("**/")) continue;
     if (rule.dir === rel || rule.dir.startsWith(rel + "/")) return true;
@@ -68,7 +75,7 @@ export function personNamed(policy: Policy, rel: string): boolean {
  * (`dirShown`), and the directory is trusted, since a file name carries the integrity of the
  * directory that contains it (§3).
  */
-export function namesShownIn(policy: Policy, dir: string, dirShown: boolean): boolean {
+export function namesShownIn(policy: FileLabels, dir: string, dirShown: boolean): boolean {
   return dirShown && policy.nameLabel(dir).integrity === "T";
 }
 
@@ -78,7 +85,7 @@ export function namesShownIn(policy: Policy, dir: string, dirShown: boolean): bo
  * ({@link personNamed}) — unless a run chose it. The one rule for names: the walk applies it
  * entry by entry, and {@link pathNameShown} along a path.
  */
-export function nameShown(policy: Policy, rel: string, inShownDirectory: boolean): boolean {
+export function nameShown(policy: FileLabels, rel: string, inShownDirectory: boolean): boolean {
   if (policy.trust.nameChosenByRun(rel)) return false;
   return inShownDirectory || personNamed(policy, rel);
 }
@@ -87,7 +94,7 @@ export function nameShown(policy: Policy, rel: string, inShownDirectory: boolean
  * Whether a path may be shown as text, counted from the directory `from` the planner named:
  * every name below `from`, as {@link nameShown} says.
  */
-export function pathNameShown(policy: Policy, rel: string, from = "."): boolean {
+export function pathNameShown(policy: FileLabels, rel: string, from = "."): boolean {
   if (rel === from || rel === ".") return true;
   const segments = rel.split("/");
   let dir = from;
@@ -101,7 +108,7 @@ export function pathNameShown(policy: Policy, rel: string, from = "."): boolean 
 }
 
 /** The label of a path shown as text: see {@link pathNameShown}. Names are never private. */
-export function pathNameLabel(policy: Policy, rel: string, from = "."): Label {
+export function pathNameLabel(policy: FileLabels, rel: string, from = "."): Label {
   return pathNameShown(policy, rel, from) ? TRUSTED_PUBLIC : UNTRUSTED_PUBLIC;
 }
 
@@ -175,7 +182,7 @@ export function evaluateQuarantinedRead(f: QuarantinedReadFacts): Verdict<Quaran
  * resolved: read from `entry`, and only from it, and only when somebody is asked.
  */
 export async function askQuarantinedRead(
-  policy: Policy,
+  policy: Asking & WorkspaceFiles,
   entry: CheckedEntry,
   question: QuarantinedQuestion,
 ): Promise<QuarantinedReadAnswer> {
@@ -198,7 +205,7 @@ export async function askQuarantinedRead(
 
 /** A vouch at the prompt: exactly these bytes are trusted, bound to their hash. */
 export async function vouchBytes(
-  policy: Policy,
+  policy: FileLabels & Asking & Recording & TrustChanges,
   tool: string,
   rel: string,
   bytes: Uint8Array,
@@ -241,7 +248,7 @@ export const CHANGED = "Changed";
  * hold the real path.
  */
 export async function readAtMost(
-  policy: Policy,
+  policy: WorkspaceFiles,
   entry: CheckedEntry,
   maxBytes: number,
   knownSize?: number,
@@ -287,7 +294,7 @@ export interface FileRefBytes {
  * every consumer has a limit, so none can be left out.
  */
 export async function readFileRef(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles,
   ref: RefRecord,
   maxBytes: number,
 ): Promise<Result<FileRefBytes>> {

@@ -19,10 +19,11 @@
  */
 import { plural } from "../util/plural.ts";
 import type { SnapshotResult } from "../worker/protocol.ts";
-import type { Policy } from "./core.ts";
+import type { ChangeRecords, FileLabels, WorkspaceFiles } from "./capabilities.ts";
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import { type Integrity, type Label, label } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked } from "./paths.ts";
+import type { Snapshot, SnapshotEntry } from "./snapshot.ts";
 import type { FileId } from "../worker/protocol.ts";
 import { DEFAULT_LIMITS } from "../state/settings.ts";
 import { recordRunFiles } from "./undo.ts";
@@ -31,25 +32,7 @@ import type { Before } from "./change_log.ts";
 /** How many entries a snapshot records in full before change times decide (the settings'). */
 export const SNAPSHOT_MAX_ENTRIES = DEFAULT_LIMITS.snapshotEntries;
 
-export interface SnapshotEntry {
-  kind: string;
-  key: string;
-  /** The size the snapshot saw (bytes). */
-  size: number;
-  ctimeMs: number;
-  /** The device and inode the snapshot saw (null where the system gives no inode). */
-  id: FileId | null;
-}
-
-export interface Snapshot {
-  readonly entries: ReadonlyMap<string, SnapshotEntry>;
-  /** Every entry outside the blind folders was recorded (no bound was met). */
-  readonly recordedAll: boolean;
-  /** Every folder outside the blind folders was recorded. */
-  readonly foldersRecorded: boolean;
-  /** Folders nothing beneath which is known (`.`: the root). */
-  readonly blind: readonly string[];
-}
+export type { Snapshot, SnapshotEntry };
 
 export interface RunChanges {
   /** New paths (files, links, folders): their names may have been chosen by the run. */
@@ -190,7 +173,7 @@ export function compareSnapshots(before: Snapshot, after: Snapshot, startMs: num
  * every folder it could not see beneath becomes a prefix entry with the run's label.
  */
 export async function recordRunChanges(
-  policy: Policy,
+  policy: ChangeRecords & FileLabels & WorkspaceFiles,
   changes: RunChanges,
   integrity: Integrity,
 ): Promise<void> {
@@ -280,7 +263,7 @@ export async function recordRunChanges(
 }
 
 /** The integrity a file had before the run: its own entry, else its directory's rule. */
-function priorIntegrity(policy: Policy, rel: string): Integrity {
+function priorIntegrity(policy: FileLabels, rel: string): Integrity {
   return policy.trust.files.get(rel)?.integrity ?? policy.trust.ruleIntegrity(rel);
 }
 

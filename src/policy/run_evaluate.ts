@@ -10,7 +10,13 @@
  * {@link evaluateRun} decides on them alone, and {@link decideRun} settles the verdict: asks,
  * stores a vouch the person gave, records.
  */
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  BoundCommandRules,
+  PlannerContext,
+  Recording,
+  Vouches,
+} from "./capabilities.ts";
 import {
   joinLabels,
   type Label,
@@ -93,7 +99,10 @@ function identity(stage: PreparedStage): StageIdentity {
   return { resolved: stage.resolved, args: stage.args, sha256: stage.sha256 };
 }
 
-async function standingOf(policy: Policy, stage: PreparedStage): Promise<StageStanding> {
+async function standingOf(
+  policy: Vouches & BoundCommandRules,
+  stage: PreparedStage,
+): Promise<StageStanding> {
   const found = await policy.vouches.lookup(identity(stage));
   const rules = policy.commandRules;
   return {
@@ -107,7 +116,7 @@ async function standingOf(policy: Policy, stage: PreparedStage): Promise<StageSt
 
 /** The facts of a prepared run: the vouches and the policy file's entries for its stages. */
 export async function runFacts(
-  policy: Policy,
+  policy: PlannerContext & Asking & Vouches & BoundCommandRules,
   prepared: PreparedRun,
   confinement: ConfinementPlan,
 ): Promise<RunFacts> {
@@ -380,7 +389,7 @@ export function evaluateRun(f: RunFacts): Verdict<RunTerms> {
  * recorded in the audit log.
  */
 export async function decideRun(
-  policy: Policy,
+  policy: PlannerContext & Asking & Recording & Vouches & BoundCommandRules,
   prepared: PreparedRun,
   confinement: ConfinementPlan = { confined: false, why: "not planned" },
 ): Promise<RunDecision> {

@@ -12,7 +12,7 @@
  * change times are reported to the second, so a rewrite in the second of the read could keep
  * them all.
  */
-import type { Policy } from "./core.ts";
+import type { SessionChanges, WorkspaceFiles } from "./capabilities.ts";
 import { type Before, type ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
 import { secondOf, type Snapshot, type SnapshotEntry } from "./run_changes.ts";
 import { openedAsChecked } from "./paths.ts";
@@ -44,7 +44,7 @@ function stillRead(read: Read | undefined, entry: SnapshotEntry): read is Read {
  * before is unknown, and a run that changes it cannot be undone.
  */
 export async function keepBeforeRun(
-  policy: Pick<Policy, "changes" | "worker" | "workspace">,
+  policy: SessionChanges & Pick<WorkspaceFiles, "worker" | "workspace">,
   before: Snapshot,
 ): Promise<ReadonlyMap<string, Before>> {
   let known = reads.get(policy.changes);

@@ -5,7 +5,7 @@
  * Nothing runs and nobody is asked here: {@link prepareRun}'s answer is what the decision weighs
  * (run_evaluate.ts) and what is carried out (runs.ts).
  */
-import type { Policy } from "./core.ts";
+import type { Asking, FileLabels, References, WorkspaceFiles } from "./capabilities.ts";
 import { describeKind, staleFileRef } from "./core.ts";
 import { joinLabels, type Label } from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
@@ -144,7 +144,7 @@ function stdinProblem(ref: RefRecord): string | null {
 }
 
 /** Whether a workspace program lies in an untrusted place: its directory, or the file itself. */
-async function programUntrusted(policy: Policy, rel: string | null): Promise<boolean> {
+async function programUntrusted(policy: FileLabels, rel: string | null): Promise<boolean> {
   if (rel === null) return false;
   const dir = rel.includes("/") ? rel.slice(0, rel.lastIndexOf("/")) : ".";
   if (policy.nameLabel(dir).integrity === "U") return true;
@@ -153,7 +153,7 @@ async function programUntrusted(policy: Policy, rel: string | null): Promise<boo
 
 /** The stdin reference and the label of what it holds now. */
 async function prepareStdin(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles & References,
   text: string,
 ): Promise<Result<{ ref: RefRecord; label: Label }>> {
   const found = policy.refs.lookup(text);
@@ -180,7 +180,7 @@ export function defaultTimeoutMs(settings: Settings): number {
 
 /** Checks and resolves everything the planner sent; nothing runs and nobody is asked here. */
 export async function prepareRun(
-  policy: Policy,
+  policy: FileLabels & Asking & WorkspaceFiles & References,
   settings: Settings,
   input: RunInput,
 ): Promise<Result<PreparedRun>> {
@@ -219,7 +219,10 @@ export async function prepareRun(
 }
 
 /** The bytes of the stdin reference, read by the policy layer (through the worker for a file). */
-export async function stdinBytes(policy: Policy, ref: RefRecord): Promise<Result<Uint8Array>> {
+export async function stdinBytes(
+  policy: FileLabels & WorkspaceFiles & References,
+  ref: RefRecord,
+): Promise<Result<Uint8Array>> {
   if (ref.kind !== "file") {
     if (ref.size !== undefined && ref.size > MAX_STDIN_BYTES) {
       return err(tooBigMessage(`ref:${ref.id}`, { size: ref.size, grew: false }, MAX_STDIN_BYTES));

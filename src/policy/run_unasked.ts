@@ -2,7 +2,7 @@
  * A `run`'s line in the planner's system prompt (docs/contract.md §15): which commands run without
  * asking, named in trusted words only.
  */
-import type { Policy } from "./core.ts";
+import type { BoundCommandRules, FileLabels, Vouches, WorkspaceFiles } from "./capabilities.ts";
 import { pathNameShown } from "./reads.ts";
 import { vouchedCommands } from "./vouches.ts";
 import { formatArgv } from "../util/escape.ts";
@@ -16,7 +16,9 @@ import { formatArgv } from "../util/escape.ts";
  * trusted link may lie in an untrusted folder, whose names are untrusted text — and a vouch with a
  * name that may not be shown is left out.
  */
-export async function commandsRunUnasked(policy: Policy): Promise<string[]> {
+export async function commandsRunUnasked(
+  policy: FileLabels & WorkspaceFiles & Vouches & BoundCommandRules,
+): Promise<string[]> {
   const root = policy.workspace.root + "/";
   const name = (program: string): string | null => {
     if (!program.startsWith(root)) return program.split("/").at(-1)!;

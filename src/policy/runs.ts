@@ -21,7 +21,17 @@ import {
   openLeftoverWatch,
   runCgroup,
 } from "./leftovers.ts";
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  BoundCommandRules,
+  ChangeRecords,
+  Deciding,
+  FileLabels,
+  Recording,
+  RunMemory,
+  Vouches,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { type Integrity, type Label, label } from "../util/label.ts";
 import { childEnv } from "./programs.ts";
 import { keepOutput, statusLines, stopLine } from "./outputs.ts";
@@ -93,17 +103,15 @@ export type RunOutcome =
     shown: { text: string; omitted: number } | null;
   };
 
-const spawners = new WeakMap<Policy, Spawner>();
-
 /** The effect worker as the sandbox probe's spawner: one per session, so the probe runs once. */
-function workerSpawner(policy: Policy): Spawner {
-  let spawner = spawners.get(policy);
+function workerSpawner(policy: WorkspaceFiles & RunMemory): Spawner {
+  let spawner = policy.runState.spawner;
   if (!spawner) {
     spawner = async (request) => {
       const r = await policy.worker.call({ op: "spawn", request });
       return r.ok ? r : { ok: false, error: `${r.error.name}: ${r.error.message}` };
     };
-    spawners.set(policy, spawner);
+    policy.runState.spawner = spawner;
   }
   return spawner;
 }
@@ -153,7 +161,7 @@ export function spawnRequest(
  * the entries changed since come back past the first bound. A snapshot that failed knows nothing.
  */
 async function snapshotWorkspace(
-  policy: Policy,
+  policy: WorkspaceFiles,
   settings: Settings,
   since?: number,
 ): Promise<Snapshot> {
@@ -176,7 +184,7 @@ async function snapshotWorkspace(
  * when anything changed.
  */
 async function recordChanges(
-  policy: Policy,
+  policy: ChangeRecords & FileLabels & Asking & Recording & WorkspaceFiles,
   changes: RunChanges,
   integrity: Integrity,
   command: string,
@@ -221,14 +229,13 @@ function ranLine(
  * the person when runs will not be confined.
  */
 export function sessionConfinement(
-  policy: Policy,
+  policy: WorkspaceFiles & RunMemory,
   settings: Settings,
 ): Promise<Result<ConfinementPlan>> {
   // Planned once a session for each configuration: finding bwrap and cat on PATH and probing
   // bwrap need not be done again at every run.
   const key = JSON.stringify([settings.sandbox, settings.runWritable, settings.runNetwork]);
-  let known = plans.get(policy);
-  if (!known) plans.set(policy, known = new Map());
+  const known = policy.runState.confinement;
   let plan = known.get(key);
   if (!plan) {
     const hide = policy.workspace.protectedDirs;
@@ -241,8 +248,6 @@ export function sessionConfinement(
   }
   return plan;
 }
-
-const plans = new WeakMap<Policy, Map<string, Promise<Result<ConfinementPlan>>>>();
 
 /**
  * The planner's reason when the configured confinement cannot stand: `run.sandbox: "bwrap"` and
@@ -257,7 +262,7 @@ const BWRAP_REFUSED =
  * reference. Every audit entry of the run is written here or in what it calls.
  */
 export async function carryOutRun(
-  policy: Policy,
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules & RunMemory,
   settings: Settings,
   input: RunInput,
 ): Promise<RunOutcome> {

@@ -7,7 +7,7 @@
  * planner is shown counts. The findings come back with their label for the tool to print; a result
  * kept as a reference holds them printed the same way (`util/search_text.ts`).
  */
-import type { Policy } from "./core.ts";
+import type { FileLabels, Recording, References, WorkspaceFiles } from "./capabilities.ts";
 import { openedAsChecked, type ResolvedPath } from "./paths.ts";
 import { labelNeedsHash, labelOfHash } from "./reads.ts";
 import { routeDirectory } from "./routing.ts";
@@ -48,7 +48,10 @@ export type SearchResult =
   | { kind: "error"; message: string };
 
 /** Decides a search call: walks, matches, labels, quarantines or shows, and records it. */
-export async function decideSearch(policy: Policy, request: SearchRequest): Promise<SearchResult> {
+export async function decideSearch(
+  policy: FileLabels & Recording & WorkspaceFiles & References,
+  request: SearchRequest,
+): Promise<SearchResult> {
   const routed = await routeDirectory(policy, request.directory, {
     notDirectory: (given) =>
       `${given} is a file; search takes a directory (narrow to one file with include)`,
@@ -105,7 +108,7 @@ type Tally =
  * searching one file after another. Each matched file adds its label (from the hash of the
  * bytes searched) and, when its name may not be shown, an untrusted one.
  */
-async function tally(policy: Policy, run: SearchRun, limits: Limits): Promise<Tally> {
+async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promise<Tally> {
   const matches: SearchMatch[] = [];
   const labels: Label[] = [];
   const counts: SearchCounts = {
@@ -209,7 +212,7 @@ const STOP_WALK = Symbol("stop walk");
 class SearchRun {
   /** The files found so far, in walk order. */
   readonly files: WalkEntry[] = [];
-  readonly #policy: Policy;
+  readonly #policy: FileLabels & WorkspaceFiles;
   readonly #needle: Uint8Array;
   readonly #limits: Limits;
   readonly #batches: Batch[] = [];
@@ -224,7 +227,7 @@ class SearchRun {
   #wake: (() => void) | null = null;
   #walked: Promise<void> = Promise.resolve();
 
-  constructor(policy: Policy, pattern: string, limits: Limits) {
+  constructor(policy: FileLabels & WorkspaceFiles, pattern: string, limits: Limits) {
     this.#policy = policy;
     this.#needle = new TextEncoder().encode(pattern);
     this.#limits = limits;

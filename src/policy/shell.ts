@@ -13,7 +13,7 @@
  * {@link runShellLine} when it is a shell line, shows `display`, and adds `forPlanner` to the
  * person's next message.
  */
-import type { Policy } from "./core.ts";
+import type { Asking, Recording, References, WorkspaceFiles } from "./capabilities.ts";
 import { type Label, TRUSTED_PRIVATE, UNTRUSTED_PRIVATE } from "../util/label.ts";
 import type { RefRecord } from "./refs.ts";
 import { decodeOutput, headTail, keepOutput, statusLines } from "./outputs.ts";
@@ -66,7 +66,7 @@ function personShell(): string {
 
 /** Runs one shell line for the person. Errors (an empty line, a shell that cannot start) are values. */
 export async function runShellLine(
-  policy: Policy,
+  policy: Asking & Recording & WorkspaceFiles & References,
   settings: Settings,
   line: ShellLine,
   options: { shell?: string; timeoutMs?: number } = {},

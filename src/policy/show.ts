@@ -6,7 +6,7 @@
  * hands it to the screen with where it came from. Nothing of it is placed in the planner context, and the
  * context label does not change.
  */
-import type { Policy } from "./core.ts";
+import type { FileLabels, Recording, References, WorkspaceFiles } from "./capabilities.ts";
 import { describeKind } from "./core.ts";
 import { readFileRef } from "./reads.ts";
 import { type Assertion, type RefRecord, sourceOf } from "./refs.ts";
@@ -48,7 +48,7 @@ export function shownMarkers(text: string): string[] {
  * An unknown reference is an error the screen says in place of the content.
  */
 export async function showToPerson(
-  policy: Policy,
+  policy: FileLabels & Recording & WorkspaceFiles & References,
   refText: string,
   maxLines: number,
 ): Promise<Result<Shown>> {

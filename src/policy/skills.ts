@@ -6,7 +6,7 @@
  * (`ports/skills.ts`), which hands out these functions.
  */
 import { relative } from "node:path";
-import type { Policy } from "./core.ts";
+import type { FileLabels, Recording, WorkspaceFiles } from "./capabilities.ts";
 import { openedAsChecked, type ResolvedPath, resolvePath } from "./paths.ts";
 import { labelOfBytes, readAtMost } from "./reads.ts";
 import { type Label, TRUSTED_PUBLIC } from "../util/label.ts";
@@ -27,7 +27,10 @@ export type FolderListing =
   | { kind: "error"; error: string };
 
 /** Lists a resolved workspace folder through the effect worker, if its names count. */
-export async function listTrustedFolder(policy: Policy, dir: ResolvedPath): Promise<FolderListing> {
+export async function listTrustedFolder(
+  policy: FileLabels & WorkspaceFiles,
+  dir: ResolvedPath,
+): Promise<FolderListing> {
   if (policy.trust.ruleIntegrity(dir.rel) !== "T") return { kind: "untrusted" };
   const listing = await policy.worker.call({ op: "readDirs", paths: [dir.abs] });
   const first = listing.ok ? listing.value[0] : undefined;
@@ -49,7 +52,7 @@ export async function listTrustedFolder(policy: Policy, dir: ResolvedPath): Prom
  * here.
  */
 export async function readWorkspaceSkill(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles,
   file: ResolvedPath,
 ): Promise<Result<{ text: string; label: Label }>> {
   const untrusted = err("the file is not trusted (it was written from untrusted content)");
@@ -77,7 +80,7 @@ export type TrustedHead =
  * only from the file resolved (its label, hash included, is of that file).
  */
 export async function readTrustedHead(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles,
   file: ResolvedPath,
   length: number,
 ): Promise<TrustedHead> {
@@ -104,7 +107,7 @@ export function userSkillLabel(): Label {
  * again through the effect worker and must still be trusted.
  */
 export async function readSkill(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles,
   entry: SkillEntry,
 ): Promise<Result<{ body: string; label: Label }>> {
   let loaded: Result<{ text: string; label: Label }>;
@@ -227,7 +230,7 @@ export function skillLoadVerdict(
  * ({@link skillLoadVerdict}) is recorded.
  */
 export async function loadSkill(
-  policy: Policy,
+  policy: FileLabels & Recording & WorkspaceFiles,
   name: string,
   listed: readonly SkillEntry[],
 ): Promise<SkillLoad> {

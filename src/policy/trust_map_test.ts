@@ -13,10 +13,7 @@ import {
 import { LockTimeout, saveJsonFile } from "../state/jsonfile.ts";
 import { holdLock } from "../../test/support/lock_holder.ts";
 import { personPolicy } from "./ports/person_facing.ts";
-import { Policy, type PolicyOptions } from "./core.ts";
-import { AuditLog } from "./audit.ts";
-import { PrivatePaths } from "./private.ts";
-import { RefTable } from "./refs.ts";
+import { type ComposedSession, type ComposeOptions, composeSession } from "../session/compose.ts";
 import { openWorkspace } from "./workspace.ts";
 import { label } from "../util/label.ts";
 import { statePaths } from "../state/session_paths.ts";
@@ -305,9 +302,9 @@ Deno.test("trust map: stored in the state directory keyed by the real path, not 
 async function policyFor(
   root: string,
   trustFile: string,
-  approvals: PolicyOptions["approvals"],
+  approvals: ComposeOptions["approvals"],
   hashes: Record<string, string> = {},
-): Promise<Policy> {
+): Promise<ComposedSession["policy"]> {
   const worker = {
     // A hash asked with `identify` says which file it hashed: the path asked, through no link.
     call: (req: { op: string; path: string; identify?: true }) =>
@@ -323,17 +320,18 @@ async function policyFor(
       ),
   } as unknown as EffectWorker;
   const { map } = await loadTrustMap(trustFile, root);
-  return (await Policy.open({
+  return (await composeSession({
     workspace: await openWorkspace(root, join(root, "..", "state")),
     worker,
     person: { decider: "person" } as unknown as Person,
-    refs: RefTable.inMemory(),
-    audit: new AuditLog(null, "s"),
-    privatePaths: new PrivatePaths(),
     trust: map,
     trustFile,
-    approvals,
+    sessionId: "s",
+    auditFile: null,
+    sessionDir: null,
     scratch: root,
+    vouchesFile: null,
+    approvals,
   })).policy;
 }
 

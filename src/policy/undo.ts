@@ -7,7 +7,13 @@
  * effect worker restores and removes, each checked by hash; the trust map takes back the entry
  * the file had before, so restored bytes carry the label they had then.
  */
-import type { Policy } from "./core.ts";
+import type {
+  ChangeRecords,
+  FileLabels,
+  Recording,
+  SessionChanges,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { type Before, type ChangedFile, type ChangeRecord, KEEP_MAX_BYTES } from "./change_log.ts";
 import type { FileEntry } from "./trust_map.ts";
 import { contentsPreview, previewOf } from "./writes.ts";
@@ -30,7 +36,7 @@ export const RUN_RECORD_MAX_FILES = 1_000;
  * the run's record not undoable.
  */
 export async function recordRunFiles(
-  policy: Policy,
+  policy: SessionChanges,
   touched: {
     rel: string;
     before: Before;
@@ -76,7 +82,7 @@ export interface FileDiff {
  * worker. A session's policy is one; `bravebot diff --session ID` makes one with a worker of its
  * own, without opening the policy layer.
  */
-export type ChangeSource = Pick<Policy, "changes" | "worker" | "workspace">;
+export type ChangeSource = SessionChanges & Pick<WorkspaceFiles, "worker" | "workspace">;
 
 /** The workspace file's bytes now: null when there is none; "large" past the kept bound. */
 async function currentBytes(
@@ -95,7 +101,7 @@ async function currentBytes(
 }
 
 /** The hash of the regular file at `rel` now; null when there is none. */
-async function currentHash(policy: Policy, rel: string): Promise<string | null> {
+async function currentHash(policy: WorkspaceFiles, rel: string): Promise<string | null> {
   const lstat = await policy.worker.call({ op: "lstat", path: `${policy.workspace.root}/${rel}` });
   if (!lstat.ok || lstat.value.kind !== "file") return null;
   const hashed = await policy.worker.call({ op: "hash", path: `${policy.workspace.root}/${rel}` });
@@ -239,7 +245,10 @@ export function evaluateUndo(f: UndoFacts): string | null {
 }
 
 /** `/undo N`: the plan to take back the last `n` standing changes, or why it cannot be. */
-export async function planUndo(policy: Policy, n: number): Promise<Result<UndoPlan>> {
+export async function planUndo(
+  policy: WorkspaceFiles & SessionChanges,
+  n: number,
+): Promise<Result<UndoPlan>> {
   const standing = policy.changes.standing;
   if (standing.length === 0) return err("nothing to undo: this session changed no file");
   if (!Number.isInteger(n) || n < 1) return err("/undo takes a count of changes, 1 or more");
@@ -290,7 +299,7 @@ export async function planUndo(policy: Policy, n: number): Promise<Result<UndoPl
  * and the line the planner is told with the next message.
  */
 export async function applyUndo(
-  policy: Policy,
+  policy: ChangeRecords & FileLabels & Recording & WorkspaceFiles,
   plan: UndoPlan,
 ): Promise<Result<{ said: string[]; forPlanner: { text: string; label: Label } }>> {
   // Told before the trust map changes: a removed file's entry no longer says a run chose its name.
@@ -343,7 +352,7 @@ export async function applyUndo(
  * it does not make them again unasked. A name a run chose, or one the planner was never shown,
  * is counted, not named.
  */
-export function undoneLine(policy: Policy, plan: UndoPlan): string {
+export function undoneLine(policy: FileLabels, plan: UndoPlan): string {
   const parts = plan.records.map((r) => {
     const names = r.files.filter((f) => !f.nameChosen && pathNameShown(policy, f.rel));
     const hidden = r.files.length - names.length;

@@ -163,9 +163,8 @@ Deno.test("undo: a file over the kept bound is recorded by hash only: /diff says
 Deno.test("undo: the kept bytes survive a resume, and undo works after it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "bb-undo-session-" });
   try {
-    const first = await ChangeLog.open(dir);
     await withPolicy(
-      { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes], changes: first.log },
+      { files: { "a.txt": "old\n" }, trust: { ".": true }, answers: [yes], sessionDir: dir },
       async (fx) => {
         await writeFile(fx.policy, { path: "a.txt", contents: "new\n" });
       },
@@ -174,7 +173,7 @@ Deno.test("undo: the kept bytes survive a resume, and undo works after it", asyn
     const resumed = await ChangeLog.open(dir);
     assert.deepEqual(resumed.problems, []);
     assert.equal(resumed.log.standing.length, 1);
-    await undoResumed(resumed.log, { "a.txt": "new\n" }, { "a.txt": "old\n" });
+    await undoResumed(dir, { "a.txt": "new\n" }, { "a.txt": "old\n" });
     // The undo is kept too: opened once more, nothing is left to undo.
     assert.equal((await ChangeLog.open(dir)).log.standing.length, 0);
     // Bytes altered in the state folder are never restored.

@@ -18,7 +18,7 @@
  * directory's integrity, docs/contract.md §3.2), or the person spelled it in a rule.
  */
 import ignore, { type Ignore } from "ignore";
-import type { Policy } from "./core.ts";
+import type { FileLabels, WorkspaceFiles } from "./capabilities.ts";
 import { isGitName } from "./git_dir.ts";
 import { labelOfBytes, nameShown, namesShownIn } from "./reads.ts";
 import { type CheckedEntry, openedAsChecked } from "./paths.ts";
@@ -78,7 +78,7 @@ function joinRel(dir: string, name: string): string {
 }
 
 /** The absolute path of a workspace-relative one, as the walk hands it to the worker. */
-function absOf(policy: Policy, rel: string): string {
+function absOf(policy: WorkspaceFiles, rel: string): string {
   return rel === "." ? policy.workspace.root : `${policy.workspace.root}/${rel}`;
 }
 
@@ -103,7 +103,10 @@ function ignoredBy(frames: readonly Frame[], rel: string, isDir: boolean, dirTru
   return false;
 }
 
-async function loadFrames(policy: Policy, dirs: string[]): Promise<Map<string, Frame>> {
+async function loadFrames(
+  policy: FileLabels & WorkspaceFiles,
+  dirs: string[],
+): Promise<Map<string, Frame>> {
   const frames = new Map<string, Frame>();
   if (dirs.length === 0) return frames;
   const paths = dirs.map((d) => absOf(policy, joinRel(d, ".gitignore")));
@@ -135,7 +138,7 @@ async function loadFrames(policy: Policy, dirs: string[]): Promise<Map<string, F
 }
 
 /** The ancestors' frames, unless the walked directory (or one above it) is itself ignored. */
-async function ancestorFrames(policy: Policy, base: string): Promise<Frame[]> {
+async function ancestorFrames(policy: FileLabels & WorkspaceFiles, base: string): Promise<Frame[]> {
   if (base === ".") return [];
   const segments = base.split("/");
   const dirs = ["."];
@@ -181,7 +184,7 @@ function listBatch(workers: readonly EffectWorker[], paths: string[]) {
  * were found, so the result is the same breadth-first order as a level-by-level walk.
  */
 export async function walk(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles,
   base: string,
   options: WalkOptions,
 ): Promise<WalkResult> {

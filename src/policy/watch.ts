@@ -3,7 +3,7 @@
  * its output's head as it comes, then how much was left out and the tail. What the planner is shown
  * is another matter (outputs.ts); this is the screen's alone.
  */
-import type { Policy } from "./core.ts";
+import type { Asking } from "./capabilities.ts";
 import type { OutputChunk, SpawnResult } from "../worker/protocol.ts";
 
 /** How much of the output the person sees as it comes, and of its tail at the end. */
@@ -23,7 +23,7 @@ export interface Watch {
  * How the person watches this command, or null when nobody does: only a command the person
  * decided on (approved, or typed in shell mode), and only where there is a screen.
  */
-export function personWatch(policy: Policy, byPerson: boolean): Watch | null {
+export function personWatch(policy: Asking, byPerson: boolean): Watch | null {
   const person = policy.person;
   if (!byPerson || !policy.canAsk || !person.runOutput) return null;
   const show = person.runOutput.bind(person);

@@ -8,7 +8,15 @@
  */
 import { countLines } from "./outputs.ts";
 import { structuredPatch } from "diff";
-import type { Policy } from "./core.ts";
+import type {
+  Asking,
+  ChangeRecords,
+  Deciding,
+  FileLabels,
+  Recording,
+  References,
+  WorkspaceFiles,
+} from "./capabilities.ts";
 import { describeKind } from "./core.ts";
 import { type Label, TRUSTED_PRIVATE, TRUSTED_PUBLIC } from "../util/label.ts";
 import { ownWordsLabel } from "./driver_labels.ts";
@@ -72,7 +80,7 @@ export interface WriteSource {
  * is consumed now: its current bytes are copied.
  */
 export async function contentFromRef(
-  policy: Policy,
+  policy: FileLabels & WorkspaceFiles & References,
   ref: RefRecord,
   dest: string,
 ): Promise<Result<WriteSource>> {
@@ -104,7 +112,7 @@ export async function contentFromRef(
   }
 }
 
-async function storedBytes(policy: Policy, ref: RefRecord): Promise<Result<WriteSource>> {
+async function storedBytes(policy: References, ref: RefRecord): Promise<Result<WriteSource>> {
   if (!ref.hasBytes) return err(`ref:${ref.id} holds no content`);
   if (ref.size !== undefined && ref.size > MAX_WRITE_BYTES) {
     return err(tooBigMessage(`ref:${ref.id}`, { size: ref.size, grew: false }, MAX_WRITE_BYTES));
@@ -263,7 +271,10 @@ export function evaluateWrite(f: WriteApprovalFacts): Verdict<WriteTerms> {
 }
 
 /** Approves a write: the policy file's globs and who can be asked, decided, asked and recorded. */
-export async function approveWrite(policy: Policy, ask: ApprovalAsk): Promise<WriteDecision> {
+export async function approveWrite(
+  policy: Asking & Recording,
+  ask: ApprovalAsk,
+): Promise<WriteDecision> {
   const verdict = evaluateWrite({
     ...ask,
     fileAllows: policy.approvals !== null && writeAllowed(policy.approvals, ask.rel),
@@ -311,7 +322,7 @@ export type WriteOutcome =
  * label on the file in the trust map (§5), and the bytes replaced for `/undo` (undo.ts).
  */
 export async function commitWrite(
-  policy: Policy,
+  policy: ChangeRecords & Asking & Recording & WorkspaceFiles,
   tool: WriteTool,
   rel: string,
   bytes: Uint8Array,
@@ -349,7 +360,7 @@ export interface WriteTarget {
  * ({@link checkDestination}). Failures about a reference name the reference only.
  */
 export async function routeWriteTarget(
-  policy: Policy,
+  policy: WorkspaceFiles,
   path: string | undefined,
   pathRef: string | undefined,
 ): Promise<Result<WriteTarget>> {
@@ -391,7 +402,10 @@ export interface WriteFileRequest {
  * the planner's text, which carries the planner context's label: docs/contract.md §3.2), and has it
  * approved and written.
  */
-export async function writeFile(policy: Policy, req: WriteFileRequest): Promise<WriteFileResult> {
+export async function writeFile(
+  policy: Deciding & ChangeRecords,
+  req: WriteFileRequest,
+): Promise<WriteFileResult> {
   const target = await routeWriteTarget(policy, req.path, req.path_ref);
   if (!target.ok) return failed(target.error);
   const rel = target.value.routed.path.rel;
@@ -448,7 +462,7 @@ export interface PlannedWrite<S extends WriteSource> {
  * the person is asked once more about the new state; a second change refuses.
  */
 export async function approveAndWrite<S extends WriteSource>(
-  policy: Policy,
+  policy: ChangeRecords & Asking & Recording & WorkspaceFiles,
   plan: PlannedWrite<S>,
 ): Promise<{ status: "written"; created: boolean; produced: S } | WriteRefusal> {
   const { routed, shownAs } = plan.target;
@@ -518,7 +532,10 @@ export async function approveAndWrite<S extends WriteSource>(
 }
 
 /** The file at `path`'s real place as it is now, or null when its path resolves elsewhere. */
-async function resolveAgain(policy: Policy, path: ResolvedPath): Promise<ResolvedPath | null> {
+async function resolveAgain(
+  policy: WorkspaceFiles,
+  path: ResolvedPath,
+): Promise<ResolvedPath | null> {
   const again = await resolvePath(policy.workspace, path.rel);
   return again.ok && again.value.abs === path.abs && again.value.kind === "file"
     ? again.value

@@ -23,13 +23,9 @@ import {
   updateTrustMap,
 } from "../policy/trust_map.ts";
 import { LockTimeout, type LockWait } from "../state/jsonfile.ts";
-import { RefTable } from "../policy/refs.ts";
-import { ChangeLog } from "../policy/change_log.ts";
-import { AuditLog } from "../policy/audit.ts";
-import { PrivatePaths } from "../policy/private.ts";
+import type { AuditLog } from "../policy/audit.ts";
 import { transcriptHasMessage } from "../state/transcript.ts";
-import { VouchStore } from "../policy/vouches.ts";
-import { Policy } from "../policy/core.ts";
+import { type ComposedSession, composeSession } from "./compose.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { FirstUseAnswer, Person } from "../person/person.ts";
 import { EffectWorker, type WallChoice } from "../worker/client.ts";
@@ -53,7 +49,7 @@ export interface OpenOptions {
 export interface OpenSession {
   workspace: Workspace;
   paths: SessionPaths;
-  policy: Policy;
+  policy: ComposedSession["policy"];
   state: SessionState;
   /** Problems found while loading state (corrupt files set aside), to show the person. */
   problems: string[];
@@ -149,11 +145,6 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     }
   }
 
-  const { table: refs, problems: refProblems } = await RefTable.open(paths.dir);
-  problems.push(...refProblems);
-  const { log: changes, problems: changeProblems } = await ChangeLog.open(paths.dir);
-  problems.push(...changeProblems);
-  const audit = new AuditLog(paths.audit, id);
   const scratch = await Deno.realPath(paths.scratch);
   const worker = EffectWorker.start(
     {
@@ -164,21 +155,27 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     poolSize(),
     options.wall,
   );
-  const { policy, problems: unbound } = await Policy.open({
+  // The worker is started before the state it is composed with is read: a failure there ends it.
+  const composed = composeSession({
     workspace,
     worker,
     person: options.person,
-    refs,
-    audit,
-    privatePaths: new PrivatePaths(options.settings.privatePatterns),
     trust,
     trustFile: state.trustFile,
-    approvals: options.approvals,
+    sessionId: id,
+    auditFile: paths.audit,
+    sessionDir: paths.dir,
     scratch,
-    vouches: VouchStore.at(state.vouchesFile, workspace.root),
-    changes,
+    vouchesFile: state.vouchesFile,
+    privatePatterns: options.settings.privatePatterns,
+    approvals: options.approvals,
+  }).catch((e) => {
+    worker.terminate();
+    throw e;
   });
-  problems.push(...unbound);
+  const { policy, problems: composing } = await composed;
+  problems.push(...composing);
+  const audit = policy.audit;
   // A resumed session had a message (only such a one is offered); only a new one can be empty.
   const holds = (): SessionHolds =>
     options.resume !== undefined ? "messages" : sessionHolds(paths, audit);

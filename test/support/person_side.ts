@@ -1,5 +1,5 @@
 /**
- * A real Policy over a temporary workspace, with a ScriptedPerson, for the tests of the
+ * A real policy layer (the composition root's) over a temporary workspace, with a ScriptedPerson, for the tests of the
  * person's side (ask_user, todo_write, load_skill, skills, project memory). Everything lives
  * in temp folders that `close()` removes.
  */
@@ -7,10 +7,7 @@ import { toolPolicy } from "../../src/policy/api.ts";
 import { join } from "node:path";
 import { openWorkspace } from "../../src/policy/workspace.ts";
 import { TrustMap } from "../../src/policy/trust_map.ts";
-import { RefTable } from "../../src/policy/refs.ts";
-import { AuditLog } from "../../src/policy/audit.ts";
-import { PrivatePaths } from "../../src/policy/private.ts";
-import { Policy } from "../../src/policy/core.ts";
+import { type ComposedSession, composeSession } from "../../src/session/compose.ts";
 import type { Person } from "../../src/person/person.ts";
 import { ScriptedPerson } from "./scripted_person.ts";
 import { EffectWorker } from "../../src/worker/client.ts";
@@ -21,7 +18,7 @@ import type { ToolContext } from "../../src/tools/tool.ts";
 export interface Fixture {
   ws: string;
   state: string;
-  policy: Policy;
+  policy: ComposedSession["policy"];
   session: SessionState;
   person: Person;
   events: { type: string; text: string }[];
@@ -48,16 +45,17 @@ export async function fixture(options: {
   }
   const worker = EffectWorker.start({ workspace: ws, scratch, run: false });
   const person = options.person ?? new ScriptedPerson();
-  const { policy } = await Policy.open({
+  const { policy } = await composeSession({
     workspace,
     worker,
     person,
-    refs: RefTable.inMemory(),
-    audit: new AuditLog(null, "test"),
-    privatePaths: new PrivatePaths(),
     trust,
     trustFile: null,
+    sessionId: "test",
+    auditFile: null,
+    sessionDir: null,
     scratch,
+    vouchesFile: null,
   });
   const session = new SessionState("test", options.oneShot ?? false);
   const events: { type: string; text: string }[] = [];

@@ -13,11 +13,8 @@
  * ```
  */
 import { dirname, join } from "node:path";
-import { Policy } from "../../src/policy/core.ts";
 import { toolPolicy } from "../../src/policy/api.ts";
-import { AuditLog } from "../../src/policy/audit.ts";
-import { PrivatePaths } from "../../src/policy/private.ts";
-import { RefTable } from "../../src/policy/refs.ts";
+import { type ComposedSession, composeSession } from "../../src/session/compose.ts";
 import { normaliseRuleDir, TrustMap } from "../../src/policy/trust_map.ts";
 import { openWorkspace, type Workspace } from "../../src/policy/workspace.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
@@ -29,8 +26,6 @@ import { settingsFrom } from "../../src/state/settings.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import { SessionState } from "../../src/state/session_state.ts";
 import type { Config } from "../../src/state/config.ts";
-import { VouchStore } from "../../src/policy/vouches.ts";
-import type { ChangeLog } from "../../src/policy/change_log.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 import { sha256 } from "../../src/util/hash.ts";
 
@@ -69,8 +64,11 @@ export interface FixtureOptions {
    * between the policy layer's check and the worker's act.
    */
   beforeCall?: (request: WorkerRequest) => Promise<void> | void;
-  /** What the session changed (`/diff`, `/undo`); default: kept in memory. */
-  changes?: ChangeLog;
+  /**
+   * The session's folder, where references and what the session changed (`/diff`, `/undo`) are
+   * kept, as a resumed session finds them; default: both kept in memory.
+   */
+  sessionDir?: string;
   /**
    * Give the workspace and what it holds to this uid (and gid) before the worker starts: root
    * over another user's checkout, as a session meets it from its start.
@@ -88,7 +86,7 @@ export interface Fixture {
   /** Where vouches are kept, when `vouchesOnDisk` asked for it. */
   vouchesFile: string | null;
   workspace: Workspace;
-  policy: Policy;
+  policy: ComposedSession["policy"];
   person: Person;
   /** The ScriptedPerson, when the fixture made one. */
   scripted: ScriptedPerson | null;
@@ -210,19 +208,19 @@ export async function withPolicy(
       }) as typeof started.call;
     }
     const vouchesFile = options.vouchesOnDisk ? join(stateDir, "vouches.json") : null;
-    const { policy, problems: unbound } = await Policy.open({
+    const { policy, problems: unbound } = await composeSession({
       workspace,
       worker,
       person,
-      refs: RefTable.inMemory(),
-      audit: new AuditLog(null, "test-session"),
-      privatePaths: new PrivatePaths(options.privatePatterns ?? []),
       trust,
       trustFile: null,
-      approvals: options.approvals ?? null,
+      sessionId: "test-session",
+      auditFile: null,
+      sessionDir: options.sessionDir ?? null,
       scratch,
-      vouches: vouchesFile ? VouchStore.at(vouchesFile, root) : undefined,
-      changes: options.changes,
+      vouchesFile,
+      privatePatterns: options.privatePatterns ?? [],
+      approvals: options.approvals ?? null,
     });
     if (unbound.length) throw new Error(`fixture: ${unbound.join("; ")}`);
     const base = settingsFrom(options.config ?? {});

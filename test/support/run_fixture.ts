@@ -4,7 +4,6 @@
  * directory, a config for the settings, and a folder outside the workspace to check that
  * nothing escaped into it.
  */
-import type { Policy } from "../../src/policy/core.ts";
 import type { ApprovalsFile } from "../../src/policy/approvals_file.ts";
 import type { Person, RunApprovalRequest } from "../../src/person/person.ts";
 import type { ScriptedAnswer, ScriptedPerson } from "./scripted_person.ts";
@@ -12,9 +11,8 @@ import type { Config } from "../../src/state/config.ts";
 import type { Settings } from "../../src/state/settings.ts";
 import type { ToolContext, ToolDef, ToolOutput } from "../../src/tools/tool.ts";
 import type { WorkerRequest } from "../../src/worker/protocol.ts";
-import type { ChangeLog } from "../../src/policy/change_log.ts";
 import assert from "node:assert/strict";
-import { withPolicy } from "./policy_fixture.ts";
+import { type Fixture, withPolicy } from "./policy_fixture.ts";
 
 export interface RunFixtureOptions {
   files?: Record<string, string | Uint8Array>;
@@ -34,8 +32,8 @@ export interface RunFixtureOptions {
   beforeCall?: (request: WorkerRequest) => Promise<void> | void;
   /** The workspace's owner from the start (policy_fixture.ts). */
   owner?: number;
-  /** What the session changed (`/diff`, `/undo`); default: kept in memory. */
-  changes?: ChangeLog;
+  /** The session's folder (references, what it changed for `/undo`); default: in memory. */
+  sessionDir?: string;
 }
 
 export interface RunFixture {
@@ -45,7 +43,7 @@ export interface RunFixture {
   outside: string;
   scratch: string;
   vouchesFile: string;
-  policy: Policy;
+  policy: Fixture["policy"];
   person: Person;
   scripted: ScriptedPerson | null;
   settings: Settings;
@@ -71,7 +69,7 @@ export async function withRunPolicy(
     limits: options.limits,
     beforeCall: options.beforeCall,
     owner: options.owner,
-    changes: options.changes,
+    sessionDir: options.sessionDir,
     run: true,
     workers: 1,
     vouchesOnDisk: true,

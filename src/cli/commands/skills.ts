@@ -11,10 +11,8 @@ import { openWorkspace } from "../../policy/workspace.ts";
 import { statePaths } from "../../state/session_paths.ts";
 import { loadTrustMap } from "../../policy/trust_map.ts";
 import { EffectWorker } from "../../worker/client.ts";
-import { Policy } from "../../policy/core.ts";
-import { RefTable } from "../../policy/refs.ts";
-import { AuditLog } from "../../policy/audit.ts";
-import { PrivatePaths } from "../../policy/private.ts";
+import { composeSession } from "../../session/compose.ts";
+import type { FileLabels, WorkspaceFiles } from "../../policy/capabilities.ts";
 import { PolicyFilePerson } from "../../person/policy_file.ts";
 import type { Settings } from "../../state/settings.ts";
 import { discoverSkills, skillLocation, userSkillsDir } from "../../skills/discover.ts";
@@ -30,7 +28,7 @@ export async function withLookingPolicy<T>(
   workspaceDir: string,
   stateDir: string,
   settings: Settings,
-  fn: (policy: Policy, notes: string[]) => Promise<T>,
+  fn: (policy: FileLabels & WorkspaceFiles, notes: string[]) => Promise<T>,
 ): Promise<T> {
   const workspace = await openWorkspace(workspaceDir, stateDir);
   const paths = statePaths(stateDir, workspace.root);
@@ -42,16 +40,18 @@ export async function withLookingPolicy<T>(
   const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "bravebot-look-" }));
   const worker = EffectWorker.start({ workspace: workspace.root, scratch, run: false });
   try {
-    const { policy } = await Policy.open({
+    const { policy } = await composeSession({
       workspace,
       worker,
       person: new PolicyFilePerson(null),
-      refs: RefTable.inMemory(),
-      audit: new AuditLog(null, "look"),
-      privatePaths: new PrivatePaths(settings.privatePatterns),
       trust: map,
       trustFile: null,
+      sessionId: "look",
+      auditFile: null,
+      sessionDir: null,
       scratch,
+      vouchesFile: null,
+      privatePatterns: settings.privatePatterns,
     });
     return await fn(policy, notes);
   } finally {

@@ -5,7 +5,7 @@
  * label: each method here answers with the policy layer's own functions (`../egress.ts`,
  * `../driver_labels.ts`, `../show.ts`). It hands out no effect worker, audit writer or references.
  */
-import type { Policy } from "../core.ts";
+import type { Asking, Deciding, EgressMemory, Recording } from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import type { AuditRecord } from "../audit.ts";
 import type { EndpointSettings } from "../../state/settings.ts";
@@ -74,7 +74,9 @@ export interface DriverPolicy {
   summaryLabel(): Label;
 }
 
-export function driverPolicy(policy: Policy): DriverPolicy {
+export function driverPolicy(
+  policy: Deciding & EgressMemory,
+): DriverPolicy {
   return {
     get contextLabel() {
       return policy.contextLabel;
@@ -97,7 +99,7 @@ export function driverPolicy(policy: Policy): DriverPolicy {
 
 /** Asks the egress rule about one result (`resultMayLeave`), and words the answer for the driver. */
 async function gateResult(
-  policy: Policy,
+  policy: Asking & Recording & EgressMemory,
   endpoint: EndpointSettings,
   result: OutgoingResult,
 ): Promise<Egress> {

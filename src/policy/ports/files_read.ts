@@ -3,7 +3,14 @@
  * call. Each method decides through the policy layer's rule functions and returns a value the
  * tool renders; none hands out the effect worker, the audit log or the planner context.
  */
-import type { Policy } from "../core.ts";
+import type {
+  Asking,
+  FileLabels,
+  Recording,
+  References,
+  TrustChanges,
+  WorkspaceFiles,
+} from "../capabilities.ts";
 import { decideReadFile, type FileRead, type ReadTarget } from "../read_file.ts";
 import { decideListFiles, type Listing, type ListRequest } from "../list_files.ts";
 import { decideSearch, type SearchRequest, type SearchResult } from "../search.ts";
@@ -50,7 +57,9 @@ export interface FilesReadPort {
   search(request: SearchRequest): Promise<SearchResult>;
 }
 
-export function filesReadPort(policy: Policy): FilesReadPort {
+export function filesReadPort(
+  policy: FileLabels & Asking & Recording & WorkspaceFiles & References & TrustChanges,
+): FilesReadPort {
   return {
     route: (path, pathRef) => routeFile(policy, path, pathRef),
     readFile: (target) => decideReadFile(policy, target),

@@ -3,7 +3,7 @@
  * call. Each method decides through the policy layer's rule functions and returns a value the
  * tool renders; none hands out the effect worker, the audit log or the planner context.
  */
-import type { Policy } from "../core.ts";
+import type { ChangeRecords, Deciding } from "../capabilities.ts";
 import { writeFile, type WriteFileRequest, type WriteFileResult } from "../writes.ts";
 import { editFile, type EditFileRequest, type EditFileResult } from "../edits.ts";
 
@@ -25,7 +25,9 @@ export interface FilesWritePort {
   editFile(request: EditFileRequest): Promise<EditFileResult>;
 }
 
-export function filesWritePort(policy: Policy): FilesWritePort {
+export function filesWritePort(
+  policy: Deciding & ChangeRecords,
+): FilesWritePort {
   return {
     writeFile: (request) => writeFile(policy, request),
     editFile: (request) => editFile(policy, request),

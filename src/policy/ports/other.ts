@@ -4,7 +4,7 @@
  * layer's rule functions and returns a value the tool renders; none hands out the effect
  * worker, the audit log, the person or the planner context.
  */
-import type { Policy } from "../core.ts";
+import type { Deciding, EgressMemory } from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import type { Settings } from "../../state/settings.ts";
 import type { Question } from "../../person/person.ts";
@@ -61,7 +61,10 @@ export interface OtherPort {
 }
 
 /** `listed`: the session whose skills, listed at each turn's start, load_skill selects from. */
-export function otherPort(policy: Policy, listed: ListedSkills): OtherPort {
+export function otherPort(
+  policy: Deciding & EgressMemory,
+  listed: ListedSkills,
+): OtherPort {
   return {
     spawnProcessor: (request, processor, settings, signal) =>
       runProcessor(policy, request, processor, settings, signal),

@@ -5,7 +5,7 @@
  * `Policy`, and does not reach the rule files behind it (shell.ts, show.ts, runs.ts): each method
  * is one of those rules, deciding and recording as it does for the planner's tools.
  */
-import type { Policy } from "../core.ts";
+import type { ChangeRecords, Deciding, RunControl, RunMemory, Vouches } from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import { ok, type Result } from "../../util/result.ts";
 import type { Settings } from "../../state/settings.ts";
@@ -57,7 +57,9 @@ export interface PersonPolicy {
   applyUndo(plan: UndoPlan): ReturnType<typeof applyUndo>;
 }
 
-export function personPolicy(policy: Policy): PersonPolicy {
+export function personPolicy(
+  policy: Deciding & ChangeRecords & Vouches & RunControl & RunMemory,
+): PersonPolicy {
   return {
     get contextLabel() {
       return policy.contextLabel;

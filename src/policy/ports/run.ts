@@ -3,7 +3,13 @@
  * call. Each method decides through the policy layer's rule functions and returns a value the
  * tool renders; none hands out the effect worker, the audit log or the planner context.
  */
-import type { Policy } from "../core.ts";
+import type {
+  BoundCommandRules,
+  ChangeRecords,
+  Deciding,
+  RunMemory,
+  Vouches,
+} from "../capabilities.ts";
 import type { Label } from "../../util/label.ts";
 import type { Settings } from "../../state/settings.ts";
 import { ownWordsLabel } from "../driver_labels.ts";
@@ -34,7 +40,9 @@ export interface RunPort {
   readOutput(ref: string, settings: Settings): Promise<ReadOutputDecision>;
 }
 
-export function runPort(policy: Policy): RunPort {
+export function runPort(
+  policy: Deciding & ChangeRecords & Vouches & BoundCommandRules & RunMemory,
+): RunPort {
   return {
     run: async (input, settings) => withResultLabel(await carryOutRun(policy, settings, input)),
     readOutput: (ref, settings) => decideReadOutput(policy, settings, ref),

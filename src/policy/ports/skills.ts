@@ -4,7 +4,7 @@
  * this file's types and is handed the port, never the `Policy`, the effect worker or the trust
  * map, so it cannot list or read a workspace file any other way.
  */
-import type { Policy } from "../core.ts";
+import type { FileLabels, WorkspaceFiles } from "../capabilities.ts";
 import { type ResolvedPath, resolvePath } from "../paths.ts";
 import {
   type FolderListing,
@@ -34,7 +34,7 @@ export interface SkillsPort {
   userSkillLabel(): Label;
 }
 
-export function skillsPort(policy: Policy): SkillsPort {
+export function skillsPort(policy: FileLabels & WorkspaceFiles): SkillsPort {
   return {
     get workspaceRoot() {
       return policy.workspace.root;
