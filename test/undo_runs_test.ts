@@ -11,7 +11,7 @@ import { exists, type RunFixture, withRunPolicy } from "./support/run_fixture.ts
 import { undo, undoResumed } from "./support/undo.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef } from "../src/tools/tool.ts";
-import type { Policy } from "../src/policy/core.ts";
+import type { FileLabels } from "../src/policy/capabilities.ts";
 import { planUndo, sessionDiff } from "../src/policy/undo.ts";
 import { ChangeLog } from "../src/policy/change_log.ts";
 import type { WorkerRequest } from "../src/worker/protocol.ts";
@@ -26,7 +26,7 @@ async function sh(fx: RunFixture, script: string): Promise<string> {
   return out.content;
 }
 
-const integrity = (policy: Policy, rel: string) => policy.fileLabel(rel).then((l) => l.integrity);
+const integrity = (policy: FileLabels, rel: string) => policy.fileLabel(rel).then((l) => l.integrity);
 
 Deno.test("undo runs: a run that changed a file is taken back, and the file is trusted again", async () => {
   await withRunPolicy({ files: { "a.txt": "old\n" }, answers: [once] }, async (fx) => {
