@@ -26,7 +26,8 @@ async function sh(fx: RunFixture, script: string): Promise<string> {
   return out.content;
 }
 
-const integrity = (policy: FileLabels, rel: string) => policy.fileLabel(rel).then((l) => l.integrity);
+const integrity = (policy: FileLabels, rel: string) =>
+  policy.fileLabel(rel).then((l) => l.integrity);
 
 Deno.test("undo runs: a run that changed a file is taken back, and the file is trusted again", async () => {
   await withRunPolicy({ files: { "a.txt": "old\n" }, answers: [once] }, async (fx) => {
