@@ -15,6 +15,8 @@ export interface PtyStep {
   send?: string;
   /** Seconds to wait for `expect` (the driver's default otherwise). */
   timeout?: number;
+  /** Resize the terminal to this many columns once matched (before `send`). */
+  columns?: number;
   /** Seconds to wait after the match before typing (the driver's default otherwise). */
   pause?: number;
 }

@@ -6,6 +6,7 @@
  * turn. Keys typed before a question appeared and pastes never answer it (screen.ts).
  */
 import pc from "picocolors";
+import stringWidth from "string-width";
 import { formatLabel } from "../../util/label.ts";
 import { FOREIGN_TREES } from "../../policy/trust_map.ts";
 import {
@@ -60,10 +61,10 @@ export class InkPerson implements Person {
     this.#s.print(text);
   }
 
+  /** A question's heading: a rule across the terminal (one column short of it, so no wrap). */
   #rule(title: string): void {
-    this.#line(
-      "\n" + pc.bold(`── ${title} `) + pc.dim("─".repeat(Math.max(0, 60 - title.length))),
-    );
+    const rest = this.#o.width() - 1 - stringWidth(`── ${title} `);
+    this.#line("\n" + pc.bold(`── ${title} `) + pc.dim("─".repeat(Math.max(3, rest))));
   }
 
   #interrupted(): void {

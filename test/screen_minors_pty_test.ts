@@ -1,0 +1,62 @@
+/**
+ * The session screen's smaller manners (issue 25, the minors), through a real pseudo-terminal
+ * against the scripted model: the frame is drawn again when the terminal is resized at the idle
+ * prompt, and a question's rule is as wide as the terminal.
+ */
+import assert from "node:assert/strict";
+import { drivePty, KEY, sessionPlaces } from "./support/pty.ts";
+import { startMockModel } from "../scripts/mock-model.ts";
+
+const call = (name: string, args: unknown) => ({ name, arguments: args });
+
+/** The longest run of `─` on one line of the screen. */
+function widestRule(screen: string, after = 0): number {
+  let widest = 0;
+  for (const line of screen.slice(after).split("\n")) {
+    for (const m of line.matchAll(/─+/g)) widest = Math.max(widest, [...m[0]].length);
+  }
+  return widest;
+}
+
+Deno.test({
+  name: "screen (pty): a resize at the idle prompt repaints it; rules follow the terminal's width",
+  sanitizeResources: false,
+  async fn() {
+    const mock = await startMockModel({
+      script: {
+        replies: [
+          { tool_calls: [call("write_file", { path: "a.txt", contents: "one\n" })] },
+          { text: "wide done" },
+          { tool_calls: [call("write_file", { path: "b.txt", contents: "two\n" })] },
+          { text: "narrow done" },
+        ],
+      },
+    });
+    const places = await sessionPlaces("bb-pty-resize-");
+    try {
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w" },
+          { expect: "\\(T,pub\\) ›", send: "wide" + KEY.enter },
+          { expect: "Write a\\.txt\\?", send: "y" },
+          { expect: "wide done[\\s\\S]*› [\\s\\S]*mock · ", columns: 50 },
+          // Nothing typed: the prompt and the status line are drawn again at the new width.
+          { expect: "\\(T,priv\\)(?: \\d+%)? ›[\\s\\S]*mock · ", send: "narrow" + KEY.enter },
+          { expect: "MARK-NARROW|── write a file", send: "y" },
+          { expect: "narrow done[\\s\\S]*›", send: "/exit" + KEY.enter },
+        ],
+        places.args(mock.url),
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      const narrowAt = r.screen.indexOf("› narrow");
+      assert.ok(narrowAt > 0, r.screen);
+      // At 120 columns the rule reaches across (not 64 columns); at 50 it fits in 50.
+      assert.ok(widestRule(r.screen.slice(0, narrowAt)) > 100, r.screen.slice(0, narrowAt));
+      const narrow = widestRule(r.screen, narrowAt);
+      assert.ok(narrow > 30 && narrow < 50, `a rule of ${narrow} at 50 columns`);
+    } finally {
+      await mock.stop();
+      await places.remove();
+    }
+  },
+});
