@@ -60,3 +60,51 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "screen (pty): a large paste is one mark and sent whole; tabs kept; Ctrl-U then text in one read; Enter's answer marked",
+  sanitizeResources: false,
+  async fn() {
+    const mock = await startMockModel({
+      script: {
+        replies: [
+          { text: "pasted ok" },
+          { tool_calls: [call("write_file", { path: "a.txt", contents: "one\n" })] },
+          { text: "chunk ok" },
+        ],
+      },
+    });
+    const places = await sessionPlaces("bb-pty-input-minors-");
+    const big = Array.from({ length: 600 }, (_, i) => `row\t${i}`).join("\n");
+    try {
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w" },
+          { expect: "\\(T,pub\\) ›", send: "look: " },
+          { expect: "look:", send: KEY.paste(big) },
+          { expect: "look: \\[pasted 600 lines\\]", send: KEY.enter },
+          { expect: "pasted ok[\\s\\S]*›", send: "junk words" },
+          // Ctrl-U and the new text arrive in one read: the line is cleared, then typed.
+          { expect: "junk words", send: "\u0015write it" + KEY.enter },
+          { expect: "\\[n\\] refuse \\(Enter\\)", send: "n" },
+          { expect: "chunk ok[\\s\\S]*›", send: "/exit" + KEY.enter },
+        ],
+        places.args(mock.url),
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      // The paste was never drawn line by line, and the model got all of it, tabs and all.
+      assert.ok(!r.screen.includes("row    599"), "the paste was drawn whole");
+      const users = mock.requests.filter((q) => q.kind === "planner").map((q) =>
+        (q.body as { messages: { role: string; content: string }[] }).messages.filter((m) =>
+          m.role === "user"
+        ).at(-1)?.content
+      );
+      assert.equal(users[0], `look: ${big}`);
+      assert.equal(users[1], "write it");
+    } finally {
+      await mock.stop();
+      await places.remove();
+    }
+  },
+});
