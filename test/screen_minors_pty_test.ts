@@ -108,3 +108,49 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "screen (pty): the live line (time, tokens, Esc); a run's clock ticks; a cut reply retried is said discarded",
+  sanitizeResources: false,
+  async fn() {
+    const mock = await startMockModel({
+      script: {
+        replies: [
+          // Cut off after a few pieces of text: asked again, and the second answer is whole.
+          { text: "CUT-" + "y".repeat(400), chunk: 8, fault: { cut_after: 4 } },
+          { text: "WHOLE-ANSWER", chunk: 4 },
+          {
+            tool_calls: [call("run", { pipeline: [{ program: "sh", args: ["-c", "sleep 3"] }] })],
+          },
+          { text: "slept", fault: { delay_ms: 1500 } },
+        ],
+      },
+    });
+    const places = await sessionPlaces("bb-pty-live-");
+    try {
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w" },
+          { expect: "\\(T,pub\\) ›", send: "answer me" + KEY.enter },
+          { expect: "cut off and is discarded" },
+          { expect: "trying again" },
+          { expect: "WHOLE-ANSWER[\\s\\S]*›", send: "sleep" + KEY.enter },
+          { expect: "Run it\\?", send: "y" },
+          // The run's clock ticks while it runs.
+          { expect: "run… 1s · Esc to interrupt" },
+          { expect: "run… 2s" },
+          { expect: "waiting for the model… \\d+s · Esc to interrupt" },
+          { expect: "slept[\\s\\S]*›", send: "/exit" + KEY.enter },
+        ],
+        places.args(mock.url),
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      const planner = mock.requests.filter((q) => q.kind === "planner");
+      assert.equal(planner.length, 4, "the cut reply was asked again once");
+    } finally {
+      await mock.stop();
+      await places.remove();
+    }
+  },
+});

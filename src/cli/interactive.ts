@@ -438,7 +438,7 @@ async function runShell(
   pending: { text: string; label: Label }[],
 ): Promise<void> {
   const print = (text: string) => screen.print(text);
-  view.setActivity(`running ${escapeForScreen(clip(typed, 60))}…`);
+  view.setActivity(`running ${escapeForScreen(clip(typed, 60))}…`, "Ctrl-C to stop");
   const ran = await runtime.policy.runShellLine(line, settings);
   view.setActivity(null);
   if (!ran.ok) {

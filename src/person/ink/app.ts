@@ -98,6 +98,9 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
   if (screen.live.length > 0) {
     parts.push(h(Text, { key: "live" }, forTerminal(screen.live.join("\n"))));
   }
+  if (screen.progress.length > 0) {
+    parts.push(h(Text, { key: "progress" }, forTerminal(screen.progress.join("\n"))));
+  }
   if (screen.activity && !screen.question) {
     parts.push(h(Text, { key: "activity" }, forTerminal(pc.dim(screen.activity))));
   }

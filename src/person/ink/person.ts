@@ -481,6 +481,11 @@ export class InkPerson implements Person {
   }
 
   notice(text: string | ScreenText): void {
-    this.#line(pc.yellow(`note: ${shownOnScreen(text)}`));
+    this.#line(noticeLine(text));
   }
+}
+
+/** A notice as the screen shows it (the session's, and a retry's line shown in place). */
+export function noticeLine(text: string | ScreenText): string {
+  return pc.yellow(`note: ${shownOnScreen(text)}`);
 }

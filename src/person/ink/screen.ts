@@ -78,6 +78,8 @@ export class Screen {
   streaming: string[] = [];
   /** What is happening now ("waiting for the model… 3s"), or nothing. */
   activity = "";
+  /** A notice of something under way (a retry's wait), rewritten in place as it goes. */
+  progress: string[] = [];
   editor: EditorState;
   busy = false;
   queued: string[] = [];
