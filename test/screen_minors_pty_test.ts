@@ -154,3 +154,60 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "screen (pty): a {{ref:N}} is shown where it stands; /compact is said once, as asked, and the status line follows",
+  sanitizeResources: false,
+  async fn() {
+    const long = Array.from({ length: 400 }, (_, i) => `Point ${i} of a long answer.`).join(" ");
+    const mock = await startMockModel({
+      script: {
+        replies: [
+          { text: "Before the output {{ref:0}}\n\nAFTER-THE-CONTENT" },
+          { text: long },
+          { text: "third" },
+          // The summary /compact asks for.
+          { text: "SUMMARY of it all" },
+        ],
+      },
+    });
+    const places = await sessionPlaces("bb-pty-ref-compact-");
+    try {
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w" },
+          { expect: "\\(T,pub\\) ›", send: "!echo SHOWN-CONTENT" + KEY.enter },
+          { expect: "told of ref:0", send: "show it" + KEY.enter },
+          { expect: "AFTER-THE-CONTENT[\\s\\S]*›", send: "more" + KEY.enter },
+          { expect: "Point 399[\\s\\S]*›", send: "again" + KEY.enter },
+          { expect: "third[\\s\\S]*context \\d+% full", send: "/compact" + KEY.enter },
+          {
+            expect: "as you asked \\(/compact\\)[\\s\\S]*context \\d+% full",
+            send: "/exit" + KEY.enter,
+          },
+        ],
+        places.args(mock.url),
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      const s = r.screen;
+      // The reference's frame stands between the text before its marker and the text after.
+      const frame = s.lastIndexOf("│ SHOWN-CONTENT");
+      assert.ok(frame > s.indexOf("Before the output"), s);
+      assert.ok(frame < s.lastIndexOf("AFTER-THE-CONTENT"), s);
+      // /compact: said once, as asked, not as a window that was full.
+      const compactAt = s.indexOf("› /compact");
+      const after = s.slice(compactAt);
+      assert.equal(after.split("became one summary").length - 1, 1, after);
+      assert.doesNotMatch(after, /to fit the context window/);
+      // The status line follows: the long answer is summarised away.
+      const tokens = (t: string) => [...t.matchAll(/~(\d+) tokens · context/g)].map((m) => +m[1]);
+      const before = tokens(s.slice(0, compactAt)).at(-1)!;
+      const now = tokens(after).at(-1)!;
+      assert.ok(now < before, `the status line said ~${before} tokens, then ~${now}`);
+    } finally {
+      await mock.stop();
+      await places.remove();
+    }
+  },
+});

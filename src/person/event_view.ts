@@ -14,7 +14,7 @@ import pc from "picocolors";
 import type { DriverEvent } from "../util/events.ts";
 import { escapeForScreen, toolArgumentParts } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
-import { shownHeading } from "../util/shown.ts";
+import { SHOWN_MARKER, shownHeading } from "../util/shown.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
 import { quotedWords, wrapParts } from "./text_layout.ts";
 import type { Screen } from "./ink/screen.ts";
@@ -100,6 +100,15 @@ export class EventView {
   #streamed = "";
   /** Whether any text of the current reply was streamed. */
   #streamedAny = false;
+  /** Whether a piece of the current reply was printed: the next starts after a blank line. */
+  #printedPiece = false;
+  /**
+   * The reply's text after a `{{ref:N}}` whose content is not shown yet: printed once it is
+   * (the content stands where the marker does), or when anything else comes.
+   */
+  #heldText: string | null = null;
+  /** The references of this reply already shown (a marker again is not waited for). */
+  #shownRefs = new Set<string>();
   /** A redraw of the streaming answer that is due, at most one per {@link STREAM_FRAME_MS}. */
   #streamTimer: ReturnType<typeof setTimeout> | undefined;
   /** The key of the todo list last printed. */
@@ -136,6 +145,14 @@ export class EventView {
 
   /** One event from the driver or the session, onto the screen. */
   event(e: DriverEvent): void {
+    // Text held for a reference's content goes out before anything but that content.
+    if (
+      e.type !== "shown" && e.type !== "text_delta" && e.type !== "assistant_text" &&
+      e.type !== "notice"
+    ) {
+      this.#flushStream(true);
+      this.#releaseHeld();
+    }
     // A retry's notice stands until what it waited for goes on (or gives up): then its last
     // state is printed once, for good.
     if (e.type !== "notice" || e.progress === undefined) this.#endProgress();
@@ -151,6 +168,8 @@ export class EventView {
     switch (e.type) {
       case "model_request":
         this.#streamedAny = false;
+        this.#printedPiece = false;
+        this.#shownRefs.clear();
         this.setWaiting(true);
         this.#request = { since: this.#activity!.since, chars: 0 };
         return;
@@ -204,10 +223,16 @@ export class EventView {
         this.#flushStream(true);
         this.#o.person.remark(e.text);
         return;
-      case "shown":
+      case "shown": {
         this.#flushStream(true);
         this.shown(e);
+        this.#shownRefs.add(e.ref);
+        // The reply goes on after the content, up to its next marker.
+        const rest = this.#heldText;
+        this.#heldText = null;
+        if (rest !== null) this.#printText(rest);
         return;
+      }
       case "notice":
         // A notice made again while it still holds (a skill's problem, the AGENTS.md note) is
         // said once; a happening (a retry, a cut reply) every time.
@@ -318,6 +343,8 @@ export class EventView {
 
   /** A turn or a shell line ended: nothing is waited on, and everything held is printed. */
   settle(): void {
+    this.#flushStream(true);
+    this.#releaseHeld();
     this.#endProgress();
     this.#request = null;
     this.setWaiting(false);
@@ -393,12 +420,49 @@ export class EventView {
     const { stable, rest } = all
       ? { stable: this.#streamed, rest: "" }
       : splitStable(this.#streamed);
-    if (stable.trim() !== "") this.#print(this.markdown(stable).join("\n"));
+    this.#printText(stable);
     this.#streamed = rest;
     // The live area shows the unfinished part's end: rendering all of a long one at every
     // frame would cost the square of its length (it is rendered whole once it is finished).
-    this.#o.screen.streaming = rest ? this.markdown(rest.slice(-STREAM_TAIL_CHARS)) : [];
+    const live = all ? "" : (this.#heldText ?? "") + rest;
+    this.#o.screen.streaming = live ? this.markdown(live.slice(-STREAM_TAIL_CHARS)) : [];
     this.#o.screen.changed();
+  }
+
+  /**
+   * Finished text of the reply, printed up to the end of the line of its first marker whose
+   * content is still to come; the rest is held until that content is shown.
+   */
+  #printText(text: string): void {
+    if (this.#heldText !== null) {
+      this.#heldText += text;
+      return;
+    }
+    for (const m of text.matchAll(SHOWN_MARKER)) {
+      if (this.#shownRefs.has(m[1])) continue;
+      const end = text.indexOf("\n", m.index + m[0].length);
+      const cut = end < 0 ? text.length : end + 1;
+      this.#printMarkdown(text.slice(0, cut));
+      this.#heldText = text.slice(cut);
+      return;
+    }
+    this.#printMarkdown(text);
+  }
+
+  /** Text held for a reference's content that did not come: printed as it is. */
+  #releaseHeld(): void {
+    const held = this.#heldText;
+    this.#heldText = null;
+    if (held !== null) this.#printMarkdown(held);
+  }
+
+  /** One piece of the reply's markdown; a blank line between pieces, as between blocks. */
+  #printMarkdown(text: string): void {
+    if (text.trim() === "") return;
+    const lines = this.markdown(text);
+    if (lines.length === 0) return;
+    this.#print([...(this.#printedPiece ? [""] : []), ...lines].join("\n"));
+    this.#printedPiece = true;
   }
 
   /** Text arrived: the screen is redrawn soon, not at every piece (a reply may come in 16 MiB). */

@@ -338,3 +338,64 @@ Deno.test("event view: a retry's notice is rewritten in place; a partial reply r
     v.view.close();
   }
 });
+
+Deno.test("event view: a {{ref:N}}'s content stands where the marker does, not after the reply", () => {
+  const v = viewed();
+  try {
+    v.view.event({ type: "model_request", turn: 1 });
+    v.view.event({
+      type: "assistant_text",
+      text: "Here it is: {{ref:1}}\nand then {{ref:2}} too.\n\nAfter both.",
+    });
+    const frame = (ref: string) => ({
+      type: "shown" as const,
+      ref,
+      kind: "output",
+      label: "(U,priv)",
+      source: "a command's output",
+      text: `CONTENT-${ref}`,
+      lines: 1,
+      omitted: 0,
+    });
+    assert.equal(v.printed().join("\n").includes("After both"), false, "the rest waits");
+    v.view.event(frame("ref:1"));
+    v.view.event(frame("ref:2"));
+    v.view.event({ type: "final", result: "", status: "finished", turns: 1, context_label: "" });
+    const s = v.printed().join("\n");
+    const at = (t: string) => s.indexOf(t);
+    assert.ok(at("Here it is") < at("CONTENT-ref:1"), s);
+    assert.ok(at("CONTENT-ref:1") < at("and then"), s);
+    assert.ok(at("and then") < at("CONTENT-ref:2"), s);
+    assert.ok(at("CONTENT-ref:2") < at("After both"), s);
+    // A marker whose content never comes (an unknown reference) holds nothing back for long.
+    v.view.event({ type: "model_request", turn: 2 });
+    v.view.event({ type: "assistant_text", text: "See {{ref:9}}\n\nThe end." });
+    v.view.event({ type: "notice", text: "{{ref:9}}: ref:9 names no reference of this session" });
+    v.view.event({ type: "final", result: "", status: "finished", turns: 2, context_label: "" });
+    assert.match(v.printed().join("\n"), /See \{\{ref:9\}\}[\s\S]*The end\./);
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: blocks of a streamed reply printed apart keep a blank line between them", async () => {
+  const v = viewed();
+  try {
+    v.view.event({ type: "model_request", turn: 1 });
+    v.view.event({ type: "text_delta", text: "First paragraph.\n\nSecond" });
+    // The first block is printed on the next frame of the stream (polled, bounded).
+    for (let i = 0; i < 100 && v.printed().length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(v.printed(), ["First paragraph."]);
+    v.view.event({ type: "text_delta", text: " paragraph." });
+    v.view.event({ type: "assistant_text", text: "First paragraph.\n\nSecond paragraph." });
+    assert.deepEqual(v.printed(), ["First paragraph.", "\nSecond paragraph."]);
+    // A new reply starts without one.
+    v.view.event({ type: "model_request", turn: 2 });
+    v.view.event({ type: "assistant_text", text: "Next." });
+    assert.equal(v.printed().at(-1), "Next.");
+  } finally {
+    v.view.close();
+  }
+});
