@@ -213,7 +213,7 @@ export class Screen {
         h?.onClearScreen();
         return;
       case "hint-exit":
-        this.print("(Ctrl-C again, Ctrl-D or /exit to leave)");
+        this.print("(Ctrl-C again within 2 seconds, Ctrl-D or /exit to leave)");
         return;
     }
   }
