@@ -92,9 +92,12 @@ export class InkPerson implements Person {
             resolve(v);
             return;
           }
-          // What was answered stays on the screen, under the question.
+          // What was answered stays on the screen, under the question (going back: the question
+          // before it, asked again, says it).
           const chosen = choices.find((c) => c.value === v);
-          this.#line(pc.dim(`${title} ${chosen ? `${chosen.key}: ${chosen.label}` : v}`));
+          if (chosen || v !== "back") {
+            this.#line(pc.dim(`${title} ${chosen ? `${chosen.key}: ${chosen.label}` : v}`));
+          }
           resolve(v);
         },
       });
