@@ -57,14 +57,20 @@ export function promptLine(workspaceRoot: string, l: Label, fill: number | null 
   return `bravebot ${name} ${l.integrity === "T" ? pc.green(shown) : pc.red(shown)}${full} ›`;
 }
 
+/** A message as sent, and as the input box showed it (a large paste collapsed to its mark). */
+interface Submitted {
+  text: string;
+  shown: string;
+}
+
 /** Messages submitted and not yet taken (null: leave the session), and a waiter for the next. */
 class Inbox {
-  readonly #items: (string | null)[] = [];
+  readonly #items: (Submitted | null)[] = [];
   #wake: (() => void) | null = null;
 
   constructor(private readonly screen: Screen) {}
 
-  post(m: string | null): void {
+  post(m: Submitted | null): void {
     this.#items.push(m);
     this.#wake?.();
   }
@@ -75,11 +81,11 @@ class Inbox {
     this.screen.queued = [];
   }
 
-  async next(): Promise<string | null> {
+  async next(): Promise<Submitted | null> {
     while (this.#items.length === 0) await new Promise<void>((r) => this.#wake = r);
     this.#wake = null;
     const m = this.#items.shift()!;
-    if (m !== null && this.screen.queued[0] === m) {
+    if (m !== null && this.screen.queued[0] === m.shown) {
       this.screen.queued.shift();
       this.screen.changed();
     }
@@ -198,9 +204,9 @@ export async function interactiveSession(
   screen.hooks = {
     onInterrupt: () => live.turn?.abort(),
     onStop: stopTurn,
-    onSubmit: (text) => {
-      if (screen.busy) screen.queued.push(text);
-      live.inbox.post(text);
+    onSubmit: (text, shown = text) => {
+      if (screen.busy) screen.queued.push(shown);
+      live.inbox.post({ text, shown });
     },
     onExit: () => {
       stopTurn();
@@ -361,12 +367,14 @@ async function session(
 
   if (firstPrompt.trim() !== "") await runTurn(firstPrompt);
   while (true) {
-    const line = await live.inbox.next();
-    if (line === null) break;
+    const sent = await live.inbox.next();
+    if (sent === null) break;
+    const line = sent.text;
     const text = line.trim();
     if (text === "") continue;
     await remember(line.trimEnd());
-    print(`${screen.promptLabel} ${escapeForScreen(line, true).split("\n").join("\n  ")}`);
+    // Echoed as the box showed it: a large paste stays one mark (it is sent whole).
+    print(`${screen.promptLabel} ${escapeForScreen(sent.shown, true).split("\n").join("\n  ")}`);
     const shellLine = parseShellLine(text);
     if (shellLine) {
       await busy(() => runShell(live, runtime, settings, shellLine, text, pending));
@@ -430,7 +438,7 @@ async function runShell(
   pending: { text: string; label: Label }[],
 ): Promise<void> {
   const print = (text: string) => screen.print(text);
-  view.setActivity(`running ${escapeForScreen(clip(typed, 60))}…`);
+  view.setActivity(`running ${escapeForScreen(clip(typed, 60))}…`, "Ctrl-C to stop");
   const ran = await runtime.policy.runShellLine(line, settings);
   view.setActivity(null);
   if (!ran.ok) {

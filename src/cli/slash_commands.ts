@@ -110,16 +110,16 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     name: "compact",
     help: "have the planner summarise the conversation so far (it frees the window)",
     async run(_args, c) {
+      // What became of it is the driver's notice (said once, as asked for); a failure is said here.
+      c.view.setActivity("summarising the conversation…");
       const done = await c.runtime.driver.compact();
-      c.print(
-        done.ok
-          ? `${
-            plural(done.replaced, "earlier message")
-          } became one summary; the transcript keeps them all`
-          : done.error
-          ? `not compacted: ${escapeForScreen(done.error)}`
-          : "nothing to summarise yet",
-      );
+      c.view.settle();
+      if (!done.ok) {
+        c.print(
+          done.error ? `not compacted: ${escapeForScreen(done.error)}` : "nothing to summarise yet",
+        );
+      }
+      c.refreshPrompt();
     },
   },
   {

@@ -270,8 +270,9 @@ export async function compactConversation(
     const left = requests.leftOut - found.leftOut;
     run.emit({
       type: "notice",
-      text:
-        `the conversation was summarised to fit the context window (${run.window.tokens} tokens): ` +
+      text: (run.once
+        ? "the conversation was summarised, as you asked (/compact): "
+        : `the conversation was summarised to fit the context window (${run.window.tokens} tokens): `) +
         `${plural(chunk.length, "earlier message")} became one summary${
           left > 0
             ? ` (your ${plural(left, "oldest request")} no longer fit beside it and ${

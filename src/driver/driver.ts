@@ -467,6 +467,11 @@ export class Driver {
     const system = await this.#system();
     await loadTokenizer();
     const done = await this.#compact(system, signal, true);
+    // The window's fill as the next request would find it, for the prompt and status lines.
+    if (typeof done === "number" && done > 0) {
+      const fit = buildRequest(system, this.#messages, this.#specs, this.#served.window.fit);
+      if (fit.ok) this.contextFill = fit.tokens / this.#served.window.fit;
+    }
     return typeof done === "number"
       ? { ok: done > 0, replaced: done }
       : { ok: false, replaced: 0, error: done.error };

@@ -14,11 +14,12 @@ import pc from "picocolors";
 import type { DriverEvent } from "../util/events.ts";
 import { escapeForScreen, toolArgumentParts } from "../util/escape.ts";
 import { plural } from "../util/plural.ts";
-import { shownHeading } from "../util/shown.ts";
+import { SHOWN_MARKER, shownHeading } from "../util/shown.ts";
 import { renderMarkdown, splitStable } from "./markdown.ts";
 import { quotedWords, wrapParts } from "./text_layout.ts";
 import type { Screen } from "./ink/screen.ts";
 import type { Person } from "./person.ts";
+import { noticeLine } from "./ink/person.ts";
 
 /**
  * The line for a decision a rule or the policy file made. Its reason is left out when the tool's
@@ -81,7 +82,15 @@ export interface EventViewOptions {
   todos: () => { key: string; lines: readonly string[] };
   /** The planner context's label changed: the prompt line is drawn again. */
   onContextLabel: () => void;
+  /** The clock (ms) for the live line's elapsed time; tests give their own. */
+  now?: () => number;
 }
+
+/** What the live line says while the model writes its answer. */
+const ANSWERING = "answering…";
+
+/** Characters of streamed text per token, for the live line's count (an estimate, said `~`). */
+const CHARS_PER_TOKEN = 4;
 
 type Decision = Extract<DriverEvent, { type: "decision" }>;
 
@@ -91,6 +100,15 @@ export class EventView {
   #streamed = "";
   /** Whether any text of the current reply was streamed. */
   #streamedAny = false;
+  /** Whether a piece of the current reply was printed: the next starts after a blank line. */
+  #printedPiece = false;
+  /**
+   * The reply's text after a `{{ref:N}}` whose content is not shown yet: printed once it is
+   * (the content stands where the marker does), or when anything else comes.
+   */
+  #heldText: string | null = null;
+  /** The references of this reply already shown (a marker again is not waited for). */
+  #shownRefs = new Set<string>();
   /** A redraw of the streaming answer that is due, at most one per {@link STREAM_FRAME_MS}. */
   #streamTimer: ReturnType<typeof setTimeout> | undefined;
   /** The key of the todo list last printed. */
@@ -100,7 +118,7 @@ export class EventView {
   /** A rule's decision, held until the tool's result shows whether it says the reason. */
   #held: Decision | null = null;
   /** What the session waits on now (the model, a tool, a command), and since when. */
-  #activity: { label: string; since: number } | null = null;
+  #activity: { label: string; since: number; stop: string } | null = null;
   readonly #ticker: ReturnType<typeof setInterval>;
   /** The last tool results, for `/expand`. */
   readonly #results: KeptResult[] = [];
@@ -108,11 +126,17 @@ export class EventView {
   #hinted = false;
   /** The planner context's integrity as last reported: the U line is said when it turns U. */
   #integrity = "T";
+  /** The model request under way: since when, and how much text it streamed so far. */
+  #request: { since: number; chars: number } | null = null;
+  /** A notice of something under way (a retry's wait), shown in place until it is over. */
+  #progress: { key: string; text: string } | null = null;
+  readonly #now: () => number;
 
   constructor(options: EventViewOptions) {
     this.#o = options;
+    this.#now = options.now ?? Date.now;
     this.#lastTodos = options.todos().key;
-    this.#ticker = setInterval(() => this.#activity && this.#showActivity(), 1000);
+    this.#ticker = setInterval(() => this.tick(), 1000);
   }
 
   #print(text: string): void {
@@ -121,19 +145,44 @@ export class EventView {
 
   /** One event from the driver or the session, onto the screen. */
   event(e: DriverEvent): void {
+    // Text held for a reference's content goes out before anything but that content.
+    if (
+      e.type !== "shown" && e.type !== "text_delta" && e.type !== "assistant_text" &&
+      e.type !== "notice"
+    ) {
+      this.#flushStream(true);
+      this.#releaseHeld();
+    }
+    // A retry's notice stands until what it waited for goes on (or gives up): then its last
+    // state is printed once, for good.
+    if (e.type !== "notice" || e.progress === undefined) this.#endProgress();
     // Whatever comes next ends the wait (a tool's own events keep its line until its result).
-    if (e.type !== "model_request" && e.type !== "decision" && e.type !== "notice") {
+    if (
+      e.type !== "model_request" && e.type !== "decision" && e.type !== "notice" &&
+      e.type !== "text_delta"
+    ) {
       this.setActivity(null);
+      this.#request = null;
     }
     this.#flushDecision(e.type === "tool_result" ? e.content : undefined);
     switch (e.type) {
       case "model_request":
         this.#streamedAny = false;
+        this.#printedPiece = false;
+        this.#shownRefs.clear();
         this.setWaiting(true);
+        this.#request = { since: this.#activity!.since, chars: 0 };
         return;
       case "text_delta":
         this.#streamedAny = true;
         this.#streamed += e.text;
+        if (this.#request) {
+          this.#request.chars += e.text.length;
+          // The live line is redrawn with the streamed text's frame, not at every piece.
+          const stop = this.#activity?.stop ?? "Esc to interrupt";
+          this.#activity = { label: ANSWERING, since: this.#request.since, stop };
+          this.#o.screen.activity = this.#activityLine();
+        }
         this.#streamSoon();
         return;
       case "assistant_text":
@@ -174,16 +223,26 @@ export class EventView {
         this.#flushStream(true);
         this.#o.person.remark(e.text);
         return;
-      case "shown":
+      case "shown": {
         this.#flushStream(true);
         this.shown(e);
+        this.#shownRefs.add(e.ref);
+        // The reply goes on after the content, up to its next marker.
+        const rest = this.#heldText;
+        this.#heldText = null;
+        if (rest !== null) this.#printText(rest);
         return;
+      }
       case "notice":
         // A notice made again while it still holds (a skill's problem, the AGENTS.md note) is
         // said once; a happening (a retry, a cut reply) every time.
         if (e.once !== undefined) {
           if (this.#said.has(e.once)) return;
           this.#said.add(e.once);
+        }
+        if (e.progress !== undefined) {
+          this.#showProgress(e.progress, e.text);
+          return;
         }
         this.#flushStream(true);
         this.#o.person.notice(e.text);
@@ -264,9 +323,12 @@ export class EventView {
     this.#lastTodos = this.#o.todos().key;
   }
 
-  /** What the session waits on now, or nothing; its clock starts now. */
-  setActivity(label: string | null): void {
-    this.#activity = label === null ? null : { label, since: Date.now() };
+  /**
+   * What the session waits on now, or nothing; its clock starts now. `stop` says how to stop it
+   * (Esc stops a turn; a shell line stops on Ctrl-C).
+   */
+  setActivity(label: string | null, stop = "Esc to interrupt"): void {
+    this.#activity = label === null ? null : { label, since: this.#now(), stop };
     this.#showActivity();
   }
 
@@ -276,11 +338,15 @@ export class EventView {
 
   /** A question was answered: a command's elapsed time counts from here, not from the call. */
   questionClosed(): void {
-    if (this.#activity) this.#activity = { ...this.#activity, since: Date.now() };
+    if (this.#activity) this.#activity = { ...this.#activity, since: this.#now() };
   }
 
   /** A turn or a shell line ended: nothing is waited on, and everything held is printed. */
   settle(): void {
+    this.#flushStream(true);
+    this.#releaseHeld();
+    this.#endProgress();
+    this.#request = null;
     this.setWaiting(false);
     this.#flushDecision();
     this.#flushStream(true);
@@ -291,9 +357,54 @@ export class EventView {
     clearTimeout(this.#streamTimer);
   }
 
+  /** The live line's clock moved on (each second): it is drawn again. */
+  tick(): void {
+    if (this.#activity) this.#showActivity();
+  }
+
   #showActivity(): void {
+    this.#o.screen.activity = this.#activityLine();
+    this.#o.screen.changed();
+  }
+
+  /** The live line: what is waited on, for how long, the answer's tokens so far, and Esc. */
+  #activityLine(): string {
     const a = this.#activity;
-    this.#o.screen.activity = a ? `${a.label} ${Math.floor((Date.now() - a.since) / 1000)}s` : "";
+    if (!a) return "";
+    const chars = this.#request?.chars ?? 0;
+    const tokens = chars > 0 ? ` · ~${plural(Math.ceil(chars / CHARS_PER_TOKEN), "token")}` : "";
+    return `${a.label} ${Math.floor((this.#now() - a.since) / 1000)}s${tokens} · ${a.stop}`;
+  }
+
+  /**
+   * A retry's notice, in place of the one before it with the same key. A reply that had begun
+   * streaming is asked again: what of it is still live is dropped, and what was printed is
+   * said to be discarded, so the retried answer is not read as a second one.
+   */
+  #showProgress(key: string, text: string): void {
+    if (this.#streamedAny) {
+      clearTimeout(this.#streamTimer);
+      this.#streamTimer = undefined;
+      this.#streamed = "";
+      this.#o.screen.streaming = [];
+      this.#streamedAny = false;
+      this.#print(pc.yellow("(the reply so far was cut off and is discarded: asking again)"));
+      if (this.#request) this.#request.chars = 0;
+      if (this.#activity?.label === ANSWERING) {
+        this.#activity = { ...this.#activity, label: "waiting for the model…" };
+      }
+    }
+    this.#progress = { key, text };
+    this.#o.screen.progress = [noticeLine(text)];
+    this.#showActivity();
+  }
+
+  /** The notice of what was under way, printed for good in its last state. */
+  #endProgress(): void {
+    if (!this.#progress) return;
+    this.#progress = null;
+    this.#print(this.#o.screen.progress.join("\n"));
+    this.#o.screen.progress = [];
     this.#o.screen.changed();
   }
 
@@ -309,12 +420,49 @@ export class EventView {
     const { stable, rest } = all
       ? { stable: this.#streamed, rest: "" }
       : splitStable(this.#streamed);
-    if (stable.trim() !== "") this.#print(this.markdown(stable).join("\n"));
+    this.#printText(stable);
     this.#streamed = rest;
     // The live area shows the unfinished part's end: rendering all of a long one at every
     // frame would cost the square of its length (it is rendered whole once it is finished).
-    this.#o.screen.streaming = rest ? this.markdown(rest.slice(-STREAM_TAIL_CHARS)) : [];
+    const live = all ? "" : (this.#heldText ?? "") + rest;
+    this.#o.screen.streaming = live ? this.markdown(live.slice(-STREAM_TAIL_CHARS)) : [];
     this.#o.screen.changed();
+  }
+
+  /**
+   * Finished text of the reply, printed up to the end of the line of its first marker whose
+   * content is still to come; the rest is held until that content is shown.
+   */
+  #printText(text: string): void {
+    if (this.#heldText !== null) {
+      this.#heldText += text;
+      return;
+    }
+    for (const m of text.matchAll(SHOWN_MARKER)) {
+      if (this.#shownRefs.has(m[1])) continue;
+      const end = text.indexOf("\n", m.index + m[0].length);
+      const cut = end < 0 ? text.length : end + 1;
+      this.#printMarkdown(text.slice(0, cut));
+      this.#heldText = text.slice(cut);
+      return;
+    }
+    this.#printMarkdown(text);
+  }
+
+  /** Text held for a reference's content that did not come: printed as it is. */
+  #releaseHeld(): void {
+    const held = this.#heldText;
+    this.#heldText = null;
+    if (held !== null) this.#printMarkdown(held);
+  }
+
+  /** One piece of the reply's markdown; a blank line between pieces, as between blocks. */
+  #printMarkdown(text: string): void {
+    if (text.trim() === "") return;
+    const lines = this.markdown(text);
+    if (lines.length === 0) return;
+    this.#print([...(this.#printedPiece ? [""] : []), ...lines].join("\n"));
+    this.#printedPiece = true;
   }
 
   /** Text arrived: the screen is redrawn soon, not at every piece (a reply may come in 16 MiB). */

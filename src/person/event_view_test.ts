@@ -4,7 +4,7 @@ import { Screen } from "./ink/screen.ts";
 import type { DriverEvent } from "../util/events.ts";
 
 /** A view over a plain Screen, with the person's notices and the todo list in the open. */
-function viewed(todos: { content: string; status: string }[] = []) {
+function viewed(todos: { content: string; status: string }[] = [], now?: () => number) {
   const screen = new Screen();
   const notices: string[] = [];
   const remarks: string[] = [];
@@ -18,6 +18,7 @@ function viewed(todos: { content: string; status: string }[] = []) {
       lines: todos.map((t) => `[${t.status}] ${t.content}`),
     }),
     onContextLabel: () => labelChanges++,
+    now,
   });
   // deno-lint-ignore no-control-regex
   const printed = () => screen.items.map((i) => i.text.replace(/\x1b\[[0-9;]*m/g, ""));
@@ -125,11 +126,12 @@ Deno.test("event view: streamed text is printed once, whole, when the reply ends
   const v = viewed();
   try {
     v.view.event({ type: "model_request", turn: 1 });
-    assert.match(v.screen.activity, /^waiting for the model… \d+s$/);
+    assert.match(v.screen.activity, /^waiting for the model… \d+s · Esc to interrupt$/);
     v.view.event({ type: "text_delta", text: "Hello " });
     v.view.event({ type: "text_delta", text: "there." });
-    assert.equal(v.screen.activity, "", "text ends the wait");
+    assert.match(v.screen.activity, /^answering… \d+s · ~3 tokens · Esc to interrupt$/);
     v.view.event({ type: "assistant_text", text: "Hello there." });
+    assert.equal(v.screen.activity, "", "the reply's end ends the live line");
     v.view.event({ type: "final", result: "", status: "finished", turns: 1, context_label: "" });
     assert.deepEqual(v.printed(), ["Hello there."]);
     assert.deepEqual(v.screen.streaming, []);
@@ -274,6 +276,125 @@ Deno.test("event view: a tool call wrapped at 80 columns keeps every space of a 
       `new_text='${newText}' note='abcdefghi`,
       `   jk${"l".repeat(62)}'`,
     ]);
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: the live line says the time taken, the answer's tokens so far and Esc", () => {
+  let now = 50_000;
+  const v = viewed([], () => now);
+  try {
+    v.view.event({ type: "model_request", turn: 1 });
+    assert.equal(v.screen.activity, "waiting for the model… 0s · Esc to interrupt");
+    now += 3_400;
+    v.view.event({ type: "text_delta", text: "x".repeat(40) });
+    assert.equal(v.screen.activity, "answering… 3s · ~10 tokens · Esc to interrupt");
+    v.view.event({ type: "assistant_text", text: "x".repeat(40) });
+    v.view.event({ type: "tool_call", id: "c1", name: "run", arguments: {} });
+    now += 2_000;
+    v.view.questionClosed();
+    now += 5_000;
+    v.view.tick();
+    assert.equal(v.screen.activity, "run… 5s · Esc to interrupt", "counted from the answer");
+    now += 1_000;
+    v.view.tick();
+    assert.equal(v.screen.activity, "run… 6s · Esc to interrupt", "the clock ticks");
+    // A shell line says its own way to stop.
+    v.view.setActivity("running ls…", "Ctrl-C to stop");
+    assert.equal(v.screen.activity, "running ls… 0s · Ctrl-C to stop");
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: a retry's notice is rewritten in place; a partial reply retried is discarded", () => {
+  const v = viewed();
+  const retry = (n: number) => ({
+    type: "notice" as const,
+    text: `the model endpoint http://x: cut off; trying again in 1.0 s (try ${n})`,
+    progress: "retry http://x",
+  });
+  try {
+    v.view.event({ type: "model_request", turn: 1 });
+    v.view.event({ type: "text_delta", text: "Half an ans" });
+    v.view.event(retry(2));
+    assert.deepEqual(v.screen.streaming, [], "the cut reply is still live");
+    assert.match(v.screen.progress.join(""), /\(try 2\)/);
+    v.view.event(retry(3));
+    assert.equal(v.screen.progress.length, 1);
+    assert.match(v.screen.progress[0], /\(try 3\)/);
+    assert.deepEqual(v.notices, [], "a retry's notice was printed as a line of its own");
+    v.view.event({ type: "text_delta", text: "The whole answer." });
+    assert.deepEqual(v.screen.progress, []);
+    v.view.event({ type: "assistant_text", text: "The whole answer." });
+    const printed = v.printed();
+    assert.equal(printed.filter((l) => l.includes("Half an ans")).length, 0);
+    assert.equal(printed.filter((l) => /trying again/.test(l)).length, 1);
+    assert.match(printed.find((l) => /trying again/.test(l))!, /try 3/);
+    assert.ok(printed.some((l) => /cut off and is discarded/.test(l)));
+    assert.equal(printed.at(-1), "The whole answer.");
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: a {{ref:N}}'s content stands where the marker does, not after the reply", () => {
+  const v = viewed();
+  try {
+    v.view.event({ type: "model_request", turn: 1 });
+    v.view.event({
+      type: "assistant_text",
+      text: "Here it is: {{ref:1}}\nand then {{ref:2}} too.\n\nAfter both.",
+    });
+    const frame = (ref: string) => ({
+      type: "shown" as const,
+      ref,
+      kind: "output",
+      label: "(U,priv)",
+      source: "a command's output",
+      text: `CONTENT-${ref}`,
+      lines: 1,
+      omitted: 0,
+    });
+    assert.equal(v.printed().join("\n").includes("After both"), false, "the rest waits");
+    v.view.event(frame("ref:1"));
+    v.view.event(frame("ref:2"));
+    v.view.event({ type: "final", result: "", status: "finished", turns: 1, context_label: "" });
+    const s = v.printed().join("\n");
+    const at = (t: string) => s.indexOf(t);
+    assert.ok(at("Here it is") < at("CONTENT-ref:1"), s);
+    assert.ok(at("CONTENT-ref:1") < at("and then"), s);
+    assert.ok(at("and then") < at("CONTENT-ref:2"), s);
+    assert.ok(at("CONTENT-ref:2") < at("After both"), s);
+    // A marker whose content never comes (an unknown reference) holds nothing back for long.
+    v.view.event({ type: "model_request", turn: 2 });
+    v.view.event({ type: "assistant_text", text: "See {{ref:9}}\n\nThe end." });
+    v.view.event({ type: "notice", text: "{{ref:9}}: ref:9 names no reference of this session" });
+    v.view.event({ type: "final", result: "", status: "finished", turns: 2, context_label: "" });
+    assert.match(v.printed().join("\n"), /See \{\{ref:9\}\}[\s\S]*The end\./);
+  } finally {
+    v.view.close();
+  }
+});
+
+Deno.test("event view: blocks of a streamed reply printed apart keep a blank line between them", async () => {
+  const v = viewed();
+  try {
+    v.view.event({ type: "model_request", turn: 1 });
+    v.view.event({ type: "text_delta", text: "First paragraph.\n\nSecond" });
+    // The first block is printed on the next frame of the stream (polled, bounded).
+    for (let i = 0; i < 100 && v.printed().length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(v.printed(), ["First paragraph."]);
+    v.view.event({ type: "text_delta", text: " paragraph." });
+    v.view.event({ type: "assistant_text", text: "First paragraph.\n\nSecond paragraph." });
+    assert.deepEqual(v.printed(), ["First paragraph.", "\nSecond paragraph."]);
+    // A new reply starts without one.
+    v.view.event({ type: "model_request", turn: 2 });
+    v.view.event({ type: "assistant_text", text: "Next." });
+    assert.equal(v.printed().at(-1), "Next.");
   } finally {
     v.view.close();
   }

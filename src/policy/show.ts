@@ -15,13 +15,14 @@ import { decodeOutput } from "./outputs.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { recordDone } from "./verdict.ts";
 
+import { SHOWN_MARKER } from "../util/shown.ts";
 export { shownHeading } from "../util/shown.ts";
 
 /** How much of a file a `{{ref:N}}` or `/show` reads: the screen shows at most its lines. */
 const MAX_SHOWN_BYTES = 1024 * 1024;
 
 /** A marker `{{ref:N}}` in the planner's text. */
-const MARKER = /\{\{\s*(ref:\d+)\s*\}\}/g;
+const MARKER = SHOWN_MARKER;
 
 export interface Shown {
   ref: string;

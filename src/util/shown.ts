@@ -6,6 +6,12 @@
 import { plural } from "./plural.ts";
 
 /**
+ * A marker `{{ref:N}}` in the planner's text (group 1: `ref:N`): the policy layer reads what it
+ * stands for, and the screen shows it where the marker stands.
+ */
+export const SHOWN_MARKER = /\{\{\s*(ref:\d+)\s*\}\}/g;
+
+/**
  * The frame's first line, as every screen shows it (`label` as written, e.g. `(U,priv)`): ready
  * for the screen, since its source is (`sourceOf`, src/policy/refs.ts). The words follow the
  * label: `T` is trusted (a vouched command's output, which the planner may be shown too), `U`

@@ -24,6 +24,10 @@ export interface PtyStep {
    * screen for its quiet time ({@link ARM_MS}), as a person's would. Any other keys go at once.
    */
   answer?: boolean;
+  /** Resize the terminal to this many columns once matched (before `send`). */
+  columns?: number;
+  /** Seconds to wait after the match before typing (otherwise 0, or the quiet time where `answer` is set). */
+  pause?: number;
 }
 
 export interface PtyRun {
@@ -70,7 +74,7 @@ export async function drivePty(
     const rawFile = join(dir, "raw.bin");
     const driven = steps.map(({ answer, ...step }) => ({
       ...step,
-      pause: answer ? ANSWER_PAUSE_S : 0,
+      pause: step.pause ?? (answer ? ANSWER_PAUSE_S : 0),
     }));
     await Deno.writeTextFile(stepsFile, JSON.stringify(driven));
     const out = await new Deno.Command("python3", {

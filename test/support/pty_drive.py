@@ -3,8 +3,9 @@
 Usage: python3 pty_drive.py STEPS_JSON -- COMMAND ARGS...
 STEPS_JSON is a file holding [{"expect": "regex", "send": "keys", "timeout": seconds}, ...];
 "send" may be omitted (only wait), "signal": "INT" sends SIGINT to the child's process group
-instead of keys, and {"kill": true} ends with SIGKILL. "pause" is the seconds between the match
-and the keys (0.5 unless given). Every wait is bounded by its timeout.
+instead of keys, {"columns": N} resizes the terminal to N columns (the program gets SIGWINCH),
+and {"kill": true} ends with SIGKILL. "pause" is the seconds between the match and the keys (0.5
+unless given). Every wait is bounded by its timeout.
 Prints the whole screen (ANSI sequences removed), then the expectation that failed if one did,
 and exits 0, or 3 when an expectation failed;
 with PTY_RAW=FILE set, the raw bytes of the screen are also written there; with PTY_TIMES=FILE,
@@ -78,6 +79,8 @@ def main():
         if step.get("kill"):
             os.kill(pid, signal.SIGKILL)
             break
+        if "columns" in step:
+            fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, step["columns"], 0, 0))
         if "signal" in step:
             os.killpg(os.getpgid(pid), getattr(signal, "SIG" + step["signal"]))
         if "send" in step:

@@ -28,11 +28,12 @@ function cursorAt(text: string, at: number): string {
     text.slice(at + 1);
 }
 
-/** The typed text as drawn: each line escaped, continuation lines indented. */
+/** The typed text as drawn: each line escaped (a tab as spaces), continuation lines indented. */
 function drawInput(text: string, cursor: number): string {
   // Escape line by line, keeping the cursor's place: split at the cursor first.
-  const before = text.slice(0, cursor).split("\n").map((l) => escapeForScreen(l)).join("\n");
-  const after = text.slice(cursor).split("\n").map((l) => escapeForScreen(l)).join("\n");
+  const line = (l: string) => escapeForScreen(l, true);
+  const before = text.slice(0, cursor).split("\n").map(line).join("\n");
+  const after = text.slice(cursor).split("\n").map(line).join("\n");
   return cursorAt(before + after, before.length).split("\n").join("\n  ");
 }
 
@@ -59,7 +60,11 @@ function toKey(input: string, key: Key): KeyPress {
 function questionView(q: Question, note: string): React.ReactNode {
   const lines: string[] = [pc.bold(q.title)];
   if (q.kind === "keys") {
-    lines.push(q.choices.map((c) => `${pc.bold(`[${c.key}]`)} ${c.label}`).join("  "));
+    // Where Enter answers, the choice it takes says so (always a safe one: screen.ts).
+    const enter = (c: { value: string }) => c.value === q.enter ? pc.dim(" (Enter)") : "";
+    lines.push(
+      q.choices.map((c) => `${pc.bold(`[${c.key}]`)} ${c.label}${enter(c)}`).join("  "),
+    );
   } else if (q.kind === "text") {
     lines.push(`> ${cursorAt(escapeForScreen(q.text), [...escapeForScreen(q.text)].length)}`);
   } else {
@@ -92,6 +97,9 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
   }
   if (screen.live.length > 0) {
     parts.push(h(Text, { key: "live" }, forTerminal(screen.live.join("\n"))));
+  }
+  if (screen.progress.length > 0) {
+    parts.push(h(Text, { key: "progress" }, forTerminal(screen.progress.join("\n"))));
   }
   if (screen.activity && !screen.question) {
     parts.push(h(Text, { key: "activity" }, forTerminal(pc.dim(screen.activity))));

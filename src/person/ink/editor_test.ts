@@ -5,6 +5,8 @@ import {
   type EditorAction,
   type EditorState,
   emptyEditor,
+  EXIT_WINDOW_MS,
+  expandPastes,
   type KeyPress,
   paste,
   searchMatch,
@@ -174,10 +176,18 @@ Deno.test("editor: Ctrl+R searches history backwards; Enter submits the match", 
   const [after, actions] = keys(s, [ENTER]);
   assert.deepEqual(actions, [{ kind: "submit", text: "git status" }]);
   assert.equal(after.search, null);
-  // Esc leaves the search with the text as it was.
-  const [left] = keys(emptyEditor(["abc"]), ["x", ctrlR, "a", { input: "", escape: true }]);
+  // Ctrl-G leaves the search with the text as it was; Esc keeps the match, to edit (issue 25).
+  const [left] = keys(emptyEditor(["abc"]), ["x", ctrlR, "a", { input: "g", ctrl: true }]);
   assert.equal(left.search, null);
   assert.equal(left.text, "x");
+  const [kept, sent] = keys(emptyEditor(["abc"]), ["x", ctrlR, "a", { input: "", escape: true }]);
+  assert.equal(kept.search, null);
+  assert.equal(kept.text, "abc");
+  assert.equal(kept.cursor, 3);
+  assert.deepEqual(sent, []);
+  // With no match, Esc leaves the text as it was.
+  const [none] = keys(emptyEditor(["abc"]), ["x", ctrlR, "z", { input: "", escape: true }]);
+  assert.equal(none.text, "x");
 });
 
 Deno.test("editor: Ctrl+L asks for a clear screen; control characters typed are dropped", () => {
@@ -185,4 +195,75 @@ Deno.test("editor: Ctrl+L asks for a clear screen; control characters typed are 
     kind: "clear-screen",
   }]);
   assert.equal(keys(emptyEditor(), ["a\u0007b"])[0].text, "ab");
+});
+
+Deno.test("editor: a second Ctrl-C leaves only within the window; later it is a first again", () => {
+  const ctrlC = { input: "c", ctrl: true };
+  const at = (now: number) => ({ ...idle, now });
+  let [s, a] = applyKey(emptyEditor(), ctrlC, at(10_000));
+  assert.equal(a.kind, "hint-exit");
+  [s, a] = applyKey(s, ctrlC, at(10_000 + EXIT_WINDOW_MS + 1));
+  assert.equal(a.kind, "hint-exit", "a Ctrl-C long after the first left");
+  [, a] = applyKey(s, ctrlC, at(10_000 + 2 * EXIT_WINDOW_MS));
+  assert.equal(a.kind, "exit");
+});
+
+Deno.test("editor: tabs in a paste and in a chunk stay tabs", () => {
+  const s = paste(emptyEditor(), "a\tb\n\tc");
+  assert.equal(s.text, "a\tb\n\tc");
+  assert.deepEqual(keys(s, [ENTER])[1], [{ kind: "submit", text: "a\tb\n\tc" }]);
+  assert.equal(keys(emptyEditor(), ["x\ty"])[0].text, "x\ty");
+});
+
+Deno.test("editor: a large paste shows as one mark, is sent whole, and Backspace takes it whole", () => {
+  const big = Array.from({ length: 600 }, (_, i) => `line ${i}`).join("\n");
+  let s = keys(emptyEditor(), ["see "])[0];
+  s = paste(s, big);
+  assert.equal(s.text, "see [pasted 600 lines]");
+  s = keys(s, [" ok"])[0];
+  const [after, sent] = keys(s, [ENTER]);
+  assert.deepEqual(sent, [{
+    kind: "submit",
+    text: `see ${big} ok`,
+    shown: "see [pasted 600 lines] ok",
+  }]);
+  assert.deepEqual(after.pastes, []);
+  assert.equal(after.history.at(-1), `see ${big} ok`);
+  // Two of the same size are told apart; a backspace after a mark removes it and its text.
+  s = paste(paste(emptyEditor(), big), big);
+  assert.equal(s.text, "[pasted 600 lines][pasted 600 lines #2]");
+  s = keys(s, [{ input: "", backspace: true }])[0];
+  assert.equal(s.text, "[pasted 600 lines]");
+  assert.equal(expandPastes(s), big);
+  // A short paste goes in as it is.
+  assert.equal(paste(emptyEditor(), "a\nb").text, "a\nb");
+});
+
+Deno.test("editor: keys that came in one read are each handled (Ctrl-U then text)", () => {
+  const [s] = keys(emptyEditor(), ["old words", "\u0015new"]);
+  assert.equal(s.text, "new");
+  const [w] = keys(emptyEditor(), ["one two\u0017three"]);
+  assert.equal(w.text, "one three");
+  const [, sent] = keys(emptyEditor(), ["junk\u0015fresh\r"]);
+  assert.deepEqual(sent, [{ kind: "submit", text: "fresh" }]);
+});
+
+Deno.test("editor: Ctrl-W, Alt-Backspace, Alt-B, Alt-F and Ctrl-K", () => {
+  const ctrlW = { input: "w", ctrl: true };
+  const altBs = { input: "", backspace: true, meta: true };
+  const altB = { input: "b", meta: true };
+  const altF = { input: "f", meta: true };
+  const ctrlK = { input: "k", ctrl: true };
+  assert.equal(keys(emptyEditor(), ["git commit -m  ", ctrlW])[0].text, "git commit ");
+  assert.equal(keys(emptyEditor(), ["src/app.ts", altBs])[0].text, "src/app.");
+  assert.equal(keys(emptyEditor(), ["src/app.ts", ctrlW])[0].text, "");
+  let [s] = keys(emptyEditor(), ["alpha beta gamma", altB, altB]);
+  assert.equal(s.cursor, 6);
+  s = keys(s, [altF])[0];
+  assert.equal(s.cursor, 10);
+  s = keys(s, [ctrlK])[0];
+  assert.equal(s.text, "alpha beta");
+  // Ctrl-K ends at the line's end, not the text's.
+  const [m] = keys(paste(emptyEditor(), "ab\ncd"), [{ input: "", upArrow: true }, ctrlK]);
+  assert.equal(m.text, "ab\ncd".slice(0, m.cursor) + "\ncd");
 });

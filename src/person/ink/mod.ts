@@ -23,6 +23,10 @@ export function mount(screen: Screen, erase: () => void = () => {}): Mounted {
   const out = process.stdout as unknown as Record<string, unknown>;
   Object.defineProperty(out, "columns", { configurable: true, get: () => terminalSize().columns });
   Object.defineProperty(out, "rows", { configurable: true, get: () => terminalSize().rows });
+  // The stream says "resize" only when its own idea of the size changed, and the getters above
+  // always give the size now: the signal is heard here instead, and the frame drawn again.
+  const resized = () => process.stdout.emit("resize");
+  Deno.addSignalListener("SIGWINCH", resized);
   erase();
   const instance = render(React.createElement(App, { screen }), {
     exitOnCtrlC: false,
@@ -37,6 +41,7 @@ export function mount(screen: Screen, erase: () => void = () => {}): Mounted {
       screen.changed();
     },
     async stop() {
+      Deno.removeSignalListener("SIGWINCH", resized);
       instance.unmount();
       await instance.waitUntilExit().catch(() => {});
     },

@@ -6,6 +6,7 @@
  * turn. Keys typed before a question appeared and pastes never answer it (screen.ts).
  */
 import pc from "picocolors";
+import stringWidth from "string-width";
 import { formatLabel } from "../../util/label.ts";
 import { FOREIGN_TREES } from "../../policy/trust_map.ts";
 import {
@@ -60,10 +61,10 @@ export class InkPerson implements Person {
     this.#s.print(text);
   }
 
+  /** A question's heading: a rule across the terminal (one column short of it, so no wrap). */
   #rule(title: string): void {
-    this.#line(
-      "\n" + pc.bold(`── ${title} `) + pc.dim("─".repeat(Math.max(0, 60 - title.length))),
-    );
+    const rest = this.#o.width() - 1 - stringWidth(`── ${title} `);
+    this.#line("\n" + pc.bold(`── ${title} `) + pc.dim("─".repeat(Math.max(3, rest))));
   }
 
   #interrupted(): void {
@@ -91,9 +92,12 @@ export class InkPerson implements Person {
             resolve(v);
             return;
           }
-          // What was answered stays on the screen, under the question.
+          // What was answered stays on the screen, under the question (going back: the question
+          // before it, asked again, says it).
           const chosen = choices.find((c) => c.value === v);
-          this.#line(pc.dim(`${title} ${chosen ? `${chosen.key}: ${chosen.label}` : v}`));
+          if (chosen || v !== "back") {
+            this.#line(pc.dim(`${title} ${chosen ? `${chosen.key}: ${chosen.label}` : v}`));
+          }
           resolve(v);
         },
       });
@@ -115,11 +119,22 @@ export class InkPerson implements Person {
     });
   }
 
+  /** A pick; null when refused (Esc, or Ctrl-C), or "back" for Esc when `back` is set. */
+  #pick(
+    title: string,
+    options: string[],
+    o: { multiple?: boolean; digitBase: number; at?: number; back: true },
+  ): Promise<number[] | null | "back">;
   #pick(
     title: string,
     options: string[],
     o: { multiple?: boolean; digitBase: number; at?: number },
-  ): Promise<number[] | null> {
+  ): Promise<number[] | null>;
+  #pick(
+    title: string,
+    options: string[],
+    o: { multiple?: boolean; digitBase: number; at?: number; back?: boolean },
+  ): Promise<number[] | null | "back"> {
     return new Promise((resolve) => {
       this.#s.ask({
         kind: "pick",
@@ -130,7 +145,7 @@ export class InkPerson implements Person {
         marked: o.multiple ? new Set() : null,
         resolve: (v, interrupted) => {
           if (interrupted) this.#interrupted();
-          resolve(v);
+          resolve(v === null && o.back && !interrupted ? "back" : v);
         },
       });
     });
@@ -230,7 +245,7 @@ export class InkPerson implements Person {
       "The planner asks to read it. What should it get?",
       [
         { key: "v", label: "vouch: trust these bytes, it gets the lines", value: "vouch" },
-        { key: "k", label: "keep quarantined: it gets a reference (default)", value: "keep" },
+        { key: "k", label: "keep quarantined: it gets a reference", value: "keep" },
         {
           key: "s",
           label: "show as untrusted: it gets the lines, its context becomes U",
@@ -263,38 +278,55 @@ export class InkPerson implements Person {
         : pc.yellow(`runs unconfined: ${escapeForScreen(r.confinement.why)}`),
     );
     const single = r.stages.length === 1 ? r.stages[0] : null;
-    const answer = await this.#keys("Run it?", [
-      { key: "y", label: "run once", value: "once" },
-      ...(r.confinement.confined
-        ? [{ key: "u", label: "once, unconfined", value: "unconfined" }]
-        : []),
-      { key: "v", label: "vouch…", value: "vouch" },
-      { key: "n", label: "refuse", value: "refuse" },
-      { key: "r", label: "refuse with a reason", value: "why" },
-    ], { enter: "refuse", escape: "refuse" });
-    if (answer === "once") return { answer: "once" };
-    if (answer === "unconfined") return { answer: "once", unconfined: true };
-    if (answer === "why") return { answer: "refuse", reason: await this.#reason() };
-    if (answer !== "vouch") return { answer: "refuse" };
-    const how = await this.#keys("Vouch for what?", [
-      { key: "e", label: "exactly this command", value: "exact" },
-      ...(single && single.args.length > 0
-        ? [{ key: "p", label: "a prefix of it (choose how much)", value: "prefix" }]
-        : []),
-      { key: "n", label: "refuse", value: "refuse" },
-    ], { escape: "refuse" });
-    if (how === "exact") return { answer: "vouch" };
-    if (how !== "prefix" || !single) return { answer: "refuse" };
     const display = (n: number) =>
-      `${n}: ${formatArgv([single.program, ...single.args.slice(0, n)])}` +
-      (n < single.args.length ? " …" : "");
-    const n = await this.#pick(
-      "Vouch for which prefix? Any arguments may follow it (digit or arrows, then Enter; Esc refuses)",
-      Array.from({ length: Math.min(single.args.length, 10) }, (_, i) => display(i)),
-      { digitBase: 0 },
-    );
-    if (n === null) return { answer: "refuse" };
-    return { answer: "vouch", prefixArgs: n[0] };
+      `${n}: ${formatArgv([single!.program, ...single!.args.slice(0, n)])}` +
+      (n < single!.args.length ? " …" : "");
+    // Esc in the vouch questions goes back a step (Ctrl-C still refuses and stops the turn).
+    let step: "run" | "how" | "prefix" = "run";
+    while (true) {
+      if (step === "run") {
+        const answer = await this.#keys("Run it?", [
+          { key: "y", label: "run once", value: "once" },
+          ...(r.confinement.confined
+            ? [{ key: "u", label: "once, unconfined", value: "unconfined" }]
+            : []),
+          { key: "v", label: "vouch…", value: "vouch" },
+          { key: "n", label: "refuse", value: "refuse" },
+          { key: "r", label: "refuse with a reason", value: "why" },
+        ], { enter: "refuse", escape: "refuse" });
+        if (answer === "once") return { answer: "once" };
+        if (answer === "unconfined") return { answer: "once", unconfined: true };
+        if (answer === "why") return { answer: "refuse", reason: await this.#reason() };
+        if (answer !== "vouch") return { answer: "refuse" };
+        step = "how";
+        continue;
+      }
+      if (step === "how") {
+        const how = await this.#keys("Vouch for what? (Esc: back)", [
+          { key: "e", label: "exactly this command", value: "exact" },
+          ...(single && single.args.length > 0
+            ? [{ key: "p", label: "a prefix of it (choose how much)", value: "prefix" }]
+            : []),
+          { key: "n", label: "refuse", value: "refuse" },
+        ], { escape: "back", interrupt: "refuse" });
+        if (how === "exact") return { answer: "vouch" };
+        if (how === "back") step = "run";
+        else if (how === "prefix" && single) step = "prefix";
+        else return { answer: "refuse" };
+        continue;
+      }
+      const n = await this.#pick(
+        "Vouch for which prefix? Any arguments may follow it (digit or arrows, then Enter; Esc: back)",
+        Array.from({ length: Math.min(single!.args.length, 10) }, (_, i) => display(i)),
+        { digitBase: 0, back: true },
+      );
+      if (n === "back") {
+        step = "how";
+        continue;
+      }
+      if (n === null) return { answer: "refuse" };
+      return { answer: "vouch", prefixArgs: n[0] };
+    }
   }
 
   #decoders = new Map<"stdout" | "stderr", TextDecoder>();
@@ -452,6 +484,11 @@ export class InkPerson implements Person {
   }
 
   notice(text: string | ScreenText): void {
-    this.#line(pc.yellow(`note: ${shownOnScreen(text)}`));
+    this.#line(noticeLine(text));
   }
+}
+
+/** A notice as the screen shows it (the session's, and a retry's line shown in place). */
+export function noticeLine(text: string | ScreenText): string {
+  return pc.yellow(`note: ${shownOnScreen(text)}`);
 }

@@ -139,8 +139,21 @@ Deno.test("ink person: runs — y once, u unconfined, v then e exact or p prefix
   const q = t.screen.question;
   assert.ok(q?.kind === "pick");
   assert.deepEqual(q.options, ["0: git …", "1: git log …", "2: git log --oneline …"]);
+  // Esc goes back a step: from the prefixes to "vouch for what", from there to "run it".
   await t.press({ input: "", escape: true });
-  assert.deepEqual(await prefix, { answer: "refuse" });
+  assert.match(t.screen.question?.title ?? "", /^Vouch for what\?/);
+  await t.press({ input: "", escape: true });
+  assert.equal(t.screen.question?.title, "Run it?");
+  await t.press("v");
+  await t.press("e");
+  assert.deepEqual(await prefix, { answer: "vouch" });
+  // Ctrl-C in the vouch questions still refuses, and stops the turn.
+  const stopped = t.person.approveRun(run);
+  await t.press("v");
+  await t.press("p");
+  await t.press({ input: "c", ctrl: true });
+  assert.deepEqual(await stopped, { answer: "refuse" });
+  assert.equal(t.stops(), 1);
   // `u` is not on offer when the command would not run confined anyway.
   const unconfined = t.person.approveRun({
     ...run,
@@ -406,4 +419,20 @@ Deno.test("ink person: read_output shows what fed the run and the exact bytes; o
   assert.match(t.screen.question!.title, /2 lines not shown: approve unseen\?/);
   await t.press({ input: "\r", return: true });
   assert.deepEqual(await long, { approved: false });
+});
+
+Deno.test("ink person: text then Enter in one read answers a question field with the text", async () => {
+  const t = setup();
+  const own = t.person.ask({ header: "H", question: "Name?" });
+  t.later();
+  await t.press("mine\r");
+  assert.deepEqual(await own, { kind: "text", text: "mine" });
+  // Before the quiet time, the same read is type-ahead and answers nothing.
+  const early = t.person.ask({ header: "H", question: "Name?" });
+  await new Promise((r) => setTimeout(r, 0));
+  t.screen.questionDrawn();
+  t.screen.key({ input: "typed\r" });
+  assert.ok(t.screen.question, "type-ahead answered a question field");
+  await t.press({ input: "", escape: true });
+  assert.deepEqual(await early, { kind: "skipped" });
 });

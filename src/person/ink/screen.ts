@@ -59,8 +59,8 @@ export interface ScreenHooks {
   onInterrupt(): void;
   /** Ctrl-C while busy (or at a question: after the safe answer). */
   onStop(): void;
-  /** A message submitted (while idle or busy). */
-  onSubmit(text: string): void;
+  /** A message submitted (while idle or busy); `shown`: as the box showed it (a paste collapsed). */
+  onSubmit(text: string, shown?: string): void;
   onExit(): void;
   onClearScreen(): void;
   /** A question was answered: what the session waits on next starts now (a run's clock). */
@@ -78,6 +78,8 @@ export class Screen {
   streaming: string[] = [];
   /** What is happening now ("waiting for the model… 3s"), or nothing. */
   activity = "";
+  /** A notice of something under way (a retry's wait), rewritten in place as it goes. */
+  progress: string[] = [];
   editor: EditorState;
   busy = false;
   queued: string[] = [];
@@ -189,13 +191,14 @@ export class Screen {
     const [editor, action] = applyKey(this.editor, k, {
       busy: this.busy,
       commands: this.commands,
+      now: this.#now(),
     });
     this.editor = editor;
     this.changed();
     const h = this.hooks;
     switch (action.kind) {
       case "submit":
-        h?.onSubmit(action.text);
+        h?.onSubmit(action.text, action.shown);
         return;
       case "interrupt":
         h?.onInterrupt();
@@ -210,7 +213,7 @@ export class Screen {
         h?.onClearScreen();
         return;
       case "hint-exit":
-        this.print("(Ctrl-C again, Ctrl-D or /exit to leave)");
+        this.print("(Ctrl-C again within 2 seconds, Ctrl-D or /exit to leave)");
         return;
     }
   }
@@ -241,8 +244,12 @@ export class Screen {
       if (k.return) return this.#answer(() => q.resolve(q.text, false));
       if (k.backspace || k.delete) q.text = [...q.text].slice(0, -1).join("");
       else if (!k.ctrl && !k.meta && k.input) {
+        // Keys that came in one read: the text, then an Enter in it answers with that text.
+        const enter = k.input.search(/[\r\n]/);
+        const typed = enter < 0 ? k.input : k.input.slice(0, enter);
         // deno-lint-ignore no-control-regex
-        q.text += k.input.replace(/[\u0000-\u001f\u007f]/g, "");
+        q.text += typed.replace(/[\u0000-\u001f\u007f]/g, "");
+        if (enter >= 0) return this.#answer(() => q.resolve(q.text, false));
       }
       this.changed();
       return;
