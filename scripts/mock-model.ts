@@ -126,6 +126,8 @@ export interface MockOptions {
   /** What a compaction request (`tool_choice: "none"`) is answered with. */
   summary?: string;
   port?: number;
+  /** The names `GET /models` lists (what `/model NAME` and `doctor` check); default `mock`. */
+  models?: readonly string[];
 }
 
 const encoder = new TextEncoder();
@@ -178,7 +180,7 @@ export function startMockModel(options: MockOptions): Promise<MockModel> {
     if (req.method === "GET" && path.endsWith("/models")) {
       return Response.json({
         object: "list",
-        data: [{ id: "mock", object: "model", owned_by: "mock" }],
+        data: (options.models ?? ["mock"]).map((id) => ({ id, object: "model", owned_by: "mock" })),
       });
     }
     if (req.method === "GET") {

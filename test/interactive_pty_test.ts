@@ -243,6 +243,8 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     const mock = await startMockModel({
+      // `/model other` is checked against the server's list, as it is against a real server's.
+      models: ["mock", "other"],
       script: {
         replies: [
           { text: "got it" },
