@@ -107,6 +107,9 @@ async function firstPrompt(
   const samples: number[] = [];
   const question: number[] = [];
   const ready: number[] = [];
+  // One state folder for every round, as an installed program keeps one: round 0 also warms the
+  // kernel wall's module cache there (a new workspace each round still asks the first-use question).
+  const state = await Deno.makeTempDir({ prefix: "bb-bench-pty-state-" });
   for (let r = 0; r <= rounds; r++) {
     const dir = await Deno.makeTempDir({ prefix: "bb-bench-pty-" });
     try {
@@ -136,7 +139,7 @@ async function firstPrompt(
           "-w",
           join(dir, "ws"),
           "--state-dir",
-          join(dir, "state"),
+          state,
           "--config",
           join(dir, "config.json"),
         ],
@@ -161,6 +164,7 @@ async function firstPrompt(
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   }
+  await Deno.remove(state, { recursive: true }).catch(() => {});
   const m = median(samples);
   const others = `first-use question ${formatMs(median(question))} · session open ${
     formatMs(median(ready))
@@ -188,9 +192,10 @@ async function firstRequest(
   log: (s: string) => void,
 ): Promise<Row> {
   const samples: number[] = [];
+  // One state folder for every round, as an installed program keeps one (round 0 warms it).
+  const state = await Deno.makeTempDir({ prefix: "bb-bench-state-" });
   for (let r = 0; r <= rounds; r++) {
     const ws = await Deno.makeTempDir({ prefix: "bb-bench-ws-" });
-    const state = await Deno.makeTempDir({ prefix: "bb-bench-state-" });
     const mock = await startMockModel({
       script: { replies: [{ for: "planner", text: "hello", stream: false }] },
     });
@@ -232,9 +237,9 @@ async function firstRequest(
     } finally {
       await mock.stop();
       await Deno.remove(ws, { recursive: true }).catch(() => {});
-      await Deno.remove(state, { recursive: true }).catch(() => {});
     }
   }
+  await Deno.remove(state, { recursive: true }).catch(() => {});
   const m = median(samples);
   log(`startup: first request after ${formatMs(m)} (median of ${samples.length})`);
   return {

@@ -32,7 +32,8 @@ import { VouchStore } from "../policy/vouches.ts";
 import { Policy } from "../policy/core.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { FirstUseAnswer, Person } from "../person/person.ts";
-import { EffectWorker, type WallChoice } from "../worker/client.ts";
+import { EffectWorker, prepareKernelWall, type WallChoice } from "../worker/client.ts";
+import { VERSION } from "../version.ts";
 import { poolSize } from "../worker/pool.ts";
 
 export interface OpenOptions {
@@ -110,6 +111,10 @@ async function firstUseRules(
 }
 
 export async function openSession(options: OpenOptions): Promise<OpenSession> {
+  // The kernel wall's module cache and probe, while the rest opens (issue 24).
+  const walls = options.wall === "process"
+    ? Promise.resolve(null)
+    : prepareKernelWall(options.stateDir, VERSION);
   const workspace = await openWorkspace(options.workspaceDir, options.stateDir);
   const state = statePaths(options.stateDir, workspace.root);
   const id = options.resume ?? newSessionId();
@@ -155,11 +160,13 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   problems.push(...changeProblems);
   const audit = new AuditLog(paths.audit, id);
   const scratch = await Deno.realPath(paths.scratch);
+  const moduleCache = await walls;
   const worker = EffectWorker.start(
     {
       workspace: workspace.root,
       scratch,
       run: options.settings.runPrograms ?? true,
+      moduleCache,
     },
     poolSize(),
     options.wall,

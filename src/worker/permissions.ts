@@ -9,6 +9,11 @@ export interface WallOptions {
   scratch: string;
   /** `true`: any program (each argv is still approved by the person); a list: only those. */
   run: boolean | string[];
+  /**
+   * Kernel wall under `deno run` only: the children's module cache (module_cache.ts), bound
+   * read-only as their `DENO_DIR`; none, an empty one (every child compiles in memory).
+   */
+  moduleCache?: string | null;
 }
 
 export function workerPermissions(options: WallOptions): Deno.PermissionOptionsObject {
