@@ -30,8 +30,8 @@ import { encodeFrame, readFrames } from "./frames.ts";
 import { CHECK_HELD, effectiveUid, keptCapabilities } from "./capabilities.ts";
 import { CHILD_RUN, usableCache } from "./module_cache.ts";
 
-/** The hidden first argument that starts the compiled binary as the kernel wall's child. */
-export const KERNEL_CHILD_ARG = "--bravebot-effect-worker";
+import { KERNEL_CHILD_ARG } from "./child_arg.ts";
+export { KERNEL_CHILD_ARG };
 
 /** What the child is started from; computed once per process by {@link kernelWall}. */
 export interface KernelPlan {
