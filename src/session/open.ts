@@ -171,6 +171,8 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     poolSize(),
     options.wall,
   );
+  // The session's first run is its confinement probe (session/runtime.ts), right after this.
+  worker.startSpawner();
   const { policy, problems: unbound } = await Policy.open({
     workspace,
     worker,

@@ -173,6 +173,17 @@ export class EffectWorker {
     return started;
   }
 
+  /**
+   * Kernel wall: starts the in-process Worker that runs programs now rather than at the first
+   * `spawn`, so that it boots while the children do (a session's first spawn, its confinement
+   * probe, comes right after opening). Nothing on the process wall, where one Worker does all.
+   */
+  startSpawner(): void {
+    if (this.#wall === "kernel" && !this.#dead) {
+      this.#spawner ??= workerChannel(this.#options, this.#sink());
+    }
+  }
+
   /** Which wall contains this worker's file operations. */
   get wall(): Wall {
     return this.#wall;

@@ -1,0 +1,1 @@
+import "./src/cli/one_shot.ts";

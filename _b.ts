@@ -1,0 +1,2 @@
+import "commander";
+import "./src/cli/main.ts";

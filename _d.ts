@@ -1,0 +1,1 @@
+import "./src/session/runtime.ts";

@@ -1,0 +1,1 @@
+import "./src/tools/registry.ts";
