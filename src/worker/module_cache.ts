@@ -156,7 +156,11 @@ async function prepare(options: PrepareOptions, key: string): Promise<CacheResul
   }
   const dir = `${base}/${key}`;
   const check = () => usableCache(dir, [], options.uid);
-  if (check() === null) return { dir };
+  if (check() === null) {
+    // Its time of last use, which removeStale goes by.
+    await Deno.utime(dir, new Date(), new Date()).catch(() => {});
+    return { dir };
+  }
   try {
     const fresh = await Deno.makeTempDir({ dir: base, prefix: ".warming-" });
     try {
@@ -174,7 +178,31 @@ async function prepare(options: PrepareOptions, key: string): Promise<CacheResul
     return { dir: null, why: `the module cache could not be made: ${(e as Error).message}` };
   }
   const why = check();
+  if (!why) await removeStale(base, dir);
   return why ? { dir: null, why } : { dir };
+}
+
+/** A key's folder unused this long is removed when another is made; a warm-up left this long. */
+export const STALE_MS = { key: 7 * 24 * 3_600_000, warming: 3_600_000 };
+
+/**
+ * Removes, best effort, the other keys' folders of `base` not used in {@link STALE_MS} (an edited
+ * checkout makes a new one, about 3 MB) and warm-ups left behind by a process that died. A session
+ * still running on a removed one keeps its children; one it starts later binds no cache
+ * (`usableCache`: missing) and compiles in memory.
+ */
+export async function removeStale(base: string, keep: string, now = Date.now()): Promise<void> {
+  try {
+    for await (const e of Deno.readDir(base)) {
+      const path = `${base}/${e.name}`;
+      if (path === keep || !e.isDirectory) continue;
+      try {
+        const used = (await Deno.lstat(path)).mtime?.getTime() ?? now;
+        const limit = e.name.startsWith(".warming-") ? STALE_MS.warming : STALE_MS.key;
+        if (now - used > limit) await Deno.remove(path, { recursive: true });
+      } catch { /* gone meanwhile, or not ours to remove */ }
+    }
+  } catch { /* the folder cannot be listed: nothing removed */ }
 }
 
 /**

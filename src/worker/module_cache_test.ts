@@ -4,7 +4,14 @@
  * to a child holding every Deno permission inside the box; and the children do use it.
  */
 import assert from "node:assert/strict";
-import { CACHE_FOLDER, cacheKey, moduleCache, usableCache } from "./module_cache.ts";
+import {
+  CACHE_FOLDER,
+  cacheKey,
+  moduleCache,
+  removeStale,
+  STALE_MS,
+  usableCache,
+} from "./module_cache.ts";
 import { childArgv, type KernelPlan, kernelPlan } from "./kernel.ts";
 import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { effectiveUid } from "./capabilities.ts";
@@ -113,6 +120,32 @@ Deno.test("module cache: the key follows the child's sources", async () => {
     assert.notEqual(cacheKey("0.1.0", top), first);
   } finally {
     await Deno.remove(top, { recursive: true });
+  }
+});
+
+Deno.test("module cache: other keys unused for a week and abandoned warm-ups are removed", async () => {
+  const l = await layout();
+  try {
+    const base = `${l.state}/${CACHE_FOLDER}`;
+    const now = Date.now();
+    const at = (ms: number) => new Date(now - ms);
+    for (
+      const [name, age] of [
+        ["old-key", STALE_MS.key + 60_000],
+        ["recent-key", STALE_MS.key - 60_000],
+        [".warming-old", STALE_MS.warming + 60_000],
+        [".warming-now", 1_000],
+      ] as const
+    ) {
+      await Deno.mkdir(`${base}/${name}/gen`, { recursive: true });
+      await Deno.utime(`${base}/${name}`, at(age), at(age));
+    }
+    await Deno.utime(l.dir, at(STALE_MS.key * 2), at(STALE_MS.key * 2));
+    await removeStale(base, l.dir, now);
+    const left = [...Deno.readDirSync(base)].map((e) => e.name).sort();
+    assert.deepEqual(left, [".warming-now", "0.1.0-abc", "recent-key"]);
+  } finally {
+    await Deno.remove(l.top, { recursive: true });
   }
 });
 
