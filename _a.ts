@@ -1,1 +1,0 @@
-import "./src/cli/one_shot.ts";

@@ -1,2 +1,0 @@
-import "commander";
-import "./src/cli/main.ts";

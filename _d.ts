@@ -1,1 +1,0 @@
-import "./src/session/runtime.ts";
