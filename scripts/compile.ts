@@ -9,6 +9,7 @@
  * passed through; without it, a failed download ends in one sentence saying how to provide it.
  */
 import { join, relative, resolve } from "node:path";
+import { CLI_MODULE } from "../main.ts";
 
 /** Short names (used in file names) and the Rust target triples `deno compile` takes. */
 export const TARGETS: Readonly<Record<string, string>> = {
@@ -112,6 +113,15 @@ export async function findWorkerModules(root = ROOT): Promise<string[]> {
   return [...found].sort();
 }
 
+/**
+ * Every module to include by name: the worker modules, and the command line's, which main.ts
+ * imports by a computed specifier (so that `--version` loads nothing else) and the compiler
+ * therefore cannot see either.
+ */
+export async function includedModules(root = ROOT): Promise<string[]> {
+  return [...await findWorkerModules(root), CLI_MODULE.replace(/^\.\//, "")];
+}
+
 export function outputName(outDir: string, target: string): string {
   return join(outDir, `bravebot-${target}${target.startsWith("windows") ? ".exe" : ""}`);
 }
@@ -185,7 +195,7 @@ export async function main(args: readonly string[]): Promise<number> {
     console.error(`DENORT_BIN is set: building for this machine only (${options.targets[0]}).`);
   }
   const flags = readMainFlags();
-  const workers = await findWorkerModules();
+  const workers = await includedModules();
   await Deno.mkdir(resolve(ROOT, options.outDir), { recursive: true });
   for (const target of options.targets) {
     const out = await new Deno.Command(Deno.execPath(), {

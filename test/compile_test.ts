@@ -11,6 +11,7 @@ import {
   denortUnavailable,
   findWorkerModules,
   hostTarget,
+  includedModules,
   parseFlags,
   parseOptions,
   readMainFlags,
@@ -59,6 +60,13 @@ Deno.test("compile: every worker module under src/ is included, the effect worke
   const args = compileArgs("linux-x64", [], workers, "dist");
   const i = args.indexOf("src/worker/effect_worker.ts");
   assert.equal(args[i - 1], "--include");
+});
+
+Deno.test("compile: the command line's module, which main.ts imports by a computed name, is included", async () => {
+  const included = await includedModules();
+  assert.ok(included.includes("src/cli/main.ts"), included.join(", "));
+  const main = await Deno.readTextFile(join(ROOT, "main.ts"));
+  assert.ok(main.includes('CLI_MODULE = "./src/cli/main.ts"'));
 });
 
 Deno.test("compile: a worker started elsewhere in a fixture tree is found too", async () => {

@@ -5,40 +5,9 @@
  * each command takes; only the session's path may reach `ink` or `react`.
  */
 import assert from "node:assert/strict";
+import { moduleGraph, src } from "./support/module_graph.ts";
 
-interface Dep {
-  specifier: string;
-  isDynamic?: boolean;
-  code?: { specifier: string };
-}
-
-const info = JSON.parse(
-  new TextDecoder().decode(
-    (await new Deno.Command(Deno.execPath(), {
-      args: ["info", "--json", new URL("../main.ts", import.meta.url).pathname],
-      stdout: "piped",
-      stderr: "null",
-    }).output()).stdout,
-  ),
-) as { modules: { specifier: string; dependencies?: Dep[] }[] };
-
-const deps = new Map(info.modules.map((m) => [m.specifier, m.dependencies ?? []]));
-const src = (rel: string) => new URL(`../${rel}`, import.meta.url).href;
-
-/** Every module reached from `roots` by static imports alone. */
-function staticClosure(roots: string[]): Set<string> {
-  const seen = new Set<string>();
-  const todo = [...roots];
-  while (todo.length) {
-    const s = todo.pop()!;
-    if (seen.has(s)) continue;
-    seen.add(s);
-    for (const d of deps.get(s) ?? []) {
-      if (!d.isDynamic && d.code?.specifier) todo.push(d.code.specifier);
-    }
-  }
-  return seen;
-}
+const { deps, staticClosure } = await moduleGraph([src("main.ts"), src("src/cli/main.ts")]);
 
 const isUi = (s: string) => /^npm:\/?(ink|react)@/.test(s);
 

@@ -71,8 +71,8 @@ export async function startupBench(
     ours: formatMs(v.median),
     others: `empty deno run ${formatMs(f.median)}${c ? ` · compiled ${formatMs(c.median)}` : ""}`,
     ratio: formatRatio(ratio(v.median, f.median), "empty"),
-    target: "≤ 150 ms",
-    met: v.median <= 150,
+    target: "≤ 1.3× empty",
+    met: v.median <= 1.3 * f.median,
   }];
   if (c) {
     rows.push({
@@ -86,7 +86,7 @@ export async function startupBench(
     });
   }
   rows.push(await firstRequest(deno, flags, entry, rounds, log));
-  rows.push(await firstPrompt(deno, flags, entry, rounds, log));
+  rows.push(...await firstPrompt(deno, flags, entry, rounds, log));
   return rows;
 }
 
@@ -102,11 +102,14 @@ async function firstPrompt(
   entry: string,
   rounds: number,
   log: (s: string) => void,
-): Promise<Row> {
+): Promise<Row[]> {
   const driver = new URL("../../test/support/pty_drive.py", import.meta.url).pathname;
   const samples: number[] = [];
   const question: number[] = [];
   const ready: number[] = [];
+  // One state folder for every round, as an installed program keeps one: round 0 also warms the
+  // kernel wall's module cache there (a new workspace each round still asks the first-use question).
+  const state = await Deno.makeTempDir({ prefix: "bb-bench-pty-state-" });
   for (let r = 0; r <= rounds; r++) {
     const dir = await Deno.makeTempDir({ prefix: "bb-bench-pty-" });
     try {
@@ -136,7 +139,7 @@ async function firstPrompt(
           "-w",
           join(dir, "ws"),
           "--state-dir",
-          join(dir, "state"),
+          state,
           "--config",
           join(dir, "config.json"),
         ],
@@ -161,6 +164,7 @@ async function firstPrompt(
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   }
+  await Deno.remove(state, { recursive: true }).catch(() => {});
   const m = median(samples);
   const others = `first-use question ${formatMs(median(question))} · session open ${
     formatMs(median(ready))
@@ -168,7 +172,8 @@ async function firstPrompt(
   log(
     `startup: first prompt painted after ${formatMs(m)}; ${others} (median of ${samples.length})`,
   );
-  return {
+  const open = median(ready);
+  return [{
     bench: "start-up",
     case: "bravebot (session, pty) → first prompt painted",
     ours: formatMs(m),
@@ -176,7 +181,15 @@ async function firstPrompt(
     ratio: "",
     target: "≤ 300 ms",
     met: m <= 300,
-  };
+  }, {
+    bench: "start-up",
+    case: "session open (pty: the prompt with its label, the worker pool ready)",
+    ours: formatMs(open),
+    others: "",
+    ratio: "",
+    target: "≤ 400 ms",
+    met: open <= 400,
+  }];
 }
 
 /** From spawning `bravebot -p` to the scripted model receiving the planner's first request. */
@@ -188,9 +201,10 @@ async function firstRequest(
   log: (s: string) => void,
 ): Promise<Row> {
   const samples: number[] = [];
+  // One state folder for every round, as an installed program keeps one (round 0 warms it).
+  const state = await Deno.makeTempDir({ prefix: "bb-bench-state-" });
   for (let r = 0; r <= rounds; r++) {
     const ws = await Deno.makeTempDir({ prefix: "bb-bench-ws-" });
-    const state = await Deno.makeTempDir({ prefix: "bb-bench-state-" });
     const mock = await startMockModel({
       script: { replies: [{ for: "planner", text: "hello", stream: false }] },
     });
@@ -232,9 +246,9 @@ async function firstRequest(
     } finally {
       await mock.stop();
       await Deno.remove(ws, { recursive: true }).catch(() => {});
-      await Deno.remove(state, { recursive: true }).catch(() => {});
     }
   }
+  await Deno.remove(state, { recursive: true }).catch(() => {});
   const m = median(samples);
   log(`startup: first request after ${formatMs(m)} (median of ${samples.length})`);
   return {
@@ -243,7 +257,7 @@ async function firstRequest(
     ours: formatMs(m),
     others: "",
     ratio: "",
-    target: "",
-    met: null,
+    target: "≤ 250 ms",
+    met: m <= 250,
   };
 }

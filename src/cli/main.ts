@@ -2,9 +2,9 @@
  * The command line (docs/cli.md), with commander. Usage and configuration errors are exit 2 with
  * one clear message, before anything runs; nothing reaches the person as a stack trace.
  *
- * Modules are imported when a command needs them: `bravebot --version` alone prints the
- * version before commander (or anything else from npm) is loaded, which is most of its
- * start-up time (docs/benchmarks.md).
+ * Modules are imported when a command needs them. `bravebot --version` alone is answered by
+ * main.ts before this module (or commander, or anything else from npm) is loaded, which was most
+ * of its start-up time (docs/benchmarks.md).
  */
 import type { Command, Help as HelpType } from "commander";
 import { VERSION } from "../version.ts";
@@ -276,10 +276,6 @@ export function honourNoColor(): void {
 /** Runs the command line and returns the exit status; never throws. */
 export async function main(args: string[]): Promise<number> {
   honourNoColor();
-  if (args.length === 1 && args[0] === "--version") {
-    out(VERSION); // what commander prints for --version, without loading it
-    return EXIT.ok;
-  }
   let code: number = EXIT.ok;
   const commander = await import("commander");
   const { CommanderError } = commander;

@@ -28,7 +28,8 @@ import { transcriptHasMessage } from "../state/transcript.ts";
 import { type ComposedSession, composeSession } from "./compose.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { FirstUseAnswer, Person } from "../person/person.ts";
-import { EffectWorker, type WallChoice } from "../worker/client.ts";
+import { EffectWorker, prepareKernelWall, type WallChoice } from "../worker/client.ts";
+import { VERSION } from "../version.ts";
 import { poolSize } from "../worker/pool.ts";
 
 export interface OpenOptions {
@@ -106,6 +107,10 @@ async function firstUseRules(
 }
 
 export async function openSession(options: OpenOptions): Promise<OpenSession> {
+  // The kernel wall's module cache and probe, while the rest opens (issue 24).
+  const walls = options.wall === "process"
+    ? Promise.resolve(null)
+    : prepareKernelWall(options.stateDir, VERSION);
   const workspace = await openWorkspace(options.workspaceDir, options.stateDir);
   const state = statePaths(options.stateDir, workspace.root);
   const id = options.resume ?? newSessionId();
@@ -146,15 +151,19 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   }
 
   const scratch = await Deno.realPath(paths.scratch);
+  const moduleCache = await walls;
   const worker = EffectWorker.start(
     {
       workspace: workspace.root,
       scratch,
       run: options.settings.runPrograms ?? true,
+      moduleCache,
     },
     poolSize(),
     options.wall,
   );
+  // The session's first run is its confinement probe (session/runtime.ts), right after this.
+  worker.startSpawner();
   // The worker is started before the state it is composed with is read: a failure there ends it.
   const composed = composeSession({
     workspace,

@@ -21,6 +21,7 @@ import { type RunUsage, UsageMeter } from "../model/usage.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import type { ChatMessage } from "../model/types.ts";
 import { Driver, type SystemPromptPart } from "../driver/driver.ts";
+import { loadTokenizer } from "../driver/context_window.ts";
 import type { DriverEvent } from "../driver/events.ts";
 import { buildSystemPrompt } from "../driver/system_prompt.ts";
 
@@ -66,6 +67,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const usage = new UsageMeter();
   const models = modelsFrom(options.settings, options.retry, usage);
   if (!models.ok) throw new RuntimeError(models.error);
+  // One-shot, the first request is the next thing after opening: its tokenizer (0.1–0.4 s on
+  // the main thread) loads while the session waits on the wall's probes and children, not after
+  // (issue 24). The driver awaits it before its first request, as before; a failure is its to say.
+  if (options.oneShot) loadTokenizer().catch(() => {});
   const session = await openSession({
     workspaceDir: options.workspaceDir,
     stateDir: options.stateDir,
@@ -78,12 +83,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const problems = [...session.problems];
   // Said once, at the start: where bwrap does not work, "auto" runs commands unconfined; where
   // the configured confinement cannot stand (bwrap unusable under "bwrap", a cover bwrap cannot
-  // mount), every run is refused, and the person should not first hear it at a run.
-  const confinement = await sessionConfinement(session.policy, options.settings);
-  if (!confinement.ok) problems.push(`commands will be refused: ${confinement.error}`);
-  else if (!confinement.value.confined && options.settings.sandbox === "auto") {
-    problems.push(`commands will run unconfined: ${confinement.value.why}`);
-  }
+  // mount), every run is refused, and the person should not first hear it at a run. Probed once
+  // a session (sessionConfinement keeps the plan), while the transcript and the resumed
+  // conversation are read, and awaited before the runtime is handed over.
+  const confinementPlan = sessionConfinement(session.policy, options.settings);
+  confinementPlan.catch(() => {}); // awaited below; a failure in between must not go unhandled
+  const confinementAt = problems.length;
   const transcript = new TranscriptWriter(session.paths.transcript);
   let history: ChatMessage[] = [];
   let historyLabels: (Label | null)[] = [];
@@ -143,6 +148,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     historyLabels,
     historySummary,
   });
+  const confinement = await confinementPlan;
+  const told = !confinement.ok
+    ? [`commands will be refused: ${confinement.error}`]
+    : !confinement.value.confined && options.settings.sandbox === "auto"
+    ? [`commands will run unconfined: ${confinement.value.why}`]
+    : [];
+  problems.splice(confinementAt, 0, ...told);
   const extra: { close(): void }[] = [];
   return {
     session,

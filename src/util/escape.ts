@@ -22,7 +22,6 @@
  * formatArgv(["rm", "a b", ""]);          // "rm 'a b' ''"
  * ```
  */
-import pc from "picocolors";
 
 /** Opens and closes a marker. */
 export const MARKER_OPEN = "\u27E6";
@@ -85,16 +84,6 @@ export function escapeForScreen(text: string, keepNewlines = false): string {
   );
 }
 
-/**
- * Styles the markers of text already escaped by {@link escapeForScreen} (inverse video), so
- * they stand out from the text around them; without colour (`NO_COLOR`, not a terminal) the
- * text is returned as it is. Only for the screen: it adds escape sequences.
- */
-export function styleMarkers(escaped: string): string {
-  if (!pc.isColorSupported || !escaped.includes(MARKER_OPEN)) return escaped;
-  return escaped.replace(MARKER_PATTERN, (m) => pc.inverse(m));
-}
-
 /** Our own colour codes (SGR), or any one hidden character. */
 const HIDDEN_OR_COLOUR = new RegExp(`\\x1b\\[[0-9;]*m|[${HIDDEN_CLASS}]`, "gu");
 
@@ -132,11 +121,6 @@ export function safeJson(value: unknown): string {
     }
     return out;
   });
-}
-
-/** {@link escapeForScreen}, then {@link styleMarkers}: text straight for the terminal. */
-export function escapeStyled(text: string, keepNewlines = false): string {
-  return styleMarkers(escapeForScreen(text, keepNewlines));
 }
 
 /** Arguments shown bare: nothing in them needs a quote to be read back. */

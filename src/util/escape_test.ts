@@ -199,7 +199,7 @@ Deno.test("escape (property): an argv read back from the screen is the argv", ()
 
 /** styleMarkers in a fresh process with the given environment (colour is decided at start). */
 async function styledIn(env: Record<string, string>, text: string): Promise<string> {
-  const url = new URL("./escape.ts", import.meta.url).href;
+  const url = new URL("./escape_style.ts", import.meta.url).href;
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "eval",

@@ -20,7 +20,16 @@ import type {
   WorkerValue,
 } from "./protocol.ts";
 import { type WallOptions, workerPermissions } from "./permissions.ts";
-import { childArgv, KernelChild, kernelPlaces, kernelWall } from "./kernel.ts";
+import {
+  childArgv,
+  KernelChild,
+  kernelPlaces,
+  kernelPlan,
+  kernelWall,
+  kernelWallReady,
+} from "./kernel.ts";
+import { moduleCache } from "./module_cache.ts";
+import { effectiveUid } from "./capabilities.ts";
 
 export type WorkerResult<T> = { ok: true; value: T } | { ok: false; error: WorkerError };
 
@@ -76,6 +85,34 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
   if (!wall.ok) return { usable: false, why: wall.why };
   const bad = options ? kernelPlaces(options) : null;
   return bad ? { usable: false, why: bad } : { usable: true, why: "" };
+}
+
+/**
+ * What a session does while it opens, before it starts its pool: under `deno run`, the kernel
+ * wall's module cache for this version is found or warmed (module_cache.ts), and the wall is
+ * probed with it, without blocking the main thread. Resolves to the cache the children get
+ * (`WallOptions.moduleCache`), null for none; never rejects. Once per process: a second session
+ * gets the same answers at once.
+ */
+export async function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
+  try {
+    const found = kernelPlan();
+    if (!found.ok) return null;
+    let cache: string | null = null;
+    if (found.plan.module) {
+      const made = await moduleCache({
+        stateDir,
+        version,
+        module: found.plan.module,
+        uid: effectiveUid(),
+      });
+      cache = made.dir;
+    }
+    await kernelWallReady(cache);
+    return cache;
+  } catch {
+    return null; // EffectWorker.start probes as before, and the children get no cache
+  }
 }
 
 export class EffectWorker {
@@ -134,6 +171,17 @@ export class EffectWorker {
     const started = spawn();
     for (let i = 1; i < poolSize; i++) started.#helpers.push(spawn());
     return started;
+  }
+
+  /**
+   * Kernel wall: starts the in-process Worker that runs programs now rather than at the first
+   * `spawn`, so that it boots while the children do (a session's first spawn, its confinement
+   * probe, comes right after opening). Nothing on the process wall, where one Worker does all.
+   */
+  startSpawner(): void {
+    if (this.#wall === "kernel" && !this.#dead) {
+      this.#spawner ??= workerChannel(this.#options, this.#sink());
+    }
   }
 
   /** Which wall contains this worker's file operations. */

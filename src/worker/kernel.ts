@@ -15,7 +15,8 @@
  *   `/proc/self/mem` do not exist;
  * - the workspace and the scratch folder, writable (read-only for a read-only worker), bound
  *   last so they win.
- * - under `deno run`, an empty read-only `/deno-dir` as Deno's cache folder (nothing is cached);
+ * - under `deno run`, `/deno-dir` as Deno's cache folder: the module cache warmed outside the wall
+ *   (module_cache.ts), read-only, or an empty one (the modules are then compiled in memory);
  * Nothing else: no `/etc`, `/home`, `/tmp`, `/dev`, no `/proc` (so no `/proc/sys` either); no
  * network, no PID, IPC or UTS sharing, a new session (no terminal), an empty environment, no
  * capability (`--cap-drop ALL`: as root bwrap would keep them all, and a user namespace alone only
@@ -27,10 +28,11 @@
  */
 import { READ_ONLY_ARG, type WallOptions } from "./permissions.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
-import { CHECK_HELD, keptCapabilities } from "./capabilities.ts";
+import { CHECK_HELD, effectiveUid, keptCapabilities } from "./capabilities.ts";
+import { CHILD_RUN, usableCache } from "./module_cache.ts";
 
-/** The hidden first argument that starts the compiled binary as the kernel wall's child. */
-export const KERNEL_CHILD_ARG = "--bravebot-effect-worker";
+import { KERNEL_CHILD_ARG } from "./child_arg.ts";
+export { KERNEL_CHILD_ARG };
 
 /** What the child is started from; computed once per process by {@link kernelWall}. */
 export interface KernelPlan {
@@ -104,9 +106,14 @@ export function childArgv(
     plan.exec,
   ];
   if (plan.module) {
-    // Deno insists on a cache folder: an empty one, read-only once / is remounted, so the
-    // worker's modules are compiled in memory and nothing is cached.
-    args.push("--ro-bind", plan.module.root, plan.module.root, "--dir", "/deno-dir");
+    // Deno insists on a cache folder: the module cache we warmed outside the wall, read-only
+    // (module_cache.ts), or else an empty one, read-only once / is remounted, so the worker's
+    // modules are compiled in memory and nothing is cached.
+    args.push("--ro-bind", plan.module.root, plan.module.root);
+    const cache = options.moduleCache;
+    if (cache && usableCache(cache, [workspace, scratch], effectiveUid()) === null) {
+      args.push("--ro-bind", cache, "/deno-dir");
+    } else args.push("--dir", "/deno-dir");
     args.push("--setenv", "DENO_DIR", "/deno-dir");
   }
   args.push(
@@ -142,12 +149,7 @@ export function childArgv(
   const places = `${workspace},${scratch}`;
   return [
     ...args,
-    "run",
-    "--no-prompt",
-    "--no-config",
-    "--no-lock",
-    "--no-npm",
-    "--no-remote",
+    ...CHILD_RUN,
     `--allow-read=${places}`,
     ...(options.readOnly ? [] : [`--allow-write=${places}`]),
     plan.module.entry,
@@ -181,22 +183,47 @@ function onPath(name: string, workspace: string | null): string | null {
 
 export type KernelWall = { ok: true; plan: KernelPlan } | { ok: false; why: string };
 
+let planned: KernelWall | null = null;
 let known: KernelWall | null = null;
+let probing: Promise<KernelWall> | null = null;
 
 /**
- * Whether the kernel wall works here, and how to start its children: bwrap on PATH, and one
- * child started in a probe box (see {@link probeKernelWall}). Asked once per process (a few tens
- * of ms, synchronously: EffectWorker.start is).
+ * How this process would start the wall's children — bwrap on PATH, the executable, the source
+ * folder under `deno run` — not yet probed. Worked out once per process.
  */
-export function kernelWall(): KernelWall {
-  return known ??= probe();
+export function kernelPlan(): KernelWall {
+  return planned ??= plan();
 }
 
-function probe(): KernelWall {
+/**
+ * Whether the kernel wall works here, and how to start its children: {@link kernelPlan}, and one
+ * child started in a probe box (see {@link probeKernelWall}). Asked once per process; blocks
+ * while it probes, so a session asks {@link kernelWallReady} first, which does not.
+ */
+export function kernelWall(): KernelWall {
+  if (known) return known;
+  const found = kernelPlan();
+  return known = found.ok ? probeKernelWall(found.plan) : found;
+}
+
+/**
+ * {@link kernelWall} without blocking the main thread: the probe's child runs while the session
+ * opens (with the module cache, when given, as the children will have it). Probed once per
+ * process; {@link kernelWall} then answers at once.
+ */
+export function kernelWallReady(moduleCache: string | null = null): Promise<KernelWall> {
+  if (known) return Promise.resolve(known);
+  return probing ??= (async () => {
+    const found = kernelPlan();
+    const wall = found.ok ? await probeKernelWallAsync(found.plan, moduleCache) : found;
+    return known ??= wall;
+  })();
+}
+
+function plan(): KernelWall {
   if (Deno.build.os !== "linux") return { ok: false, why: "bwrap exists only on Linux" };
   const bwrap = onPath("bwrap", null);
   if (!bwrap) return { ok: false, why: "bwrap is not on PATH" };
-  let plan: KernelPlan;
   try {
     const exec = Deno.realPathSync(Deno.execPath());
     let module: KernelPlan["module"] = null;
@@ -207,22 +234,21 @@ function probe(): KernelWall {
       // The source folder: src/ (worker modules import src/util, nothing outside src/).
       module = { entry: path, root: path.replace(/\/worker\/kernel_child\.ts$/, "") };
     }
-    plan = { bwrap, exec, module, system: systemBinds() };
+    return { ok: true, plan: { bwrap, exec, module, system: systemBinds() } };
   } catch (e) {
     return { ok: false, why: `cannot find the program to start: ${(e as Error).message}` };
   }
-  return probeKernelWall(plan);
 }
 
-/**
- * Starts one child of `plan` in a probe box, which must read a file inside, get NotFound for a
- * link to a file outside, and hold no capability and no way to gain one — its own
- * `/proc/self/status`, bound into the box, says so (kernel_child.ts `check`).
- */
-export function probeKernelWall(plan: KernelPlan): KernelWall {
-  let box: string | null = null;
+/** A probe box in a fresh temporary folder, its child's command line, and its removal. */
+function probeBox(plan: KernelPlan, moduleCache: string | null) {
+  const box = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "bravebot-kernel-probe-" }));
+  const remove = () => {
+    try {
+      Deno.removeSync(box, { recursive: true });
+    } catch { /* a temp folder left behind */ }
+  };
   try {
-    box = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "bravebot-kernel-probe-" }));
     Deno.mkdirSync(`${box}/ws`);
     Deno.mkdirSync(`${box}/scratch`);
     Deno.writeTextFileSync(`${box}/ws/inside`, "inside\n");
@@ -231,39 +257,77 @@ export function probeKernelWall(plan: KernelPlan): KernelWall {
     Deno.symlinkSync(`${box}/outside`, `${box}/ws/link`);
     const argv = childArgv(
       plan,
-      { workspace: `${box}/ws`, scratch: `${box}/scratch`, run: false },
+      { workspace: `${box}/ws`, scratch: `${box}/scratch`, run: false, moduleCache },
       ["--check", `${box}/ws/inside`, `${box}/ws/link`, `${box}/ws/status`],
       // With --as-pid-1 the process that binds it is the one that runs the child.
       ["--ro-bind", "/proc/self/status", `${box}/ws/status`],
     );
-    const out = new Deno.Command(argv[0], {
+    const command = new Deno.Command(argv[0], {
       args: argv.slice(1),
       clearEnv: true,
       env: {},
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-    }).outputSync();
-    if (out.code === 0) return { ok: true, plan };
-    if (out.code === CHECK_HELD) {
-      return {
-        ok: false,
-        why: "the kernel wall's probe failed: its child holds capabilities or could gain them",
-      };
-    }
-    const said = new TextDecoder().decode(out.stderr).trim().split("\n")[0]?.slice(0, 200) ?? "";
+    });
+    return { command, remove };
+  } catch (e) {
+    remove();
+    throw e;
+  }
+}
+
+/** What the probe's exit says about the wall. */
+function probeVerdict(plan: KernelPlan, out: Deno.CommandOutput): KernelWall {
+  if (out.code === 0) return { ok: true, plan };
+  if (out.code === CHECK_HELD) {
     return {
       ok: false,
-      why: `the kernel wall's probe failed (exit ${out.code})${said ? `: ${said}` : ""}`,
+      why: "the kernel wall's probe failed: its child holds capabilities or could gain them",
     };
+  }
+  const said = new TextDecoder().decode(out.stderr).trim().split("\n")[0]?.slice(0, 200) ?? "";
+  return {
+    ok: false,
+    why: `the kernel wall's probe failed (exit ${out.code})${said ? `: ${said}` : ""}`,
+  };
+}
+
+const couldNotRun = (e: unknown): KernelWall => ({
+  ok: false,
+  why: `the kernel wall's probe could not run: ${(e as Error).message}`,
+});
+
+/**
+ * Starts one child of `plan` in a probe box, which must read a file inside, get NotFound for a
+ * link to a file outside, and hold no capability and no way to gain one — its own
+ * `/proc/self/status`, bound into the box, says so (kernel_child.ts `check`).
+ */
+export function probeKernelWall(plan: KernelPlan, moduleCache: string | null = null): KernelWall {
+  let box: ReturnType<typeof probeBox> | null = null;
+  try {
+    box = probeBox(plan, moduleCache);
+    return probeVerdict(plan, box.command.outputSync());
   } catch (e) {
-    return { ok: false, why: `the kernel wall's probe could not run: ${(e as Error).message}` };
+    return couldNotRun(e);
   } finally {
-    if (box) {
-      try {
-        Deno.removeSync(box, { recursive: true });
-      } catch { /* a temp folder left behind */ }
-    }
+    box?.remove();
+  }
+}
+
+/** {@link probeKernelWall}, its child awaited rather than waited for. */
+export async function probeKernelWallAsync(
+  plan: KernelPlan,
+  moduleCache: string | null = null,
+): Promise<KernelWall> {
+  let box: ReturnType<typeof probeBox> | null = null;
+  try {
+    box = probeBox(plan, moduleCache);
+    return probeVerdict(plan, await box.command.output());
+  } catch (e) {
+    return couldNotRun(e);
+  } finally {
+    box?.remove();
   }
 }
 

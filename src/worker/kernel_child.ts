@@ -8,7 +8,8 @@
  *   answering through a Deno Worker with the worker's permissions ({@link serveThroughWorker}).
  * `--check INSIDE LINK STATUS` (the probe) instead exits 0 only when INSIDE was read, LINK, a link
  * to a file outside, was not found, and STATUS — its own `/proc/self/status`, bound into the box —
- * shows no capability and no way to gain one.
+ * shows no capability and no way to gain one. `--warm` (module_cache.ts, outside the wall, with no
+ * permission) loads every module the child uses and exits, which fills the cache it is given.
  */
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { encodeFrame, readFrames } from "./frames.ts";
@@ -93,6 +94,11 @@ export function check(inside: string, link: string, status: string): number {
 
 /** The child's main, for both ways of starting it; `args` after the entry (or hidden flag). */
 export async function childMain(args: string[], compiled: boolean): Promise<number> {
+  if (args[0] === "--warm" && !compiled) {
+    // module_cache.ts: load every module the child uses, then exit (it fills DENO_DIR).
+    await import("./effect_worker.ts");
+    return 0;
+  }
   const checkAt = args.indexOf("--check");
   if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2], args[checkAt + 3]);
   if (compiled) {

@@ -16,6 +16,11 @@ export interface WallOptions {
    * are mounted read-only (kernel.ts). What reads a session's changes without acting on them.
    */
   readOnly?: boolean;
+  /**
+   * Kernel wall under `deno run` only: the children's module cache (module_cache.ts), bound
+   * read-only as their `DENO_DIR`; none, an empty one (every child compiles in memory).
+   */
+  moduleCache?: string | null;
 }
 
 /** After the compiled kernel child's two places (kernel.ts): it narrows itself to read only. */

@@ -11,7 +11,8 @@ import React from "react";
 import { Box, type Key, Static, Text, useInput, usePaste } from "ink";
 import pc from "picocolors";
 import type { Question, Screen } from "./screen.ts";
-import { escapeForScreen, guardTerminal, styleMarkers } from "../../util/escape.ts";
+import { escapeForScreen, guardTerminal } from "../../util/escape.ts";
+import { styleMarkers } from "../../util/escape_style.ts";
 
 /** What every Text is handed: the last wall (guardTerminal), then the markers styled. */
 const forTerminal = (text: string): string => styleMarkers(guardTerminal(text));

@@ -9,13 +9,8 @@ import pc from "picocolors";
 import stringWidth from "string-width";
 import { formatLabel } from "../../util/label.ts";
 import { FOREIGN_TREES } from "../../policy/trust_map.ts";
-import {
-  escapeForScreen,
-  formatArgv,
-  type ScreenText,
-  shownOnScreen,
-  styleMarkers,
-} from "../../util/escape.ts";
+import { escapeForScreen, formatArgv, type ScreenText, shownOnScreen } from "../../util/escape.ts";
+import { styleMarkers } from "../../util/escape_style.ts";
 import { plural } from "../../util/plural.ts";
 import { renderDiff } from "../diff_view.ts";
 import type {
