@@ -14,6 +14,64 @@ export interface Timing {
   name: string;
   samples: number[];
   median: number;
+  /** CPU time of each run (this process's threads and every process below it), ms. */
+  cpuSamples: number[];
+  cpuMedian: number;
+  /** The one-minute load average when the rounds ended: how shared the machine was. */
+  load: number;
+}
+
+/** Clock ticks per second in /proc's times (USER_HZ, 100 on Linux everywhere in practice). */
+const TICKS = 100;
+
+function times(stat: string): string[] {
+  // The command name may hold spaces and parentheses: the fields start after the last ") ".
+  return stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+}
+
+/**
+ * CPU time, ms, used so far by this process (every thread: the main thread and the in-process
+ * workers), by its children that ended and were waited for (rg, fd: `cutime`, `cstime`), and by
+ * every live process below it (the kernel wall's children under bwrap). On a shared machine this
+ * is the steadier figure: it counts work done, not time spent waiting for a core. NaN where
+ * /proc cannot be read.
+ */
+export function treeCpuMs(): number {
+  try {
+    const own = times(Deno.readTextFileSync("/proc/self/stat"));
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+    const children = new Map<number, number[]>();
+    const ticksOf = new Map<number, number>();
+    for (const entry of Deno.readDirSync("/proc")) {
+      const pid = Number(entry.name);
+      if (!Number.isInteger(pid)) continue;
+      try {
+        const f = times(Deno.readTextFileSync(`/proc/${pid}/stat`));
+        const parent = Number(f[1]);
+        if (!children.has(parent)) children.set(parent, []);
+        children.get(parent)!.push(pid);
+        ticksOf.set(pid, Number(f[11]) + Number(f[12]));
+      } catch { /* gone meanwhile */ }
+    }
+    const stack = [...(children.get(Deno.pid) ?? [])];
+    while (stack.length > 0) {
+      const pid = stack.pop()!;
+      ticks += ticksOf.get(pid) ?? 0;
+      stack.push(...(children.get(pid) ?? []));
+    }
+    return ticks * 1000 / TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The one-minute load average, or NaN. */
+export function loadAverage(): number {
+  try {
+    return Deno.loadavg()[0];
+  } catch {
+    return NaN;
+  }
 }
 
 export function median(values: readonly number[]): number {
@@ -40,18 +98,25 @@ export async function alternate(
 ): Promise<Timing[]> {
   for (let w = 0; w < warmup; w++) for (const c of contenders) await c.run();
   const samples = contenders.map(() => [] as number[]);
+  const cpu = contenders.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {
       const i = (k + r) % contenders.length;
+      const cpuBefore = treeCpuMs();
       const start = performance.now();
       await contenders[i].run();
       samples[i].push(performance.now() - start);
+      cpu[i].push(treeCpuMs() - cpuBefore);
     }
   }
+  const load = loadAverage();
   return contenders.map((c, i) => ({
     name: c.name,
     samples: samples[i],
     median: median(samples[i]),
+    cpuSamples: cpu[i],
+    cpuMedian: median(cpu[i]),
+    load,
   }));
 }
 
@@ -120,6 +185,13 @@ export function formatMs(ms: number): string {
   if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
   if (ms < 100) return `${ms.toFixed(1)} ms`;
   return `${ms.toFixed(0)} ms`;
+}
+
+/** A median wall time with its CPU time beside it: "412 ms (CPU 630 ms)". */
+export function formatTiming(t: Timing): string {
+  return Number.isFinite(t.cpuMedian)
+    ? `${formatMs(t.median)} (CPU ${formatMs(t.cpuMedian)})`
+    : formatMs(t.median);
 }
 
 export function formatBytes(n: number): string {

@@ -37,9 +37,10 @@ async function child(root: string, pattern: string, uncapped: boolean): Promise<
   return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
 }
 
+/** `dataDir` null: the corpus alone, without the hostile layout (the ten-times corpus). */
 export async function memoryBench(
   corpus: Corpus,
-  dataDir: string,
+  dataDir: string | null,
   quick: boolean,
   log: (s: string) => void,
 ): Promise<Row[]> {
@@ -49,6 +50,10 @@ export async function memoryBench(
     ["search, common literal, cap lifted", corpus.needles.common, true, false],
   ];
   const rows: Row[] = [];
+  // At ten times `gen`, issue 24 asks for less than 150 MiB; elsewhere 250 MB.
+  const [limit, limitText] = dataDir === null
+    ? [150 * 1024 * 1024, "< 150 MiB"]
+    : [250 * 1000 * 1000, "≤ 250 MB"];
   for (const [label, pattern, uncapped, judged] of cases) {
     const r = await child(corpus.root, pattern, uncapped);
     const peak = r.peakKb * 1024;
@@ -63,10 +68,11 @@ export async function memoryBench(
       ours: formatBytes(peak),
       others: `deno at start ${formatBytes(r.startKb * 1024)}`,
       ratio: "",
-      target: judged ? "≤ 250 MB" : "",
-      met: judged ? peak <= 250 * 1000 * 1000 : null,
+      target: judged ? limitText : "",
+      met: judged ? peak <= limit : null,
     });
   }
+  if (dataDir === null) return rows;
   // The largest search a workspace can force: one kept line from each of many big files.
   const hostile = await hostileCorpus(dataDir, quick ? 30 : 100, log);
   const r = await child(hostile.root, hostile.needle, false);
