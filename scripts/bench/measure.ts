@@ -21,56 +21,57 @@ export interface Timing {
   load: number;
 }
 
-/** Clock ticks per second in /proc's times (USER_HZ, 100 on Linux everywhere in practice). */
-const TICKS = 100;
+/** The CPU clock (cpu_probe.ts), started at the first sample and ended with the process. */
+let probe: {
+  ask(pid: number): Promise<{ cpuMs: number; load: number }>;
+} | null = null;
 
-function times(stat: string): string[] {
-  // The command name may hold spaces and parentheses: the fields start after the last ") ".
-  return stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+function startProbe(): NonNullable<typeof probe> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL("./cpu_probe.ts", import.meta.url).pathname],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  // Asked one at a time (alternate() awaits each answer), so answers come back in order.
+  let chain = Promise.resolve();
+  return {
+    ask(pid) {
+      const answer = chain.then(async () => {
+        await writer.write(new TextEncoder().encode(`${pid}\n`));
+        while (!buffered.includes("\n")) {
+          const { value, done } = await reader.read();
+          if (done) return { cpuMs: NaN, load: NaN };
+          buffered += value;
+        }
+        const nl = buffered.indexOf("\n");
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        return JSON.parse(line) as { cpuMs: number; load: number };
+      });
+      chain = answer.then(() => {}, () => {});
+      return answer;
+    },
+  };
 }
 
 /**
  * CPU time, ms, used so far by this process (every thread: the main thread and the in-process
- * workers), by its children that ended and were waited for (rg, fd: `cutime`, `cstime`), and by
- * every live process below it (the kernel wall's children under bwrap). On a shared machine this
- * is the steadier figure: it counts work done, not time spent waiting for a core. NaN where
- * /proc cannot be read.
+ * workers), by its children that ended and were waited for (rg, fd), and by every live process
+ * below it (the kernel wall's children under bwrap), with the one-minute load average. On a
+ * shared machine the CPU time is the steadier figure: it counts work done, not time spent
+ * waiting for a core. NaN where /proc cannot be read.
  */
-export function treeCpuMs(): number {
+export async function cpuSample(): Promise<{ cpuMs: number; load: number }> {
   try {
-    const own = times(Deno.readTextFileSync("/proc/self/stat"));
-    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-    const children = new Map<number, number[]>();
-    const ticksOf = new Map<number, number>();
-    for (const entry of Deno.readDirSync("/proc")) {
-      const pid = Number(entry.name);
-      if (!Number.isInteger(pid)) continue;
-      try {
-        const f = times(Deno.readTextFileSync(`/proc/${pid}/stat`));
-        const parent = Number(f[1]);
-        if (!children.has(parent)) children.set(parent, []);
-        children.get(parent)!.push(pid);
-        ticksOf.set(pid, Number(f[11]) + Number(f[12]));
-      } catch { /* gone meanwhile */ }
-    }
-    const stack = [...(children.get(Deno.pid) ?? [])];
-    while (stack.length > 0) {
-      const pid = stack.pop()!;
-      ticks += ticksOf.get(pid) ?? 0;
-      stack.push(...(children.get(pid) ?? []));
-    }
-    return ticks * 1000 / TICKS;
+    probe ??= startProbe();
+    return await probe.ask(Deno.pid);
   } catch {
-    return NaN;
-  }
-}
-
-/** The one-minute load average, or NaN. */
-export function loadAverage(): number {
-  try {
-    return Deno.loadavg()[0];
-  } catch {
-    return NaN;
+    return { cpuMs: NaN, load: NaN };
   }
 }
 
@@ -102,14 +103,14 @@ export async function alternate(
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {
       const i = (k + r) % contenders.length;
-      const cpuBefore = treeCpuMs();
+      const cpuBefore = (await cpuSample()).cpuMs;
       const start = performance.now();
       await contenders[i].run();
       samples[i].push(performance.now() - start);
-      cpu[i].push(treeCpuMs() - cpuBefore);
+      cpu[i].push((await cpuSample()).cpuMs - cpuBefore);
     }
   }
-  const load = loadAverage();
+  const { load } = await cpuSample();
   return contenders.map((c, i) => ({
     name: c.name,
     samples: samples[i],
