@@ -58,8 +58,8 @@ function toolContender(
  * Where the session's worker has the kernel wall, a second session on the old in-process wall,
  * alternated with it in the same rounds: what the kernel wall costs or saves.
  */
-async function processWallSession(session: BenchSession, root: string) {
-  if (session.open.policy.worker.wall !== "kernel") return null;
+async function processWallSession(session: BenchSession, root: string, lean?: boolean) {
+  if (lean || session.open.policy.worker.wall !== "kernel") return null;
   return await openBenchSession(root, "process");
 }
 
@@ -70,12 +70,14 @@ function wallName(session: BenchSession): string {
 export interface FsBenchOptions {
   rounds: number;
   log(line: string): void;
+  /** Leave out the warm-up and the process-wall session (the ten-times corpus: minutes a run). */
+  lean?: boolean;
 }
 
 export async function searchBench(corpus: Corpus, options: FsBenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
   const session = await openBenchSession(corpus.root);
-  const old = await processWallSession(session, corpus.root);
+  const old = await processWallSession(session, corpus.root, options.lean);
   const hasRg = await have("rg");
   try {
     const cases: [string, string, boolean][] = [
@@ -127,7 +129,7 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
         );
       const contenders: Contender[] = hasRg ? [ours, rg, grep] : [ours, grep];
       if (processWall) contenders.push(processWall);
-      const t = await alternate(contenders, options.rounds);
+      const t = await alternate(contenders, options.rounds, options.lean ? 0 : 1);
       const [o, r, g] = hasRg ? t : [t[0], null, t[1]];
       const p = processWall ? t[t.length - 1] : null;
       const capped = !uncapped && label.startsWith("common");
@@ -164,7 +166,7 @@ export async function searchBench(corpus: Corpus, options: FsBenchOptions): Prom
 export async function listBench(corpus: Corpus, options: FsBenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
   const session = await openBenchSession(corpus.root);
-  const old = await processWallSession(session, corpus.root);
+  const old = await processWallSession(session, corpus.root, options.lean);
   const fd = (await have("fdfind")) ? "fdfind" : (await have("fd")) ? "fd" : null;
   try {
     const cases: [string, string | undefined, boolean][] = [
@@ -202,7 +204,7 @@ export async function listBench(corpus: Corpus, options: FsBenchOptions): Promis
         );
       const contenders: Contender[] = fdC ? [ours, fdC, findC] : [ours, findC];
       if (processWall) contenders.push(processWall);
-      const t = await alternate(contenders, options.rounds);
+      const t = await alternate(contenders, options.rounds, options.lean ? 0 : 1);
       const [o, f, fi] = fdC ? t : [t[0], null, t[1]];
       const p = processWall ? t[t.length - 1] : null;
       const capped = !uncapped;

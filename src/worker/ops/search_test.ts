@@ -176,6 +176,30 @@ Deno.test("findInFiles: a file that grows between its check and its open is read
   });
 });
 
+Deno.test("findInFiles: a file removed or swapped between its check and its open is refused, under Deno's error names", async () => {
+  await withFiles(
+    { "gone.txt": "hit\n", "swapped.txt": "hit\n", "other.txt": "hit, other\n" },
+    async (p) => {
+      setSwapHook((stage, real) => {
+        if (stage !== "open") return;
+        if (real.endsWith("/gone.txt")) Deno.removeSync(real);
+        if (real.endsWith("/swapped.txt")) Deno.renameSync(p("other.txt"), real);
+      });
+      try {
+        const r = await findInFiles(request([p("gone.txt"), p("swapped.txt")], "hit"));
+        assert.deepEqual([...r.status], [FIND.unreadable, FIND.unreadable]);
+        assert.deepEqual(r.errors.map((e) => [e.index, e.name]), [[0, "NotFound"], [
+          1,
+          "OutsideWall",
+        ]]);
+        assert.equal(r.found.length, 0);
+      } finally {
+        setSwapHook(null);
+      }
+    },
+  );
+});
+
 Deno.test("findInFiles: a reused buffer never matches what an earlier, longer file left in it", async () => {
   await withFiles({
     "long.txt": "x".repeat(5000) + "needle at the end of a long file\n",
