@@ -1,5 +1,5 @@
 /**
- * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real]`: Brave Bot's benchmarks
+ * `deno task bench [--quick] [--only a,b] [--rounds N] [--no-real] [--ten]`: Brave Bot's benchmarks
  * (docs/benchmarks.md), printed as one table. Sections: search, list, glob, overhead, startup, memory,
  * prompt, textcalls, snapshot, tokens, render, highlight. Corpora are made on first use under bench-data/ and reused afterwards; `--quick` uses
  * a corpus a tenth the size and fewer rounds, for trying things out. Progress goes to stderr,
@@ -9,7 +9,15 @@
  * Not part of the test suite or CI: the figures are for people, and the machines are noisy.
  */
 import { join } from "node:path";
-import { type Corpus, dataDirFor, FULL, generatedCorpus, QUICK, realCorpus } from "./corpus.ts";
+import {
+  type Corpus,
+  dataDirFor,
+  FULL,
+  generatedCorpus,
+  QUICK,
+  realCorpus,
+  TEN,
+} from "./corpus.ts";
 import { listBench, searchBench } from "./fs_bench.ts";
 import { globBench } from "./glob_bench.ts";
 import { overheadBench } from "./overhead_bench.ts";
@@ -43,6 +51,8 @@ type Section = typeof SECTIONS[number];
 
 interface Options {
   quick: boolean;
+  /** Also the corpus ten times `gen` (search, list, memory, snapshot). */
+  ten: boolean;
   only: Set<Section>;
   rounds: number;
   real: boolean;
@@ -50,6 +60,7 @@ interface Options {
 
 function parseArgs(args: string[]): Options {
   let quick = false;
+  let ten = false;
   let only = new Set<Section>(SECTIONS);
   let rounds = 0;
   let real = true;
@@ -63,6 +74,7 @@ function parseArgs(args: string[]): Options {
       return v;
     };
     if (a === "--quick") quick = true;
+    else if (a === "--ten") ten = true;
     else if (a === "--no-real") real = false;
     else if (a.startsWith("--only")) {
       const names = value().split(",").map((s) => s.trim()).filter(Boolean);
@@ -80,12 +92,12 @@ function parseArgs(args: string[]): Options {
     } else if (a === "-h" || a === "--help") {
       console.log(
         "deno task bench [--quick] [--only search,list,glob,overhead,startup,memory,prompt,textcalls,snapshot,tokens,render,highlight] " +
-          "[--rounds N] [--no-real]",
+          "[--rounds N] [--no-real] [--ten]",
       );
       Deno.exit(0);
     } else throw new Error(`unknown argument '${a}'`);
   }
-  return { quick, only, rounds: rounds || (quick ? 3 : 5), real };
+  return { quick, ten, only, rounds: rounds || (quick ? 3 : 5), real };
 }
 
 async function commandLine(program: string, args: string[]): Promise<string> {
@@ -129,14 +141,22 @@ async function run(options: Options): Promise<void> {
   if (wants("search") || wants("list") || wants("memory") || wants("snapshot")) {
     corpora.push(await generatedCorpus(dataDir, options.quick ? QUICK : FULL, log));
     if (options.real) corpora.push(await realCorpus(dataDir, log));
+    if (options.ten) corpora.push(await generatedCorpus(dataDir, TEN, log));
     for (const c of corpora) {
       log(`corpus ${c.name}: ${c.files} files, ${formatBytes(c.bytes)} at ${c.root}`);
     }
   }
   const fsOptions = { rounds: options.rounds, log };
-  if (wants("search")) { for (const c of corpora) rows.push(...await searchBench(c, fsOptions)); }
-  if (wants("list")) { for (const c of corpora) rows.push(...await listBench(c, fsOptions)); }
+  // The ten-times corpus without warm-ups or the process-wall session: a search of it takes a
+  // quarter of a minute.
+  const optionsFor = (c: Corpus) => c.name === TEN.name ? { ...fsOptions, lean: true } : fsOptions;
+  if (wants("search")) {
+    for (const c of corpora) rows.push(...await searchBench(c, optionsFor(c)));
+  }
+  if (wants("list")) { for (const c of corpora) rows.push(...await listBench(c, optionsFor(c))); }
   if (wants("memory")) rows.push(...await memoryBench(corpora[0], dataDir, options.quick, log));
+  const tenfold = corpora.find((c) => c.name === TEN.name);
+  if (wants("memory") && tenfold) rows.push(...await memoryBench(tenfold, null, false, log));
   if (wants("glob")) {
     const g = await globBench(options.quick, log);
     rows.push(...g.rows);
@@ -150,6 +170,7 @@ async function run(options: Options): Promise<void> {
     rows.push(...await snapshotBench(corpora[0], fsOptions));
     rows.push(...await keepBench(corpora[0], fsOptions));
   }
+  if (wants("snapshot") && tenfold) rows.push(...await snapshotBench(tenfold, fsOptions));
   if (wants("tokens")) rows.push(...await tokensBench(repo, log));
   if (wants("render")) rows.push(...await renderBench(repo, options.rounds, log));
   if (wants("highlight")) rows.push(...await highlightBench(dataDir, options.rounds, log));

@@ -14,6 +14,65 @@ export interface Timing {
   name: string;
   samples: number[];
   median: number;
+  /** CPU time of each run (this process's threads and every process below it), ms. */
+  cpuSamples: number[];
+  cpuMedian: number;
+  /** The one-minute load average when the rounds ended: how shared the machine was. */
+  load: number;
+}
+
+/** The CPU clock (cpu_probe.ts), started at the first sample and ended with the process. */
+let probe: {
+  ask(pid: number): Promise<{ cpuMs: number; load: number }>;
+} | null = null;
+
+function startProbe(): NonNullable<typeof probe> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", new URL("./cpu_probe.ts", import.meta.url).pathname],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  // Asked one at a time (alternate() awaits each answer), so answers come back in order.
+  let chain = Promise.resolve();
+  return {
+    ask(pid) {
+      const answer = chain.then(async () => {
+        await writer.write(new TextEncoder().encode(`${pid}\n`));
+        while (!buffered.includes("\n")) {
+          const { value, done } = await reader.read();
+          if (done) return { cpuMs: NaN, load: NaN };
+          buffered += value;
+        }
+        const nl = buffered.indexOf("\n");
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        return JSON.parse(line) as { cpuMs: number; load: number };
+      });
+      chain = answer.then(() => {}, () => {});
+      return answer;
+    },
+  };
+}
+
+/**
+ * CPU time, ms, used so far by this process (every thread: the main thread and the in-process
+ * workers), by its children that ended and were waited for (rg, fd), and by every live process
+ * below it (the kernel wall's children under bwrap), with the one-minute load average. On a
+ * shared machine the CPU time is the steadier figure: it counts work done, not time spent
+ * waiting for a core. NaN where /proc cannot be read.
+ */
+export async function cpuSample(): Promise<{ cpuMs: number; load: number }> {
+  try {
+    probe ??= startProbe();
+    return await probe.ask(Deno.pid);
+  } catch {
+    return { cpuMs: NaN, load: NaN };
+  }
 }
 
 export function median(values: readonly number[]): number {
@@ -40,18 +99,25 @@ export async function alternate(
 ): Promise<Timing[]> {
   for (let w = 0; w < warmup; w++) for (const c of contenders) await c.run();
   const samples = contenders.map(() => [] as number[]);
+  const cpu = contenders.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {
       const i = (k + r) % contenders.length;
+      const cpuBefore = (await cpuSample()).cpuMs;
       const start = performance.now();
       await contenders[i].run();
       samples[i].push(performance.now() - start);
+      cpu[i].push((await cpuSample()).cpuMs - cpuBefore);
     }
   }
+  const { load } = await cpuSample();
   return contenders.map((c, i) => ({
     name: c.name,
     samples: samples[i],
     median: median(samples[i]),
+    cpuSamples: cpu[i],
+    cpuMedian: median(cpu[i]),
+    load,
   }));
 }
 
@@ -120,6 +186,13 @@ export function formatMs(ms: number): string {
   if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
   if (ms < 100) return `${ms.toFixed(1)} ms`;
   return `${ms.toFixed(0)} ms`;
+}
+
+/** A median wall time with its CPU time beside it: "412 ms (CPU 630 ms)". */
+export function formatTiming(t: Timing): string {
+  return Number.isFinite(t.cpuMedian)
+    ? `${formatMs(t.median)} (CPU ${formatMs(t.cpuMedian)})`
+    : formatMs(t.median);
 }
 
 export function formatBytes(n: number): string {

@@ -11,6 +11,8 @@ import type { Row } from "./report.ts";
 
 interface ChildResult {
   peakKb: number;
+  /** The kernel wall's children, each at its own peak, summed (0 on the process wall). */
+  childrenKb: number;
   startKb: number;
   ms: number;
   note: string;
@@ -37,9 +39,10 @@ async function child(root: string, pattern: string, uncapped: boolean): Promise<
   return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
 }
 
+/** `dataDir` null: the corpus alone, without the hostile layout (the ten-times corpus). */
 export async function memoryBench(
   corpus: Corpus,
-  dataDir: string,
+  dataDir: string | null,
   quick: boolean,
   log: (s: string) => void,
 ): Promise<Row[]> {
@@ -49,24 +52,31 @@ export async function memoryBench(
     ["search, common literal, cap lifted", corpus.needles.common, true, false],
   ];
   const rows: Row[] = [];
+  // At ten times `gen`, issue 24 asks for less than 150 MiB; elsewhere 250 MB.
+  const [limit, limitText] = dataDir === null
+    ? [150 * 1024 * 1024, "< 150 MiB"]
+    : [250 * 1000 * 1000, "≤ 250 MB"];
   for (const [label, pattern, uncapped, judged] of cases) {
     const r = await child(corpus.root, pattern, uncapped);
     const peak = r.peakKb * 1024;
     log(
       `memory ${corpus.name} ${label}: peak ${formatBytes(peak)} (at start ${
         formatBytes(r.startKb * 1024)
-      }), ${formatMs(r.ms)} ${r.note}`,
+      }; the wall's children ${formatBytes(r.childrenKb * 1024)}), ${formatMs(r.ms)} ${r.note}`,
     );
     rows.push({
       bench: `memory ${corpus.name}`,
       case: label,
       ours: formatBytes(peak),
-      others: `deno at start ${formatBytes(r.startKb * 1024)}`,
+      others: `deno at start ${formatBytes(r.startKb * 1024)} · the wall's children ${
+        formatBytes(r.childrenKb * 1024)
+      }`,
       ratio: "",
-      target: judged ? "≤ 250 MB" : "",
-      met: judged ? peak <= 250 * 1000 * 1000 : null,
+      target: judged ? limitText : "",
+      met: judged ? peak <= limit : null,
     });
   }
+  if (dataDir === null) return rows;
   // The largest search a workspace can force: one kept line from each of many big files.
   const hostile = await hostileCorpus(dataDir, quick ? 30 : 100, log);
   const r = await child(hostile.root, hostile.needle, false);

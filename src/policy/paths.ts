@@ -129,9 +129,13 @@ export function folded(name: string): string {
   return name.normalize("NFC").toLowerCase();
 }
 
-async function lstatOrNull(path: string): Promise<Deno.FileInfo | null> {
+/**
+ * Synchronous, as the resolver's other calls on the path are: every tool call resolves a path,
+ * and each asynchronous hop cost more than the call it waited for (about 0.1 ms a call).
+ */
+function lstatOrNull(path: string): Deno.FileInfo | null {
   try {
-    return await Deno.lstat(path);
+    return Deno.lstatSync(path);
   } catch (e) {
     // A loop below this point is reported when its first link is resolved.
     if (
@@ -165,17 +169,12 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
   if (!syntax.ok) return syntax;
   const segments = syntax.value;
   try {
-    // Most paths exist, so the whole path's real location is asked for at once, alongside the
-    // lstat below (one file-system wait per call instead of three); it is used only
-    // if the whole path does exist, and then it fails exactly as asking afterwards would.
-    const whole = join(ws.root, ...segments);
-    const wholeReal = Deno.realPath(whole);
-    wholeReal.catch(() => {}); // settled either way; an unused failure is not an error
     // Find the deepest existing prefix, by lstat so that a dangling link counts as existing.
+    // The calls on the path are synchronous: no wait between them for another task to run.
     let existing = segments.length;
     let found: Deno.FileInfo | null = null;
     while (existing > 0) {
-      found = await lstatOrNull(join(ws.root, ...segments.slice(0, existing)));
+      found = lstatOrNull(join(ws.root, ...segments.slice(0, existing)));
       if (found !== null) break;
       existing--;
     }
@@ -183,7 +182,7 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     const base = join(ws.root, ...segments.slice(0, existing));
     let real: string;
     try {
-      real = existing === segments.length ? await wholeReal : await Deno.realPath(base);
+      real = Deno.realPathSync(base);
     } catch (e) {
       if (e instanceof Deno.errors.FilesystemLoop) {
         return err(`'${shown}' is part of a loop of symbolic links`);
@@ -231,7 +230,7 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     }
     // The lstat of the whole path already describes `real` unless its last name is a link; then
     // `real` itself, not followed: a real path names no link, unless it changed since.
-    const info = found !== null && !found.isSymlink ? found : await Deno.lstat(real);
+    const info = found !== null && !found.isSymlink ? found : Deno.lstatSync(real);
     if (info.isSymlink) return err("that path changed while it was being resolved; try again");
     const kind = info.isFile ? "file" : info.isDirectory ? "directory" : "other";
     return ok({ rel: toRel(ws.root, real), abs: real, exists: true, kind, id: idOf(info) });

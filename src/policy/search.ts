@@ -110,7 +110,9 @@ type Tally =
  */
 async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promise<Tally> {
   const matches: SearchMatch[] = [];
-  const labels: Label[] = [];
+  // Joined as the files come, not gathered and spread at the end: with the line cap lifted,
+  // 140,000 matched files (gen-10x) overflowed the call stack with one argument each.
+  let label: Label = joinLabels();
   const counts: SearchCounts = {
     lines: 0,
     matchedFiles: 0,
@@ -126,7 +128,7 @@ async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promis
     run.stopWalk();
     counts.lines = matches.length;
     counts.files = run.files.length;
-    return { ok: true as const, matches, counts, label: joinLabels(...labels) };
+    return { ok: true as const, matches, counts, label };
   };
   while (true) {
     const taken = await run.nextReply();
@@ -161,8 +163,8 @@ async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promis
         counts.searched++;
         counts.matchedFiles++;
         const room = limits.searchLines - matches.length;
-        labels.push(await labelOfHash(policy, entry.rel, file.sha256));
-        if (!entry.nameShown) labels.push(UNTRUSTED_PUBLIC);
+        label = joinLabels(label, await labelOfHash(policy, entry.rel, file.sha256));
+        if (!entry.nameShown) label = joinLabels(label, UNTRUSTED_PUBLIC);
         for (let k = 0; k < Math.min(file.lines, room); k++) {
           matches.push({ sub: entry.sub, line: lineNumbers[line + k], text: texts[line + k] });
         }

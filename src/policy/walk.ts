@@ -174,8 +174,15 @@ interface Pending {
 
 type Listing = Awaited<ReturnType<typeof listBatch>>;
 
-function listBatch(workers: readonly EffectWorker[], paths: string[]) {
-  return fanout(workers, { op: "readDirs", paths, packed: true });
+/**
+ * Sends one batch to the least busy of `workers`, ties going round the pool by `turn` (the
+ * pool's fanout takes the first of the least busy, which left the first worker with three
+ * listings in four and the other core idle half the time).
+ */
+function listBatch(workers: readonly EffectWorker[], paths: string[], turn: number) {
+  const k = turn % workers.length;
+  const order = k === 0 ? workers : [...workers.slice(k), ...workers.slice(0, k)];
+  return fanout(order, { op: "readDirs", paths, packed: true });
 }
 
 /**
@@ -213,7 +220,10 @@ export async function walk(
       const end = Math.min(queue.length, requested + BATCH_DIRS);
       const paths: string[] = [];
       for (let i = requested; i < end; i++) paths.push(absOf(policy, queue[i].rel));
-      inFlight.push({ count: end - requested, reply: listBatch(workers, paths) });
+      inFlight.push({
+        count: end - requested,
+        reply: listBatch(workers, paths, inFlight.length + handled),
+      });
       requested = end;
     }
   };

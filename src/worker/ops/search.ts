@@ -16,7 +16,8 @@ import {
 } from "../search_protocol.ts";
 import type { OpenedFile } from "../protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
-import { folderOf, FolderRuns, openChecked, swappedError } from "./wall.ts";
+import { closeSync, readSync } from "node:fs";
+import { folderOf, FolderRuns, openCheckedFd, swappedError } from "./wall.ts";
 
 /**
  * docs/contract.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says).
@@ -92,17 +93,26 @@ function readInto(
     throw error;
   }
   if (checked.info.size > maxBytes) return { size: -1, opened: null };
-  const handle = openChecked(checked);
-  using file = handle.file;
-  const heap = scan.heap();
-  const cap = maxBytes + 1;
-  let filled = 0;
-  while (filled < cap) {
-    const n = file.readSync(heap.subarray(filled, cap));
-    if (n === null || n === 0) break;
-    filled += n;
+  const handle = openCheckedFd(checked);
+  try {
+    const heap = scan.heap();
+    const cap = maxBytes + 1;
+    // One read asks for a byte more than the handle's size: fewer bytes back is the end of the
+    // file, so a file that did not grow is read in one call, not two. A file that grew fills
+    // the request and is read on, up to the cap, as before.
+    const wanted = Math.min(cap, handle.size + 1);
+    let filled = 0;
+    while (filled < cap) {
+      const end = filled < wanted ? wanted : cap;
+      const n = readSync(handle.fd, heap, filled, end - filled, null);
+      if (n === 0) break;
+      filled += n;
+      if (filled === handle.size && filled < wanted) break; // the end: the byte past it is not there
+    }
+    return filled > maxBytes ? { size: -1, opened: null } : { size: filled, opened: handle.opened };
+  } finally {
+    closeSync(handle.fd);
   }
-  return filled > maxBytes ? { size: -1, opened: null } : { size: filled, opened: handle.opened };
 }
 
 /** Searches the paths in order; see FindInFilesRequest. */

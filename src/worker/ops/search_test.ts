@@ -4,6 +4,7 @@ import fc from "../../../test/support/fast_check.ts";
 import { findInFiles } from "./search.ts";
 import { FIND, type FindInFilesRequest, type FindInFilesResult } from "../search_protocol.ts";
 import { sha256 } from "../../util/hash.ts";
+import { setSwapHook } from "./wall.ts";
 
 async function withFiles(
   files: Record<string, string | Uint8Array>,
@@ -140,6 +141,63 @@ Deno.test("findInFiles: binary (NUL in the first 8 KiB, or a match in bytes that
     const big = await findInFiles(request([p("late-nul.txt")], "hit"));
     assert.deepEqual([...big.status], [FIND.matched], "a NUL after 8 KiB is not binary");
   });
+});
+
+Deno.test("findInFiles: a file that grows between its check and its open is read as the handle finds it, and a cap's worth at most", async () => {
+  await withFiles({
+    "grows.txt": "first line\n",
+    "grows-past.txt": "first line\n",
+    "plain.txt": "hit in a file that does not change\n",
+  }, async (p) => {
+    setSwapHook((stage, real) => {
+      if (stage !== "open") return;
+      if (real.endsWith("/grows.txt")) {
+        Deno.writeTextFileSync(real, "hit, written after\n", { append: true });
+      }
+      if (real.endsWith("/grows-past.txt")) {
+        Deno.writeTextFileSync(real, "hit".padEnd(80, "."), { append: true });
+      }
+    });
+    try {
+      const r = await findInFiles(
+        request([p("grows.txt"), p("grows-past.txt"), p("plain.txt")], "hit", { maxBytes: 64 }),
+      );
+      // The bytes past the size the check saw are read (the handle's size, not the check's),
+      // and a file grown past the cap is too big, never read whole.
+      assert.deepEqual([...r.status], [FIND.matched, FIND.tooBig, FIND.matched]);
+      assert.deepEqual(linesOf(r)[0], [{ line: 2, text: "hit, written after" }]);
+      assert.equal(
+        r.found[0].sha256,
+        sha256(new TextEncoder().encode("first line\nhit, written after\n")),
+      );
+    } finally {
+      setSwapHook(null);
+    }
+  });
+});
+
+Deno.test("findInFiles: a file removed or swapped between its check and its open is refused, under Deno's error names", async () => {
+  await withFiles(
+    { "gone.txt": "hit\n", "swapped.txt": "hit\n", "other.txt": "hit, other\n" },
+    async (p) => {
+      setSwapHook((stage, real) => {
+        if (stage !== "open") return;
+        if (real.endsWith("/gone.txt")) Deno.removeSync(real);
+        if (real.endsWith("/swapped.txt")) Deno.renameSync(p("other.txt"), real);
+      });
+      try {
+        const r = await findInFiles(request([p("gone.txt"), p("swapped.txt")], "hit"));
+        assert.deepEqual([...r.status], [FIND.unreadable, FIND.unreadable]);
+        assert.deepEqual(r.errors.map((e) => [e.index, e.name]), [[0, "NotFound"], [
+          1,
+          "OutsideWall",
+        ]]);
+        assert.equal(r.found.length, 0);
+      } finally {
+        setSwapHook(null);
+      }
+    },
+  );
 });
 
 Deno.test("findInFiles: a reused buffer never matches what an earlier, longer file left in it", async () => {

@@ -34,6 +34,7 @@
  * handle's device and inode, and the real path of step 2), and the policy layer compares that
  * with the entry it checked and labelled (`openedAsChecked`, policy/paths.ts).
  */
+import { closeSync, fstatSync, openSync } from "node:fs";
 import type { OpenedFile } from "../protocol.ts";
 
 /** A path resolves outside the worker's roots, or changed between its check and its use. */
@@ -115,7 +116,13 @@ export function setSwapHook(fn: ((stage: SwapStage, real: string) => void) | nul
   swapHook = fn;
 }
 
-function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+/** The identity of a file: its device and inode (Deno's and node:fs's stat give the same). */
+interface Identity {
+  dev: number;
+  ino: number | null;
+}
+
+function sameFile(a: Identity, b: Identity): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
@@ -175,6 +182,57 @@ export function openChecked(
     throw e;
   }
   return { file, info, opened: openedOf(checked, info) };
+}
+
+/** A file opened for reading as a node:fs descriptor ({@link openCheckedFd}); close it once. */
+export interface OpenedFd {
+  fd: number;
+  /** The handle's size when it was opened. */
+  size: number;
+  opened: OpenedFile;
+}
+
+/** node:fs errors by code, named as Deno names them (the error names the policy layer sees). */
+const ERROR_NAMES: Record<string, string> = {
+  ENOENT: "NotFound",
+  EACCES: "PermissionDenied",
+  EPERM: "PermissionDenied",
+  EISDIR: "IsADirectory",
+  ENOTDIR: "NotADirectory",
+  ELOOP: "FilesystemLoop",
+};
+
+function denoNamed(e: unknown): unknown {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== "string" || !(e instanceof Error) || e.name !== "Error") return e;
+  const named = new Error("the file could not be opened");
+  named.name = ERROR_NAMES[code] ?? "Unreadable";
+  return named;
+}
+
+/**
+ * Steps 3 and 4 for an open, as {@link openChecked} does them, through a node:fs descriptor: the
+ * descriptor's `fstat` must have the identity of step 1. For reading many files in a row (a
+ * search): behind narrowed permissions Deno's own handle `stat` resolves the file's path again on
+ * every call, so its cost grows with the path's depth (13 µs two folders down, 124 µs 43 down),
+ * where node:fs's `fstat` of the descriptor costs the same 14–16 µs at any depth.
+ */
+export function openCheckedFd(checked: Checked): OpenedFd {
+  swapHook?.("open", checked.real);
+  let fd: number;
+  try {
+    fd = openSync(checked.real, "r");
+  } catch (e) {
+    throw denoNamed(e);
+  }
+  try {
+    const info = fstatSync(fd);
+    if (!sameFile(info, checked.info)) throw new OutsideWall(SWAPPED);
+    return { fd, size: info.size, opened: { dev: info.dev, ino: info.ino, real: checked.real } };
+  } catch (e) {
+    closeSync(fd);
+    throw denoNamed(e);
+  }
 }
 
 /** Checks and opens `path` for reading: {@link checkPath} then {@link openChecked}. */
