@@ -16,6 +16,8 @@ import { planUndo, sessionDiff } from "../src/policy/undo.ts";
 import { ChangeLog } from "../src/policy/change_log.ts";
 import type { WorkerRequest } from "../src/worker/protocol.ts";
 import { sha256 } from "../src/util/hash.ts";
+import { keepBeforeRun } from "../src/policy/run_keep.ts";
+import { unpackSnapshot } from "../src/policy/run_changes.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const once = { run: { answer: "once" as const } };
@@ -257,5 +259,39 @@ Deno.test("undo runs: a run that put back bytes a vouch is bound to is still rec
     const done = await undo(fx.policy);
     assert.ok(done.ok, done.ok ? "" : done.error);
     assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "mine\n");
+  });
+});
+
+Deno.test("undo runs: what one session read before its runs is its own: another log reads again", async () => {
+  const reads: string[][] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(r.paths);
+  };
+  await withRunPolicy({ files: { "a.txt": "a\n" }, beforeCall }, async (fx) => {
+    // The reads must fall in a second after the file's change time (run_keep.ts), bounded.
+    const ctime = (await Deno.lstat(join(fx.root, "a.txt"))).ctime!.getTime();
+    for (let i = 0; i < 300 && Math.floor(Date.now() / 1000) * 1000 <= ctime; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const snap = await fx.policy.worker.call({
+      op: "snapshot",
+      root: fx.root,
+      skip: [],
+      maxEntries: 1000,
+    });
+    assert.ok(snap.ok);
+    const before = unpackSnapshot(snap.value);
+    const [one, two] = [ChangeLog.inMemory(), ChangeLog.inMemory()];
+    const keep = (changes: ChangeLog) =>
+      keepBeforeRun({ changes, worker: fx.policy.worker, workspace: fx.policy.workspace }, before);
+    await keep(one);
+    await keep(one);
+    assert.equal(reads.flat().filter((p) => p.endsWith("/a.txt")).length, 1, "one log reads once");
+    const kept = await keep(two);
+    assert.equal(reads.flat().filter((p) => p.endsWith("/a.txt")).length, 2, "the other reads");
+    assert.equal(kept.get("a.txt")?.kind, "bytes");
+    assert.equal(one.runReads.size, 1);
+    assert.equal(two.runReads.size, 1);
+    assert.notEqual(one.runReads, two.runReads);
   });
 });

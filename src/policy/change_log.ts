@@ -138,6 +138,16 @@ export async function recordFileChange(
   await log.add(by, [{ rel, before: await beforeOf(log, current), after, trustBefore }]);
 }
 
+/**
+ * What was read of a file before a run (run_keep.ts): the snapshot's key for it, the state kept,
+ * and the whole second the bytes were read in.
+ */
+export interface RunRead {
+  key: string;
+  before: Before;
+  second: number;
+}
+
 export class ChangeLog {
   readonly #records: ChangeRecord[] = [];
   /** In memory only (tests): the kept bytes by hash. */
@@ -149,6 +159,12 @@ export class ChangeLog {
   readonly #packed = new Map<string, { pack: string; offset: number; size: number }>();
   /** How many bytes may be kept in all before a run ({@link keepAllWithinBudget}). */
   budget = SESSION_KEEP_BUDGET_BYTES;
+  /**
+   * The files read before this session's runs, by workspace-relative path (run_keep.ts), so an
+   * unchanged file is not read again. The session's own, in memory: after `--resume` the first
+   * run reads again.
+   */
+  readonly runReads = new Map<string, RunRead>();
 
   private constructor(private readonly dir: string | null) {}
 

@@ -13,27 +13,16 @@
  * them all.
  */
 import type { Policy } from "./core.ts";
-import { type Before, type ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
+import { type Before, KEEP_MAX_BYTES, type RunRead } from "./change_log.ts";
 import { secondOf, type Snapshot, type SnapshotEntry } from "./run_changes.ts";
 import { openedAsChecked } from "./paths.ts";
-
-/** What was read of a file before a run: its bytes' hash, whether they are kept, and when. */
-interface Read {
-  key: string;
-  before: Before;
-  /** The whole second the bytes were read in. */
-  second: number;
-}
-
-/** Per session (its change log), the files read before its runs, by workspace-relative path. */
-const reads = new WeakMap<ChangeLog, Map<string, Read>>();
 
 /** How many files, and how many bytes, one round trip to the worker reads at most. */
 const BATCH_FILES = 256;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
 /** Whether a file read before may stand for the entry the snapshot holds now. */
-function stillRead(read: Read | undefined, entry: SnapshotEntry): read is Read {
+function stillRead(read: RunRead | undefined, entry: SnapshotEntry): read is RunRead {
   return read !== undefined && read.key === entry.key && secondOf(entry.ctimeMs) < read.second;
 }
 
@@ -47,8 +36,7 @@ export async function keepBeforeRun(
   policy: Pick<Policy, "changes" | "worker" | "workspace">,
   before: Snapshot,
 ): Promise<ReadonlyMap<string, Before>> {
-  let known = reads.get(policy.changes);
-  if (!known) reads.set(policy.changes, known = new Map());
+  const known = policy.changes.runReads;
   const out = new Map<string, Before>();
   const toRead: [string, SnapshotEntry][] = [];
   for (const [rel, entry] of before.entries) {
