@@ -110,22 +110,30 @@ Deno.test("undo runs: a file the person edited since the run is refused, named, 
   );
 });
 
-Deno.test("undo runs: past the session's budget a file is kept by hash only; /diff says so", async () => {
+Deno.test("undo runs: past the session's budget a file is not read; /diff says it is not kept", async () => {
+  const reads: string[] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(...r.paths);
+  };
   await withRunPolicy(
-    { files: { "small.txt": "s\n", "big.txt": "more than the budget\n" }, answers: [once] },
+    {
+      files: { "small.txt": "s\n", "big.txt": "more than the budget\n" },
+      answers: [once],
+      beforeCall,
+    },
     async (fx) => {
       fx.policy.changes.budget = 4;
       await sh(fx, "echo new > big.txt");
       assert.equal(fx.policy.changes.storedBytes <= 4, true);
       const before = fx.policy.changes.standing[0].files[0].before;
-      assert.equal(before.kind === "bytes" && !before.kept && before.budget, true);
-      // Hashed in the worker, its bytes not carried over: the hash is still theirs.
-      assert.equal(before.kind === "bytes" && before.sha256, sha256("more than the budget\n"));
+      assert.deepEqual(before, { kind: "unknown", why: "budget" });
+      // Nothing would use its hash: it was neither read nor hashed.
+      assert.ok(!reads.includes(join(fx.root, "big.txt")), reads.join(","));
       const [d] = await sessionDiff(fx.policy);
       assert.equal(d.preview, null);
       assert.match(
         d.note ?? "",
-        /kept 4 bytes of files: recorded by hash only; no diff, not undoable/,
+        /kept 4 bytes of files: its bytes before were not kept; no diff, not undoable/,
       );
       const refused = await planUndo(fx.policy, 1);
       assert.ok(!refused.ok);
@@ -133,6 +141,39 @@ Deno.test("undo runs: past the session's budget a file is kept by hash only; /di
       assert.equal(await Deno.readTextFile(join(fx.root, "big.txt")), "new\n");
     },
   );
+});
+
+Deno.test("undo runs: after a resume with the budget spent, bytes kept before are found by hash", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-spent-" });
+  const files = { "a.txt": "old\n", "other.txt": "of another size\n" };
+  try {
+    const first = await ChangeLog.open(dir);
+    // Only a.txt's bytes fit the first session's budget.
+    first.log.budget = 4;
+    await first.log.keepAllWithinBudget([new TextEncoder().encode("old\n")]);
+    const resumed = await ChangeLog.open(dir);
+    resumed.log.budget = 4;
+    const hashed: string[] = [];
+    const beforeCall = (r: WorkerRequest) => {
+      if (r.op === "readMany" && r.hashOnly) hashed.push(...r.paths);
+    };
+    await withRunPolicy(
+      { files, answers: [once], changes: resumed.log, beforeCall },
+      async (fx) => {
+        await sh(fx, "echo new > a.txt");
+        // a.txt has the size of bytes kept: hashed in the worker, and found kept; other.txt,
+        // of another size, cannot be kept already and is not read.
+        assert.deepEqual(hashed, [join(fx.root, "a.txt")]);
+        const a = fx.policy.changes.standing[0].files[0].before;
+        assert.ok(a.kind === "bytes" && a.kept && a.sha256 === sha256("old\n"), JSON.stringify(a));
+        const done = await undo(fx.policy);
+        assert.ok(done.ok, done.ok ? "" : done.error);
+        assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "old\n");
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("undo runs: the kept bytes survive a resume, and the run is undone after it", async () => {

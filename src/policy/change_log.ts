@@ -27,9 +27,10 @@ export type Before =
   }
   /**
    * A run changed it and its bytes before were not kept (docs/decisions.md): over the bound
-   * (`large`), or not seen before the run (past the snapshot's bound, or not a regular file).
+   * (`large`), past the session's budget (`budget`: not read, nor hashed), or not seen before the
+   * run (past the snapshot's bound, or not a regular file).
    */
-  | { kind: "unknown"; why?: "large" };
+  | { kind: "unknown"; why?: "large" | "budget" };
 
 export interface ChangedFile {
   rel: string;
@@ -81,7 +82,10 @@ const rowSchema = z.union([
           kept: z.boolean(),
           budget: z.literal(true).optional(),
         }),
-        z.object({ kind: z.literal("unknown"), why: z.literal("large").optional() }),
+        z.object({
+          kind: z.literal("unknown"),
+          why: z.enum(["large", "budget"]).optional(),
+        }),
       ]),
       after: hex.nullable(),
       trustBefore: entrySchema.nullable(),
@@ -155,6 +159,8 @@ export class ChangeLog {
   /** The hashes kept, and the bytes they take in all. */
   readonly #stored = new Set<string>();
   #storedBytes = 0;
+  /** The sizes of the bytes kept: a file of another size cannot be kept already. */
+  readonly #sizes = new Set<number>();
   /** Bytes kept together before a run: which pack holds each hash, where, how long. */
   readonly #packed = new Map<string, { pack: string; offset: number; size: number }>();
   /** How many bytes may be kept in all before a run ({@link keepAllWithinBudget}). */
@@ -182,8 +188,10 @@ export class ChangeLog {
       const pack = /^([0-9a-f]{64})\.pack\.json$/.exec(entry.name)?.[1];
       if (!entry.isFile) continue;
       if (hash !== undefined) {
+        const { size } = await Deno.lstat(join(dir, "changes", entry.name));
         log.#stored.add(hash);
-        log.#storedBytes += (await Deno.lstat(join(dir, "changes", entry.name))).size;
+        log.#sizes.add(size);
+        log.#storedBytes += size;
       } else if (pack !== undefined && !await log.#openPack(pack)) {
         problems.push(`${join(dir, "changes", entry.name)}: a pack's index does not fit; skipped`);
       }
@@ -217,6 +225,11 @@ export class ChangeLog {
     return this.#stored.has(hash);
   }
 
+  /** Whether bytes of `size` are kept: only then may a file of that size be kept already. */
+  holdsSize(size: number): boolean {
+    return this.#sizes.has(size);
+  }
+
   /** The bytes kept in all. */
   get storedBytes(): number {
     return this.#storedBytes;
@@ -233,6 +246,7 @@ export class ChangeLog {
       this.#storedBytes += (await Deno.lstat(`${base}.pack`)).size;
       for (const [hash, offset, size] of index.data) {
         this.#stored.add(hash);
+        this.#sizes.add(size);
         this.#packed.set(hash, { pack, offset, size });
       }
       return true;
@@ -288,6 +302,7 @@ export class ChangeLog {
     }
     for (const [hash, bytes] of fresh) {
       this.#stored.add(hash);
+      this.#sizes.add(bytes.length);
       this.#storedBytes += bytes.length;
     }
   }
@@ -306,6 +321,7 @@ export class ChangeLog {
       }
     }
     this.#stored.add(hash);
+    this.#sizes.add(bytes.length);
     this.#storedBytes += bytes.length;
     return hash;
   }

@@ -5,7 +5,9 @@
  * regular file the snapshot before the run recorded, at most {@link KEEP_MAX_BYTES}, is read
  * through the effect worker (its wall checks every read), checked to be the file the snapshot
  * saw, and kept in the session's content-addressed store while the session's budget lasts
- * (`ChangeLog.keepAllWithinBudget`, one pack a batch), smallest first; past it, by hash only, hashed in the worker.
+ * (`ChangeLog.keepAllWithinBudget`, one pack a batch), smallest first; past it, a file is not
+ * read, unless bytes of its size are kept already (then it is hashed in the worker, and found
+ * kept or not).
  *
  * A file read before is not read again while its device, inode, size, modification and change
  * time are what they were — and its change time fell in a second before the one it was read in:
@@ -49,25 +51,35 @@ export async function keepBeforeRun(
     if (stillRead(read, entry)) out.set(rel, read.before);
     else toRead.push([rel, entry]);
   }
-  // Smallest first, so that the budget keeps as many files as it can; once a batch no longer
-  // fits in what is left of it, the rest are hashed in the worker, their bytes not carried over.
+  // Smallest first, so that the budget keeps as many files as it can. Once a batch no longer
+  // fits in what is left of it, a file is hashed (in the worker, its bytes not carried over) only
+  // when the store holds bytes of its size: only then may they be kept already (kept before a
+  // resume, or the same bytes as another file). Any other is not read at all: nothing would
+  // use its hash, since bytes not kept are neither shown nor restored.
   toRead.sort((a, b) => a[1].size - b[1].size);
-  let hashOnly = false;
+  let spent = false;
   for (let i = 0; i < toRead.length;) {
-    const batch: [string, SnapshotEntry][] = [];
+    const next: [string, SnapshotEntry][] = [];
     let bytes = 0;
-    while (i < toRead.length && batch.length < BATCH_FILES && bytes < BATCH_BYTES) {
+    while (i < toRead.length && next.length < BATCH_FILES && bytes < BATCH_BYTES) {
       bytes += toRead[i][1].size;
-      batch.push(toRead[i++]);
+      next.push(toRead[i++]);
     }
-    hashOnly ||= policy.changes.storedBytes + bytes > policy.changes.budget;
+    spent ||= policy.changes.storedBytes + bytes > policy.changes.budget;
+    const batch = spent ? next.filter(([, e]) => policy.changes.holdsSize(e.size)) : next;
+    if (spent) {
+      for (const [rel, entry] of next) {
+        if (!policy.changes.holdsSize(entry.size)) out.set(rel, { kind: "unknown", why: "budget" });
+      }
+      if (batch.length === 0) continue;
+    }
     const abs = batch.map(([rel]) => `${policy.workspace.root}/${rel}`);
     const got = await policy.worker.call({
       op: "readMany",
       paths: abs,
       maxBytes: KEEP_MAX_BYTES,
       followLinks: false,
-      ...(hashOnly ? { hashOnly: true as const } : {}),
+      ...(spent ? { hashOnly: true as const } : {}),
     });
     if (!got.ok) continue;
     const second = secondOf(Date.now());

@@ -105,6 +105,14 @@ async function currentHash(policy: Policy, rel: string): Promise<string | null> 
 /** The bytes a state before stands for: null for absent; a note when they are not kept. */
 async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uint8Array | null>> {
   if (before.kind === "absent") return ok(null);
+  if (
+    before.kind === "unknown" && before.why === "budget" || before.kind === "bytes" && before.budget
+  ) {
+    return err(
+      `changed by a run after the session had kept ${budgetLimit(policy)} of files: ` +
+        "its bytes before were not kept, so it cannot be undone",
+    );
+  }
   if (before.kind === "unknown") {
     return err(
       before.why === "large"
@@ -114,10 +122,7 @@ async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uin
   }
   if (!before.kept) {
     return err(
-      before.budget
-        ? `changed by a run after the session had kept ${budgetLimit(policy)} of files: ` +
-          "recorded by hash only, so it cannot be undone"
-        : `over ${keepLimit()} before the change: recorded by hash only, so it cannot be undone`,
+      `over ${keepLimit()} before the change: recorded by hash only, so it cannot be undone`,
     );
   }
   const bytes = await policy.changes.kept(before.sha256);
