@@ -16,7 +16,7 @@ import { planUndo, sessionDiff } from "../src/policy/undo.ts";
 import { ChangeLog } from "../src/policy/change_log.ts";
 import type { WorkerRequest } from "../src/worker/protocol.ts";
 import { sha256 } from "../src/util/hash.ts";
-import { keepBeforeRun } from "../src/policy/run_keep.ts";
+import { inContentStore, keepBeforeRun } from "../src/policy/run_keep.ts";
 import { unpackSnapshot } from "../src/policy/run_changes.ts";
 
 const run = runTool as unknown as ToolDef<never>;
@@ -334,5 +334,53 @@ Deno.test("undo runs: what one session read before its runs is its own: another 
     assert.equal(one.runReads.size, 1);
     assert.equal(two.runReads.size, 1);
     assert.notEqual(one.runReads, two.runReads);
+  });
+});
+
+Deno.test("undo runs: git's objects are not kept: the budget is not spent on them", () => {
+  for (
+    const rel of [
+      ".git/objects/ab/cdef",
+      "sub/.git/objects/pack/pack-1.pack",
+      ".git/modules/lib/objects/ab/cdef",
+      ".git/lfs/objects/ab/cd/abcd",
+      ".pnpm-store/v3/files/ab/cdef",
+    ]
+  ) assert.equal(inContentStore(rel), true, rel);
+  for (
+    const rel of [
+      ".git/refs/heads/main",
+      ".git/index",
+      "src/objects/a.ts",
+      ".gitobjects/a",
+      "git/objects/a",
+    ]
+  ) assert.equal(inContentStore(rel), false, rel);
+});
+
+Deno.test("undo runs: a run that adds git objects is undone; one that rewrites an object is refused", async () => {
+  const reads: string[] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(...r.paths);
+  };
+  const files = {
+    ".git/objects/ab/cdef": "blob\n",
+    ".git/objects/12/old": "older blob\n",
+    ".git/refs/heads/main": "1111\n",
+  };
+  await withRunPolicy({ files, answers: [once, once], beforeCall }, async (fx) => {
+    await sh(fx, "echo 2222 > .git/refs/heads/main && echo new > .git/objects/12/3456");
+    assert.ok(!reads.some((p) => p.includes("/.git/objects/")), reads.join(","));
+    assert.ok(reads.includes(join(fx.root, ".git/refs/heads/main")), "the ref is kept");
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await Deno.readTextFile(join(fx.root, ".git/refs/heads/main")), "1111\n");
+    assert.equal(await exists(join(fx.root, ".git/objects/12/3456")), false);
+    await sh(fx, "echo altered > .git/objects/ab/cdef");
+    const refused = await planUndo(fx.policy, 1);
+    assert.ok(!refused.ok);
+    assert.match(refused.error, /cdef was changed by a run in a content-addressed store/);
+    const [d] = await sessionDiff(fx.policy);
+    assert.match(d.note ?? "", /content-addressed store .*; no diff, not undoable/);
   });
 });

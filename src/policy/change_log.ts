@@ -27,10 +27,11 @@ export type Before =
   }
   /**
    * A run changed it and its bytes before were not kept (docs/decisions.md): over the bound
-   * (`large`), past the session's budget (`budget`: not read, nor hashed), or not seen before the
-   * run (past the snapshot's bound, or not a regular file).
+   * (`large`), past the session's budget (`budget`: not read, nor hashed), in a content-addressed
+   * store such as git's objects (`store`: run_keep.ts), or not seen before the run (past the
+   * snapshot's bound, or not a regular file).
    */
-  | { kind: "unknown"; why?: "large" | "budget" };
+  | { kind: "unknown"; why?: "large" | "budget" | "store" };
 
 export interface ChangedFile {
   rel: string;
@@ -84,7 +85,7 @@ const rowSchema = z.union([
         }),
         z.object({
           kind: z.literal("unknown"),
-          why: z.enum(["large", "budget"]).optional(),
+          why: z.enum(["large", "budget", "store"]).optional(),
         }),
       ]),
       after: hex.nullable(),

@@ -23,6 +23,24 @@ import { openedAsChecked } from "./paths.ts";
 const BATCH_FILES = 256;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The stores whose files are written once under the hash of their content and never rewritten in
+ * place (docs/decisions.md): git's objects (loose and packed, a submodule's beneath
+ * `.git/modules/`, large files' beneath `lfs/`), at any depth, and pnpm's content store. Keeping
+ * them spends the budget, smallest first, on files no run rewrites: a run adds to them (and
+ * undoing it removes what it added, which needs nothing kept), or removes from them (`git gc`),
+ * which then cannot be undone.
+ */
+const CONTENT_STORES = [
+  /(^|\/)\.git\/(modules\/.+\/)?(lfs\/)?objects\//,
+  /(^|\/)\.pnpm-store\//,
+];
+
+/** Whether `rel` lies in a content-addressed store whose files are not kept before a run. */
+export function inContentStore(rel: string): boolean {
+  return CONTENT_STORES.some((store) => store.test(rel));
+}
+
 /** Whether a file read before may stand for the entry the snapshot holds now. */
 function stillRead(read: RunRead | undefined, entry: SnapshotEntry): read is RunRead {
   return read !== undefined && read.key === entry.key && secondOf(entry.ctimeMs) < read.second;
@@ -45,6 +63,10 @@ export async function keepBeforeRun(
     if (entry.kind !== "f") continue;
     if (entry.size > KEEP_MAX_BYTES) {
       out.set(rel, { kind: "unknown", why: "large" });
+      continue;
+    }
+    if (inContentStore(rel)) {
+      out.set(rel, { kind: "unknown", why: "store" });
       continue;
     }
     const read = known.get(rel);

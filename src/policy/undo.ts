@@ -113,6 +113,12 @@ async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uin
         "its bytes before were not kept, so it cannot be undone",
     );
   }
+  if (before.kind === "unknown" && before.why === "store") {
+    return err(
+      "changed by a run in a content-addressed store (such as git's objects), whose files are " +
+        "not kept before a run, so it cannot be undone",
+    );
+  }
   if (before.kind === "unknown") {
     return err(
       before.why === "large"
