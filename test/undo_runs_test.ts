@@ -384,3 +384,64 @@ Deno.test("undo runs: a run that adds git objects is undone; one that rewrites a
     assert.match(d.note ?? "", /content-addressed store .*; no diff, not undoable/);
   });
 });
+
+const modeOf = async (path: string) => (await Deno.lstat(path)).mode! & 0o7777;
+
+Deno.test("undo runs: a removed executable comes back with its mode; a removed empty folder is made again", async () => {
+  await withRunPolicy({ files: { "tool.sh": "#!/bin/sh\n" }, answers: [once] }, async (fx) => {
+    await Deno.chmod(join(fx.root, "tool.sh"), 0o750);
+    await Deno.mkdir(join(fx.root, "empty/inner"), { recursive: true });
+    assert.match(await sh(fx, "rm tool.sh && rm -r empty"), /3 removed/);
+    const diff = await sessionDiff(fx.policy);
+    assert.deepEqual(
+      new Map(diff.map((f) => [f.rel, f.note])),
+      new Map([["empty/inner", "an empty folder, removed"], ["tool.sh", "the file is removed"]]),
+    );
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await modeOf(join(fx.root, "tool.sh")), 0o750);
+    assert.ok((await Deno.lstat(join(fx.root, "empty/inner"))).isDirectory);
+  });
+});
+
+Deno.test("undo runs: a run that makes a file setuid is undone to its mode before, never a setuid one", async () => {
+  await withRunPolicy(
+    { files: { "tool.sh": "#!/bin/sh\n", "was.sh": "#!/bin/sh\n" }, answers: [once] },
+    async (fx) => {
+      await Deno.chmod(join(fx.root, "tool.sh"), 0o640);
+      // A file setuid before the run: its permission bits come back, the setuid bit never.
+      await Deno.chmod(join(fx.root, "was.sh"), 0o4755);
+      await sh(fx, "chmod 6755 tool.sh && echo changed >> was.sh && chmod 4755 was.sh");
+      assert.equal(await modeOf(join(fx.root, "tool.sh")), 0o6755, "the run made it setuid");
+      const done = await undo(fx.policy);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      assert.equal(await modeOf(join(fx.root, "tool.sh")), 0o640);
+      assert.equal(await modeOf(join(fx.root, "was.sh")), 0o755);
+      assert.equal(await Deno.readTextFile(join(fx.root, "was.sh")), "#!/bin/sh\n");
+    },
+  );
+});
+
+Deno.test("undo runs: a mode with more than permission bits in the session's state is not read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-mode-" });
+  try {
+    const forged = {
+      type: "change",
+      seq: 0,
+      by: "run",
+      files: [{
+        rel: "tool.sh",
+        before: { kind: "bytes", sha256: sha256("x"), size: 1, kept: true, mode: 0o4755 },
+        after: sha256("y"),
+        trustBefore: null,
+      }],
+    };
+    await Deno.mkdir(join(dir, "changes"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "changes.jsonl"), JSON.stringify(forged) + "\n");
+    const { log, problems } = await ChangeLog.open(dir);
+    assert.equal(log.records.length, 0);
+    assert.equal(problems.length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -24,7 +24,11 @@ export type Before =
     kept: boolean;
     /** Not kept because the session's budget for a run's kept bytes was spent. */
     budget?: true;
+    /** Its permission bits (`0o777` of them) when a run's keep read it: `/undo` restores them. */
+    mode?: number;
   }
+  /** An empty folder a run removed, which `/undo` makes again (run_keep.ts saw it). */
+  | { kind: "folder" }
   /**
    * A run changed it and its bytes before were not kept (docs/decisions.md): over the bound
    * (`large`), past the session's budget (`budget`: not read, nor hashed), in a content-addressed
@@ -82,7 +86,9 @@ const rowSchema = z.union([
           size: z.number().int().min(0),
           kept: z.boolean(),
           budget: z.literal(true).optional(),
+          mode: z.number().int().min(0).max(0o777).optional(),
         }),
+        z.object({ kind: z.literal("folder") }),
         z.object({
           kind: z.literal("unknown"),
           why: z.enum(["large", "budget", "store"]).optional(),

@@ -18,6 +18,7 @@ import type { Policy } from "./core.ts";
 import { type Before, KEEP_MAX_BYTES, type RunRead } from "./change_log.ts";
 import { secondOf, type Snapshot, type SnapshotEntry } from "./run_changes.ts";
 import { openedAsChecked } from "./paths.ts";
+import { isBeneath } from "./trust_map.ts";
 
 /** How many files, and how many bytes, one round trip to the worker reads at most. */
 const BATCH_FILES = 256;
@@ -60,6 +61,10 @@ export async function keepBeforeRun(
   const out = new Map<string, Before>();
   const toRead: [string, SnapshotEntry][] = [];
   for (const [rel, entry] of before.entries) {
+    // A folder the snapshot saw into: if the run removes it and nothing beneath it, it was empty.
+    if (entry.kind === "d" && !before.blind.some((dir) => dir === rel || isBeneath(dir, rel))) {
+      out.set(rel, { kind: "folder" });
+    }
     if (entry.kind !== "f") continue;
     if (entry.size > KEEP_MAX_BYTES) {
       out.set(rel, { kind: "unknown", why: "large" });
@@ -106,18 +111,24 @@ export async function keepBeforeRun(
     if (!got.ok) continue;
     const second = secondOf(Date.now());
     // The files that are what the snapshot saw: their bytes, kept in one pack, or their hash.
-    const good: { rel: string; entry: SnapshotEntry; bytes?: Uint8Array; sha256?: string }[] = [];
+    const good: {
+      rel: string;
+      entry: SnapshotEntry;
+      bytes?: Uint8Array;
+      sha256?: string;
+      mode?: number;
+    }[] = [];
     for (const [j, item] of got.value.entries()) {
       const [rel, entry] = batch[j];
       if (item.size !== entry.size || item.skipped !== undefined) continue;
       if (!openedAsChecked({ abs: abs[j], id: entry.id }, item.opened)) continue;
-      good.push({ rel, entry, bytes: item.bytes, sha256: item.sha256 });
+      good.push({ rel, entry, bytes: item.bytes, sha256: item.sha256, mode: item.mode });
     }
     const withBytes = good.filter((g) => g.bytes !== undefined);
     const keptAs = await policy.changes.keepAllWithinBudget(withBytes.map((g) => g.bytes!));
     withBytes.forEach((g, k) => g.sha256 = keptAs[k].sha256);
     const keptHashes = new Set(keptAs.filter((k) => k.kept).map((k) => k.sha256));
-    for (const { rel, entry, sha256 } of good) {
+    for (const { rel, entry, sha256, mode } of good) {
       if (sha256 === undefined) continue;
       const kept = keptHashes.has(sha256) || policy.changes.holds(sha256);
       const state: Before = {
@@ -126,6 +137,8 @@ export async function keepBeforeRun(
         size: entry.size,
         kept,
         ...(kept ? {} : { budget: true as const }),
+        // Permission bits only: a setuid, setgid or sticky bit is never restored.
+        ...(mode === undefined ? {} : { mode: mode & 0o777 }),
       };
       known.set(rel, { key: entry.key, before: state, second });
       out.set(rel, state);
