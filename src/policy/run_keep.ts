@@ -49,7 +49,8 @@ function stillRead(read: RunRead | undefined, entry: SnapshotEntry): read is Run
 
 /**
  * Keeps, before a run, the state of every regular file the snapshot `before` recorded: its
- * bytes (or, past the budget, its hash), or that it is over the bound. A file that changed
+ * bytes and mode, or why they are not kept (over the bound, past the budget, in a content store),
+ * and of every folder it saw into (one the run removes whole was empty). A file that changed
  * between the snapshot and its read (another identity, another size) is left out: its state
  * before is unknown, and a run that changes it cannot be undone.
  */
@@ -95,8 +96,13 @@ export async function keepBeforeRun(
     spent ||= policy.changes.storedBytes + bytes > policy.changes.budget;
     const batch = spent ? next.filter(([, e]) => policy.changes.holdsSize(e.size)) : next;
     if (spent) {
+      // Remembered like a read, so a later run does not weigh it again while it is unchanged.
+      const second = secondOf(Date.now());
       for (const [rel, entry] of next) {
-        if (!policy.changes.holdsSize(entry.size)) out.set(rel, { kind: "unknown", why: "budget" });
+        if (policy.changes.holdsSize(entry.size)) continue;
+        const state: Before = { kind: "unknown", why: "budget" };
+        known.set(rel, { key: entry.key, before: state, second });
+        out.set(rel, state);
       }
       if (batch.length === 0) continue;
     }
