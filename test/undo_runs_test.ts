@@ -16,6 +16,8 @@ import { planUndo, sessionDiff } from "../src/policy/undo.ts";
 import { ChangeLog } from "../src/policy/change_log.ts";
 import type { WorkerRequest } from "../src/worker/protocol.ts";
 import { sha256 } from "../src/util/hash.ts";
+import { inContentStore, keepBeforeRun } from "../src/policy/run_keep.ts";
+import { unpackSnapshot } from "../src/policy/run_changes.ts";
 
 const run = runTool as unknown as ToolDef<never>;
 const once = { run: { answer: "once" as const } };
@@ -109,22 +111,30 @@ Deno.test("undo runs: a file the person edited since the run is refused, named, 
   );
 });
 
-Deno.test("undo runs: past the session's budget a file is kept by hash only; /diff says so", async () => {
+Deno.test("undo runs: past the session's budget a file is not read; /diff says it is not kept", async () => {
+  const reads: string[] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(...r.paths);
+  };
   await withRunPolicy(
-    { files: { "small.txt": "s\n", "big.txt": "more than the budget\n" }, answers: [once] },
+    {
+      files: { "small.txt": "s\n", "big.txt": "more than the budget\n" },
+      answers: [once],
+      beforeCall,
+    },
     async (fx) => {
       fx.policy.changes.budget = 4;
       await sh(fx, "echo new > big.txt");
       assert.equal(fx.policy.changes.storedBytes <= 4, true);
       const before = fx.policy.changes.standing[0].files[0].before;
-      assert.equal(before.kind === "bytes" && !before.kept && before.budget, true);
-      // Hashed in the worker, its bytes not carried over: the hash is still theirs.
-      assert.equal(before.kind === "bytes" && before.sha256, sha256("more than the budget\n"));
+      assert.deepEqual(before, { kind: "unknown", why: "budget" });
+      // Nothing would use its hash: it was neither read nor hashed.
+      assert.ok(!reads.includes(join(fx.root, "big.txt")), reads.join(","));
       const [d] = await sessionDiff(fx.policy);
       assert.equal(d.preview, null);
       assert.match(
         d.note ?? "",
-        /kept 4 bytes of files: recorded by hash only; no diff, not undoable/,
+        /kept 4 bytes of files: its bytes before were not kept; no diff, not undoable/,
       );
       const refused = await planUndo(fx.policy, 1);
       assert.ok(!refused.ok);
@@ -132,6 +142,39 @@ Deno.test("undo runs: past the session's budget a file is kept by hash only; /di
       assert.equal(await Deno.readTextFile(join(fx.root, "big.txt")), "new\n");
     },
   );
+});
+
+Deno.test("undo runs: after a resume with the budget spent, bytes kept before are found by hash", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-spent-" });
+  const files = { "a.txt": "old\n", "other.txt": "of another size\n" };
+  try {
+    const first = await ChangeLog.open(dir);
+    // Only a.txt's bytes fit the first session's budget.
+    first.log.budget = 4;
+    await first.log.keepAllWithinBudget([new TextEncoder().encode("old\n")]);
+    const hashed: string[] = [];
+    const beforeCall = (r: WorkerRequest) => {
+      if (r.op === "readMany" && r.hashOnly) hashed.push(...r.paths);
+    };
+    // The session resumed: its folder opened again by the fixture, the budget as small.
+    await withRunPolicy(
+      { files, answers: [once], sessionDir: dir, beforeCall },
+      async (fx) => {
+        fx.policy.changes.budget = 4;
+        await sh(fx, "echo new > a.txt");
+        // a.txt has the size of bytes kept: hashed in the worker, and found kept; other.txt,
+        // of another size, cannot be kept already and is not read.
+        assert.deepEqual(hashed, [join(fx.root, "a.txt")]);
+        const a = fx.policy.changes.standing[0].files[0].before;
+        assert.ok(a.kind === "bytes" && a.kept && a.sha256 === sha256("old\n"), JSON.stringify(a));
+        const done = await undo(fx.policy);
+        assert.ok(done.ok, done.ok ? "" : done.error);
+        assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "old\n");
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("undo runs: the kept bytes survive a resume, and the run is undone after it", async () => {
@@ -260,4 +303,147 @@ Deno.test("undo runs: a run that put back bytes a vouch is bound to is still rec
     assert.ok(done.ok, done.ok ? "" : done.error);
     assert.equal(await Deno.readTextFile(join(fx.root, "a.txt")), "mine\n");
   });
+});
+
+Deno.test("undo runs: what one session read before its runs is its own: another log reads again", async () => {
+  const reads: string[][] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(r.paths);
+  };
+  await withRunPolicy({ files: { "a.txt": "a\n" }, beforeCall }, async (fx) => {
+    // The reads must fall in a second after the file's change time (run_keep.ts), bounded.
+    const ctime = (await Deno.lstat(join(fx.root, "a.txt"))).ctime!.getTime();
+    for (let i = 0; i < 300 && Math.floor(Date.now() / 1000) * 1000 <= ctime; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const snap = await fx.policy.worker.call({
+      op: "snapshot",
+      root: fx.root,
+      skip: [],
+      maxEntries: 1000,
+    });
+    assert.ok(snap.ok);
+    const before = unpackSnapshot(snap.value);
+    const [one, two] = [ChangeLog.inMemory(), ChangeLog.inMemory()];
+    const keep = (changes: ChangeLog) =>
+      keepBeforeRun({ changes, worker: fx.policy.worker, workspace: fx.policy.workspace }, before);
+    await keep(one);
+    await keep(one);
+    assert.equal(reads.flat().filter((p) => p.endsWith("/a.txt")).length, 1, "one log reads once");
+    const kept = await keep(two);
+    assert.equal(reads.flat().filter((p) => p.endsWith("/a.txt")).length, 2, "the other reads");
+    assert.equal(kept.get("a.txt")?.kind, "bytes");
+    assert.equal(one.runReads.size, 1);
+    assert.equal(two.runReads.size, 1);
+    assert.notEqual(one.runReads, two.runReads);
+  });
+});
+
+Deno.test("undo runs: git's objects are not kept: the budget is not spent on them", () => {
+  for (
+    const rel of [
+      ".git/objects/ab/cdef",
+      "sub/.git/objects/pack/pack-1.pack",
+      ".git/modules/lib/objects/ab/cdef",
+      ".git/lfs/objects/ab/cd/abcd",
+      ".pnpm-store/v3/files/ab/cdef",
+    ]
+  ) assert.equal(inContentStore(rel), true, rel);
+  for (
+    const rel of [
+      ".git/refs/heads/main",
+      ".git/index",
+      "src/objects/a.ts",
+      ".gitobjects/a",
+      "git/objects/a",
+    ]
+  ) assert.equal(inContentStore(rel), false, rel);
+});
+
+Deno.test("undo runs: a run that adds git objects is undone; one that rewrites an object is refused", async () => {
+  const reads: string[] = [];
+  const beforeCall = (r: WorkerRequest) => {
+    if (r.op === "readMany") reads.push(...r.paths);
+  };
+  const files = {
+    ".git/objects/ab/cdef": "blob\n",
+    ".git/objects/12/old": "older blob\n",
+    ".git/refs/heads/main": "1111\n",
+  };
+  await withRunPolicy({ files, answers: [once, once], beforeCall }, async (fx) => {
+    await sh(fx, "echo 2222 > .git/refs/heads/main && echo new > .git/objects/12/3456");
+    assert.ok(!reads.some((p) => p.includes("/.git/objects/")), reads.join(","));
+    assert.ok(reads.includes(join(fx.root, ".git/refs/heads/main")), "the ref is kept");
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await Deno.readTextFile(join(fx.root, ".git/refs/heads/main")), "1111\n");
+    assert.equal(await exists(join(fx.root, ".git/objects/12/3456")), false);
+    await sh(fx, "echo altered > .git/objects/ab/cdef");
+    const refused = await planUndo(fx.policy, 1);
+    assert.ok(!refused.ok);
+    assert.match(refused.error, /cdef was changed by a run in a content-addressed store/);
+    const [d] = await sessionDiff(fx.policy);
+    assert.match(d.note ?? "", /content-addressed store .*; no diff, not undoable/);
+  });
+});
+
+const modeOf = async (path: string) => (await Deno.lstat(path)).mode! & 0o7777;
+
+Deno.test("undo runs: a removed executable comes back with its mode; a removed empty folder is made again", async () => {
+  await withRunPolicy({ files: { "tool.sh": "#!/bin/sh\n" }, answers: [once] }, async (fx) => {
+    await Deno.chmod(join(fx.root, "tool.sh"), 0o750);
+    await Deno.mkdir(join(fx.root, "empty/inner"), { recursive: true });
+    assert.match(await sh(fx, "rm tool.sh && rm -r empty"), /3 removed/);
+    const diff = await sessionDiff(fx.policy);
+    assert.deepEqual(
+      new Map(diff.map((f) => [f.rel, f.note])),
+      new Map([["empty/inner", "an empty folder, removed"], ["tool.sh", "the file is removed"]]),
+    );
+    const done = await undo(fx.policy);
+    assert.ok(done.ok, done.ok ? "" : done.error);
+    assert.equal(await modeOf(join(fx.root, "tool.sh")), 0o750);
+    assert.ok((await Deno.lstat(join(fx.root, "empty/inner"))).isDirectory);
+  });
+});
+
+Deno.test("undo runs: a run that makes a file setuid is undone to its mode before, never a setuid one", async () => {
+  await withRunPolicy(
+    { files: { "tool.sh": "#!/bin/sh\n", "was.sh": "#!/bin/sh\n" }, answers: [once] },
+    async (fx) => {
+      await Deno.chmod(join(fx.root, "tool.sh"), 0o640);
+      // A file setuid before the run: its permission bits come back, the setuid bit never.
+      await Deno.chmod(join(fx.root, "was.sh"), 0o4755);
+      await sh(fx, "chmod 6755 tool.sh && echo changed >> was.sh && chmod 4755 was.sh");
+      assert.equal(await modeOf(join(fx.root, "tool.sh")), 0o6755, "the run made it setuid");
+      const done = await undo(fx.policy);
+      assert.ok(done.ok, done.ok ? "" : done.error);
+      assert.equal(await modeOf(join(fx.root, "tool.sh")), 0o640);
+      assert.equal(await modeOf(join(fx.root, "was.sh")), 0o755);
+      assert.equal(await Deno.readTextFile(join(fx.root, "was.sh")), "#!/bin/sh\n");
+    },
+  );
+});
+
+Deno.test("undo runs: a mode with more than permission bits in the session's state is not read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "bb-undo-mode-" });
+  try {
+    const forged = {
+      type: "change",
+      seq: 0,
+      by: "run",
+      files: [{
+        rel: "tool.sh",
+        before: { kind: "bytes", sha256: sha256("x"), size: 1, kept: true, mode: 0o4755 },
+        after: sha256("y"),
+        trustBefore: null,
+      }],
+    };
+    await Deno.mkdir(join(dir, "changes"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "changes.jsonl"), JSON.stringify(forged) + "\n");
+    const { log, problems } = await ChangeLog.open(dir);
+    assert.equal(log.records.length, 0);
+    assert.equal(problems.length, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -24,12 +24,18 @@ export type Before =
     kept: boolean;
     /** Not kept because the session's budget for a run's kept bytes was spent. */
     budget?: true;
+    /** Its permission bits (`0o777` of them) when a run's keep read it: `/undo` restores them. */
+    mode?: number;
   }
+  /** An empty folder a run removed, which `/undo` makes again (run_keep.ts saw it). */
+  | { kind: "folder" }
   /**
    * A run changed it and its bytes before were not kept (docs/decisions.md): over the bound
-   * (`large`), or not seen before the run (past the snapshot's bound, or not a regular file).
+   * (`large`), past the session's budget (`budget`: not read, nor hashed), in a content-addressed
+   * store such as git's objects (`store`: run_keep.ts), or not seen before the run (past the
+   * snapshot's bound, or not a regular file).
    */
-  | { kind: "unknown"; why?: "large" };
+  | { kind: "unknown"; why?: "large" | "budget" | "store" };
 
 export interface ChangedFile {
   rel: string;
@@ -80,8 +86,13 @@ const rowSchema = z.union([
           size: z.number().int().min(0),
           kept: z.boolean(),
           budget: z.literal(true).optional(),
+          mode: z.number().int().min(0).max(0o777).optional(),
         }),
-        z.object({ kind: z.literal("unknown"), why: z.literal("large").optional() }),
+        z.object({ kind: z.literal("folder") }),
+        z.object({
+          kind: z.literal("unknown"),
+          why: z.enum(["large", "budget", "store"]).optional(),
+        }),
       ]),
       after: hex.nullable(),
       trustBefore: entrySchema.nullable(),
@@ -138,6 +149,16 @@ export async function recordFileChange(
   await log.add(by, [{ rel, before: await beforeOf(log, current), after, trustBefore }]);
 }
 
+/**
+ * What was read of a file before a run (run_keep.ts): the snapshot's key for it, the state kept,
+ * and the whole second the bytes were read in.
+ */
+export interface RunRead {
+  key: string;
+  before: Before;
+  second: number;
+}
+
 export class ChangeLog {
   readonly #records: ChangeRecord[] = [];
   /** In memory only (tests): the kept bytes by hash. */
@@ -145,10 +166,18 @@ export class ChangeLog {
   /** The hashes kept, and the bytes they take in all. */
   readonly #stored = new Set<string>();
   #storedBytes = 0;
+  /** The sizes of the bytes kept: a file of another size cannot be kept already. */
+  readonly #sizes = new Set<number>();
   /** Bytes kept together before a run: which pack holds each hash, where, how long. */
   readonly #packed = new Map<string, { pack: string; offset: number; size: number }>();
   /** How many bytes may be kept in all before a run ({@link keepAllWithinBudget}). */
   budget = SESSION_KEEP_BUDGET_BYTES;
+  /**
+   * The files read before this session's runs, by workspace-relative path (run_keep.ts), so an
+   * unchanged file is not read again. The session's own, in memory: after `--resume` the first
+   * run reads again.
+   */
+  readonly runReads = new Map<string, RunRead>();
 
   private constructor(private readonly dir: string | null) {}
 
@@ -166,8 +195,10 @@ export class ChangeLog {
       const pack = /^([0-9a-f]{64})\.pack\.json$/.exec(entry.name)?.[1];
       if (!entry.isFile) continue;
       if (hash !== undefined) {
+        const { size } = await Deno.lstat(join(dir, "changes", entry.name));
         log.#stored.add(hash);
-        log.#storedBytes += (await Deno.lstat(join(dir, "changes", entry.name))).size;
+        log.#sizes.add(size);
+        log.#storedBytes += size;
       } else if (pack !== undefined && !await log.#openPack(pack)) {
         problems.push(`${join(dir, "changes", entry.name)}: a pack's index does not fit; skipped`);
       }
@@ -201,6 +232,11 @@ export class ChangeLog {
     return this.#stored.has(hash);
   }
 
+  /** Whether bytes of `size` are kept: only then may a file of that size be kept already. */
+  holdsSize(size: number): boolean {
+    return this.#sizes.has(size);
+  }
+
   /** The bytes kept in all. */
   get storedBytes(): number {
     return this.#storedBytes;
@@ -217,6 +253,7 @@ export class ChangeLog {
       this.#storedBytes += (await Deno.lstat(`${base}.pack`)).size;
       for (const [hash, offset, size] of index.data) {
         this.#stored.add(hash);
+        this.#sizes.add(size);
         this.#packed.set(hash, { pack, offset, size });
       }
       return true;
@@ -272,6 +309,7 @@ export class ChangeLog {
     }
     for (const [hash, bytes] of fresh) {
       this.#stored.add(hash);
+      this.#sizes.add(bytes.length);
       this.#storedBytes += bytes.length;
     }
   }
@@ -290,6 +328,7 @@ export class ChangeLog {
       }
     }
     this.#stored.add(hash);
+    this.#sizes.add(bytes.length);
     this.#storedBytes += bytes.length;
     return hash;
   }

@@ -215,7 +215,13 @@ export async function recordRunChanges(
   }
   // For /undo: the state each changed or removed file had before the run, and its label then
   // (computed before the map below changes).
-  const beforeOf = (rel: string): Before => changes.kept?.get(rel) ?? { kind: "unknown" };
+  // A folder's state is only used for one the run removed (an empty one, made again on undo): a
+  // folder that became a file has no bytes before.
+  const removedBefore = (rel: string): Before => changes.kept?.get(rel) ?? { kind: "unknown" };
+  const beforeOf = (rel: string): Before => {
+    const before = removedBefore(rel);
+    return before.kind === "folder" ? { kind: "unknown" } : before;
+  };
   const labels = new Map<string, Label>();
   for (const rel of [...changes.changed, ...changes.removed]) {
     const before = beforeOf(rel);
@@ -229,7 +235,7 @@ export async function recordRunChanges(
     for (const dir of changes.blind) map.setPrefix(dir, { integrity, why: "run" });
     return was;
   });
-  // A removed folder comes back with the files beneath it; only files are restored.
+  // A removed folder comes back with the files beneath it; an empty one is made again.
   const removedFolder = (rel: string) => changes.removed.some((r) => r.startsWith(`${rel}/`));
   // For /diff and /undo (undo.ts): the files the run created, changed or removed.
   await recordRunFiles(
@@ -251,7 +257,7 @@ export async function recordRunChanges(
       })),
       ...changes.removed.filter((rel) => !removedFolder(rel)).map((rel) => ({
         rel,
-        before: beforeOf(rel),
+        before: removedBefore(rel),
         trustBefore: policy.trust.files.get(rel) ?? null,
         nameChosen: false,
         removed: true,

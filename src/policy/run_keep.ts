@@ -5,7 +5,9 @@
  * regular file the snapshot before the run recorded, at most {@link KEEP_MAX_BYTES}, is read
  * through the effect worker (its wall checks every read), checked to be the file the snapshot
  * saw, and kept in the session's content-addressed store while the session's budget lasts
- * (`ChangeLog.keepAllWithinBudget`, one pack a batch), smallest first; past it, by hash only, hashed in the worker.
+ * (`ChangeLog.keepAllWithinBudget`, one pack a batch), smallest first; past it, a file is not
+ * read, unless bytes of its size are kept already (then it is hashed in the worker, and found
+ * kept or not).
  *
  * A file read before is not read again while its device, inode, size, modification and change
  * time are what they were — and its change time fell in a second before the one it was read in:
@@ -13,33 +15,42 @@
  * them all.
  */
 import type { SessionChanges, WorkspaceFiles } from "./capabilities.ts";
-import { type Before, type ChangeLog, KEEP_MAX_BYTES } from "./change_log.ts";
+import { type Before, KEEP_MAX_BYTES, type RunRead } from "./change_log.ts";
 import { secondOf, type Snapshot, type SnapshotEntry } from "./run_changes.ts";
 import { openedAsChecked } from "./paths.ts";
-
-/** What was read of a file before a run: its bytes' hash, whether they are kept, and when. */
-interface Read {
-  key: string;
-  before: Before;
-  /** The whole second the bytes were read in. */
-  second: number;
-}
-
-/** Per session (its change log), the files read before its runs, by workspace-relative path. */
-const reads = new WeakMap<ChangeLog, Map<string, Read>>();
+import { isBeneath } from "./trust_map.ts";
 
 /** How many files, and how many bytes, one round trip to the worker reads at most. */
 const BATCH_FILES = 256;
 const BATCH_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The stores whose files are written once under the hash of their content and never rewritten in
+ * place (docs/decisions.md): git's objects (loose and packed, a submodule's beneath
+ * `.git/modules/`, large files' beneath `lfs/`), at any depth, and pnpm's content store. Keeping
+ * them spends the budget, smallest first, on files no run rewrites: a run adds to them (and
+ * undoing it removes what it added, which needs nothing kept), or removes from them (`git gc`),
+ * which then cannot be undone.
+ */
+const CONTENT_STORES = [
+  /(^|\/)\.git\/(modules\/.+\/)?(lfs\/)?objects\//,
+  /(^|\/)\.pnpm-store\//,
+];
+
+/** Whether `rel` lies in a content-addressed store whose files are not kept before a run. */
+export function inContentStore(rel: string): boolean {
+  return CONTENT_STORES.some((store) => store.test(rel));
+}
+
 /** Whether a file read before may stand for the entry the snapshot holds now. */
-function stillRead(read: Read | undefined, entry: SnapshotEntry): read is Read {
+function stillRead(read: RunRead | undefined, entry: SnapshotEntry): read is RunRead {
   return read !== undefined && read.key === entry.key && secondOf(entry.ctimeMs) < read.second;
 }
 
 /**
  * Keeps, before a run, the state of every regular file the snapshot `before` recorded: its
- * bytes (or, past the budget, its hash), or that it is over the bound. A file that changed
+ * bytes and mode, or why they are not kept (over the bound, past the budget, in a content store),
+ * and of every folder it saw into (one the run removes whole was empty). A file that changed
  * between the snapshot and its read (another identity, another size) is left out: its state
  * before is unknown, and a run that changes it cannot be undone.
  */
@@ -47,55 +58,83 @@ export async function keepBeforeRun(
   policy: SessionChanges & Pick<WorkspaceFiles, "worker" | "workspace">,
   before: Snapshot,
 ): Promise<ReadonlyMap<string, Before>> {
-  let known = reads.get(policy.changes);
-  if (!known) reads.set(policy.changes, known = new Map());
+  const known = policy.changes.runReads;
   const out = new Map<string, Before>();
   const toRead: [string, SnapshotEntry][] = [];
   for (const [rel, entry] of before.entries) {
+    // A folder the snapshot saw into: if the run removes it and nothing beneath it, it was empty.
+    if (entry.kind === "d" && !before.blind.some((dir) => dir === rel || isBeneath(dir, rel))) {
+      out.set(rel, { kind: "folder" });
+    }
     if (entry.kind !== "f") continue;
     if (entry.size > KEEP_MAX_BYTES) {
       out.set(rel, { kind: "unknown", why: "large" });
+      continue;
+    }
+    if (inContentStore(rel)) {
+      out.set(rel, { kind: "unknown", why: "store" });
       continue;
     }
     const read = known.get(rel);
     if (stillRead(read, entry)) out.set(rel, read.before);
     else toRead.push([rel, entry]);
   }
-  // Smallest first, so that the budget keeps as many files as it can; once a batch no longer
-  // fits in what is left of it, the rest are hashed in the worker, their bytes not carried over.
+  // Smallest first, so that the budget keeps as many files as it can. Once a batch no longer
+  // fits in what is left of it, a file is hashed (in the worker, its bytes not carried over) only
+  // when the store holds bytes of its size: only then may they be kept already (kept before a
+  // resume, or the same bytes as another file). Any other is not read at all: nothing would
+  // use its hash, since bytes not kept are neither shown nor restored.
   toRead.sort((a, b) => a[1].size - b[1].size);
-  let hashOnly = false;
+  let spent = false;
   for (let i = 0; i < toRead.length;) {
-    const batch: [string, SnapshotEntry][] = [];
+    const next: [string, SnapshotEntry][] = [];
     let bytes = 0;
-    while (i < toRead.length && batch.length < BATCH_FILES && bytes < BATCH_BYTES) {
+    while (i < toRead.length && next.length < BATCH_FILES && bytes < BATCH_BYTES) {
       bytes += toRead[i][1].size;
-      batch.push(toRead[i++]);
+      next.push(toRead[i++]);
     }
-    hashOnly ||= policy.changes.storedBytes + bytes > policy.changes.budget;
+    spent ||= policy.changes.storedBytes + bytes > policy.changes.budget;
+    const batch = spent ? next.filter(([, e]) => policy.changes.holdsSize(e.size)) : next;
+    if (spent) {
+      // Remembered like a read, so a later run does not weigh it again while it is unchanged.
+      const second = secondOf(Date.now());
+      for (const [rel, entry] of next) {
+        if (policy.changes.holdsSize(entry.size)) continue;
+        const state: Before = { kind: "unknown", why: "budget" };
+        known.set(rel, { key: entry.key, before: state, second });
+        out.set(rel, state);
+      }
+      if (batch.length === 0) continue;
+    }
     const abs = batch.map(([rel]) => `${policy.workspace.root}/${rel}`);
     const got = await policy.worker.call({
       op: "readMany",
       paths: abs,
       maxBytes: KEEP_MAX_BYTES,
       followLinks: false,
-      ...(hashOnly ? { hashOnly: true as const } : {}),
+      ...(spent ? { hashOnly: true as const } : {}),
     });
     if (!got.ok) continue;
     const second = secondOf(Date.now());
     // The files that are what the snapshot saw: their bytes, kept in one pack, or their hash.
-    const good: { rel: string; entry: SnapshotEntry; bytes?: Uint8Array; sha256?: string }[] = [];
+    const good: {
+      rel: string;
+      entry: SnapshotEntry;
+      bytes?: Uint8Array;
+      sha256?: string;
+      mode?: number;
+    }[] = [];
     for (const [j, item] of got.value.entries()) {
       const [rel, entry] = batch[j];
       if (item.size !== entry.size || item.skipped !== undefined) continue;
       if (!openedAsChecked({ abs: abs[j], id: entry.id }, item.opened)) continue;
-      good.push({ rel, entry, bytes: item.bytes, sha256: item.sha256 });
+      good.push({ rel, entry, bytes: item.bytes, sha256: item.sha256, mode: item.mode });
     }
     const withBytes = good.filter((g) => g.bytes !== undefined);
     const keptAs = await policy.changes.keepAllWithinBudget(withBytes.map((g) => g.bytes!));
     withBytes.forEach((g, k) => g.sha256 = keptAs[k].sha256);
     const keptHashes = new Set(keptAs.filter((k) => k.kept).map((k) => k.sha256));
-    for (const { rel, entry, sha256 } of good) {
+    for (const { rel, entry, sha256, mode } of good) {
       if (sha256 === undefined) continue;
       const kept = keptHashes.has(sha256) || policy.changes.holds(sha256);
       const state: Before = {
@@ -104,6 +143,8 @@ export async function keepBeforeRun(
         size: entry.size,
         kept,
         ...(kept ? {} : { budget: true as const }),
+        // Permission bits only: a setuid, setgid or sticky bit is never restored.
+        ...(mode === undefined ? {} : { mode: mode & 0o777 }),
       };
       known.set(rel, { key: entry.key, before: state, second });
       out.set(rel, state);

@@ -108,9 +108,33 @@ async function currentHash(policy: WorkspaceFiles, rel: string): Promise<string 
   return hashed.ok ? hashed.value : null;
 }
 
-/** The bytes a state before stands for: null for absent; a note when they are not kept. */
-async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uint8Array | null>> {
+/** An empty folder, as a state before: undoing makes it again. */
+const FOLDER = "folder";
+
+/**
+ * The bytes a state before stands for: null for absent, {@link FOLDER} for an empty folder; a note
+ * when they are not kept.
+ */
+async function bytesOf(
+  policy: ChangeSource,
+  before: Before,
+): Promise<Result<Uint8Array | null | typeof FOLDER>> {
   if (before.kind === "absent") return ok(null);
+  if (before.kind === "folder") return ok(FOLDER);
+  if (
+    before.kind === "unknown" && before.why === "budget" || before.kind === "bytes" && before.budget
+  ) {
+    return err(
+      `changed by a run after the session had kept ${budgetLimit(policy)} of files: ` +
+        "its bytes before were not kept, so it cannot be undone",
+    );
+  }
+  if (before.kind === "unknown" && before.why === "store") {
+    return err(
+      "changed by a run in a content-addressed store (such as git's objects), whose files are " +
+        "not kept before a run, so it cannot be undone",
+    );
+  }
   if (before.kind === "unknown") {
     return err(
       before.why === "large"
@@ -120,10 +144,7 @@ async function bytesOf(policy: ChangeSource, before: Before): Promise<Result<Uin
   }
   if (!before.kept) {
     return err(
-      before.budget
-        ? `changed by a run after the session had kept ${budgetLimit(policy)} of files: ` +
-          "recorded by hash only, so it cannot be undone"
-        : `over ${keepLimit()} before the change: recorded by hash only, so it cannot be undone`,
+      `over ${keepLimit()} before the change: recorded by hash only, so it cannot be undone`,
     );
   }
   const bytes = await policy.changes.kept(before.sha256);
@@ -142,12 +163,16 @@ function budgetLimit(policy: ChangeSource): string {
   return mib >= 1 ? `${Math.floor(mib)} MiB` : plural(policy.changes.budget, "byte");
 }
 
-/** The preview of going from `from` (null: no file) to `to` (null: the file removed). */
+/**
+ * The preview of going from `from` (null: no file) to `to` (null: the file removed; an empty
+ * folder made again).
+ */
 function changePreview(
   rel: string,
   from: Uint8Array | null,
-  to: Uint8Array | null,
+  to: Uint8Array | null | typeof FOLDER,
 ): { preview: WritePreview | null; note: string | null } {
+  if (to === FOLDER) return { preview: null, note: "an empty folder, made again" };
   if (to === null) return { preview: null, note: from === null ? null : "the file is removed" };
   const text = decodeText(to);
   if (text === null) return { preview: null, note: `binary (${plural(to.length, "byte")})` };
@@ -181,6 +206,11 @@ export async function sessionDiff(policy: ChangeSource): Promise<FileDiff[]> {
         preview: null,
         note: was.error.replace(/, so it cannot be undone$/, "; no diff, not undoable"),
       });
+      continue;
+    }
+    if (was.value === FOLDER) {
+      // Its state before was an empty folder, which a run removed.
+      out.push({ rel, byRun, preview: null, note: "an empty folder, removed" });
       continue;
     }
     if (now === "large") {
@@ -257,7 +287,7 @@ export async function planUndo(
   }
   const records = standing.slice(-n).reverse();
   const hashes = new Map<string, string | null>();
-  const kept = new Map<string, Result<Uint8Array | null>>();
+  const kept = new Map<string, Result<Uint8Array | null | typeof FOLDER>>();
   for (const r of records) {
     for (const f of r.files) {
       if (f.rel === ".") continue;
@@ -279,7 +309,7 @@ export async function planUndo(
     record.files.map((file) => ({ rel: file.rel, record, file }))
   );
   // What each file ends as: the state before the oldest change taken back.
-  const ends = new Map<string, Uint8Array | null>();
+  const ends = new Map<string, Uint8Array | null | typeof FOLDER>();
   for (const s of steps) {
     const k = kept.get(`${s.record.seq}:${s.rel}`)!;
     if (k.ok) ends.set(s.rel, k.value);
@@ -312,7 +342,10 @@ export async function applyUndo(
       if (!before.ok || (file.after === null && !file.removed)) {
         return err(`not undone: ${file.rel}: ${before.ok ? "unknown" : before.error}`);
       }
-      const done = before.value === null
+      const mode = file.before.kind === "bytes" ? file.before.mode : undefined;
+      const done = before.value === FOLDER
+        ? await policy.worker.call({ op: "makeDir", path: abs })
+        : before.value === null
         ? await policy.worker.call({ op: "remove", path: abs, expectSha256: file.after! })
         : await policy.worker.call({
           op: "write",
@@ -321,6 +354,8 @@ export async function applyUndo(
           // A removed file is written back only where nothing has appeared since.
           expectSha256: file.removed ? null : file.after,
           makeParents: true,
+          // The mode it had before the run (permission bits only; the worker masks them too).
+          ...(mode === undefined ? {} : { mode: mode & 0o777 }),
         });
       if (!done.ok) {
         return err(
@@ -333,14 +368,19 @@ export async function applyUndo(
         );
       }
       await policy.changeTrust((map) => map.restoreFile(file.rel, file.trustBefore));
+      const restored = before.value;
       await recordDone(policy, {
         tool: "undo",
         routing: { path: file.rel },
-        decision: before.value === null ? "file removed" : "file restored",
+        decision: restored === FOLDER
+          ? "folder made"
+          : restored === null
+          ? "file removed"
+          : "file restored",
         by: "person",
-        ...(before.value === null ? {} : { sha256: sha256(before.value) }),
+        ...(restored === null || restored === FOLDER ? {} : { sha256: sha256(restored) }),
       });
-      said.push(`${before.value === null ? "removed" : "restored"} ${file.rel}`);
+      said.push(`${restored === null ? "removed" : "restored"} ${file.rel}`);
     }
     await policy.changes.markUndone(record);
   }

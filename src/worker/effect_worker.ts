@@ -12,6 +12,7 @@ import type { OutputChunk, WorkerProgress, WorkerReply, WorkerRequest } from "./
 import {
   hash,
   hashedItems,
+  makeDir,
   read,
   readDirs,
   readDirsPacked,
@@ -72,9 +73,17 @@ async function handle(
     }
     case "write":
       return {
-        value: await write(request.path, request.bytes, request.expectSha256, request.makeParents),
+        value: await write(
+          request.path,
+          request.bytes,
+          request.expectSha256,
+          request.makeParents,
+          request.mode,
+        ),
         transfer: [],
       };
+    case "makeDir":
+      return { value: makeDir(request.path), transfer: [] };
     case "remove":
       return { value: await remove(request.path, request.expectSha256), transfer: [] };
     case "spawn":

@@ -65,6 +65,8 @@ export interface ReadManyItem {
   opened?: OpenedFile;
   /** With `hashOnly`: the SHA-256 of the bytes read, which stay in the worker. */
   sha256?: string;
+  /** With the bytes (or their hash): the file's permission bits (`mode & 0o777`). */
+  mode?: number;
   /** Why it was not: too big (with its size), or the error's name. */
   skipped?: "too_big" | "not_file" | "error";
   size?: number;
@@ -209,7 +211,17 @@ export type WorkerRequest =
     /** The SHA-256 the file must still have (null: must not exist; undefined: no check). */
     expectSha256?: string | null;
     makeParents: boolean;
+    /**
+     * The permission bits to give it (`/undo` restores a file's mode); only `0o777` of them are
+     * ever set. Without it, a file written over keeps its own, and a new one is 0644.
+     */
+    mode?: number;
   }
+  /**
+   * Makes a folder, and any missing above it, each checked inside the wall (`/undo` of a run that
+   * removed an empty folder). A folder already there is left as it is; anything else refuses.
+   */
+  | { op: "makeDir"; path: string }
   /**
    * Removes a regular file (never through a link), only if it still has `expectSha256`: `/undo`
    * of a file the session created takes it away only while it holds what the session left.
@@ -250,6 +262,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "hash" } ? string
   : R extends { op: "write" } ? { sha256: string; created: boolean }
   : R extends { op: "remove" } ? { removed: true }
+  : R extends { op: "makeDir" } ? { made: true }
   : R extends { op: "spawn" } ? SpawnResult
   : R extends { op: "probe" } ? { refused: boolean; error: string | null }
   : R extends { op: "stopSpawns" } ? { stopped: number }

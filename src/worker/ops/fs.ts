@@ -174,7 +174,7 @@ function readOne(
     if (info.size > maxBytes) return { path, skipped: "too_big", size: info.size };
     const { bytes, opened } = readChecked(checked, maxBytes);
     if (bytes.length > maxBytes) return { path, skipped: "too_big", size: bytes.length };
-    return { path, bytes, opened, size: bytes.length };
+    return { path, bytes, opened, size: bytes.length, mode: (info.mode ?? 0o644) & 0o777 };
   } catch (e) {
     return { path, skipped: "error", error: (e as Error).name };
   }
@@ -305,6 +305,7 @@ export async function write(
   bytes: Uint8Array,
   expectSha256: string | null | undefined,
   makeParents: boolean,
+  givenMode?: number,
 ): Promise<{ sha256: string; created: boolean }> {
   // The current file is hashed in chunks, never held whole, whatever its size.
   let existing: string | null = null;
@@ -321,6 +322,7 @@ export async function write(
     mode = current.info.mode ?? 0o644;
     existing = await hashOpened(openChecked(current).file);
   }
+  if (givenMode !== undefined) mode = givenMode;
   if (expectSha256 !== undefined) {
     if (existing !== expectSha256) {
       const error = new Error(
@@ -364,6 +366,15 @@ export async function write(
     throw e;
   }
   return { sha256: await sha256Hex(bytes), created: existing === null };
+}
+
+/**
+ * Makes the folder at `path` and any missing above it, each made in a checked folder and checked
+ * after (`makeDirsInside`); a folder already there is left as it is, anything else refuses.
+ */
+export function makeDir(path: string): { made: true } {
+  makeDirsInside(path, dirOf);
+  return { made: true };
 }
 
 /**
