@@ -17,7 +17,7 @@ import {
 import { PolicyFilePerson } from "../src/person/policy_file.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef, ToolOutput } from "../src/tools/tool.ts";
-import { sandboxStatus } from "../src/policy/sandbox.ts";
+import { bwrapArgs, sandboxStatus } from "../src/policy/sandbox.ts";
 import { settingsFrom } from "../src/state/settings.ts";
 import { effectiveUid } from "../src/worker/capabilities.ts";
 import { MAX_ENTRIES } from "../src/policy/host_sockets.ts";
@@ -711,6 +711,57 @@ Deno.test({
       daemon.kill();
       await daemon.status;
       await daemon.stdout.cancel().catch(() => {});
+    }
+  },
+});
+
+Deno.test({
+  name: "bwrap: a stage cannot move a hidden folder's parent away and plant its own in its place",
+  ignore: skip,
+  fn: async () => {
+    // The state directory inside a writable folder (the workspace is a home folder, or
+    // run.writable names ~/.local): the stage sees an empty tmpfs there, but renaming the folder
+    // above it moved the real one on the host, and a state (or a kernel wall module cache) of the
+    // stage's making took its place. The same for a covered host socket.
+    const home = await visibleOutside("bb-pin-");
+    const ws = join(home, "ws");
+    const writable = join(home, "dot-local");
+    const state = join(writable, "state", "bravebot");
+    const sock = join(ws, ".gnupg", "S.agent");
+    // A cover beside the state, under the same folder: its pin must not bring the state back.
+    const beside = join(writable, "state", "S.other");
+    const scratch = join(state, "scratch");
+    await Deno.mkdir(scratch, { recursive: true });
+    await Deno.mkdir(join(ws, ".gnupg"), { recursive: true });
+    await Deno.writeTextFile(join(state, "trust.json"), "REAL\n");
+    await Deno.writeTextFile(sock, "SOCKET\n");
+    await Deno.writeTextFile(beside, "BESIDE\n");
+    try {
+      const args = bwrapArgs("bwrap", {
+        workspace: ws,
+        scratch,
+        hide: [state],
+        writable: [writable],
+        keep: [],
+        covers: { sockets: [sock, beside], folders: [] },
+      });
+      const script =
+        `cat "${state}/trust.json" 2>/dev/null; mv "${writable}/state" "${writable}/moved" 2>/dev/null; ` +
+        `mkdir -p "${state}" 2>/dev/null && echo PLANTED > "${state}/trust.json"; ` +
+        `mv "${ws}/.gnupg" "${ws}/moved" 2>/dev/null; cat "${ws}/moved/S.agent" 2>/dev/null; true`;
+      const out = await new Deno.Command(args[0], {
+        args: [...args.slice(1), "sh", "-c", script],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      assert.equal(await Deno.readTextFile(join(state, "trust.json")), "REAL\n");
+      assert.equal(await exists(join(writable, "moved")), false);
+      assert.equal(await exists(join(ws, "moved")), false);
+      const seen = new TextDecoder().decode(out.stdout);
+      assert.ok(!/SOCKET|REAL|BESIDE/.test(seen), seen);
+    } finally {
+      await Deno.remove(home, { recursive: true });
     }
   },
 });

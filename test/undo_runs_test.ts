@@ -447,3 +447,21 @@ Deno.test("undo runs: a mode with more than permission bits in the session's sta
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("undo runs: a removed folder a run then made a link is not written through", async () => {
+  await withRunPolicy(
+    { files: { "d/c.txt": "sea\n", "e/keep.txt": "e\n" }, answers: [once] },
+    async (fx) => {
+      // The run removes d/c.txt and leaves d a link to another folder of the workspace: the undo
+      // would put c.txt back at e/c.txt, a file the person was never shown, under d/c.txt's label.
+      await sh(fx, "rm -r d && ln -s e d");
+      const plan = await planUndo(fx.policy, 1);
+      if (plan.ok) {
+        const done = await undo(fx.policy);
+        assert.equal(done.ok, false, "an undo through a link went ahead");
+      }
+      assert.equal(await exists(join(fx.root, "e/c.txt")), false);
+      assert.equal(await Deno.readTextFile(join(fx.root, "e/keep.txt")), "e\n");
+    },
+  );
+});

@@ -13,7 +13,8 @@
  * - the warm-up itself: it runs our own modules from the program's source folder with no
  *   permission at all (no read, no write, no run) and reads nothing of the workspace;
  * - another user: every folder from the state directory down is checked to be a real folder
- *   (not a link), owned by this user and writable by nobody else, before each use.
+ *   (not a link), owned by this user and writable by nobody else, and every folder above it to
+ *   be this user's or root's and writable by no one else unless sticky, before each use.
  * What is left is this user's own processes, which could equally rewrite the program's source or
  * Deno's own cache that the main process loads: the cache is trusted no more than those.
  * A folder that fails a check is not used (the child compiles in memory, slow but sound).
@@ -75,7 +76,8 @@ const parentOf = (path: string) => path.slice(0, path.lastIndexOf("/")) || "/";
 /**
  * Why `dir` must not be a child's cache, or null when it may be: it is a real path of the form
  * `STATE/kernel-modules/KEY`; it, `kernel-modules` and the state directory are each a real
- * folder (no link), owned by `uid` and writable by no group and no one else; and it neither lies
+ * folder (no link), owned by `uid` and writable by no group and no one else; each folder above
+ * the state directory is `uid`'s or root's, writable by no one else unless sticky; and it neither lies
  * inside nor holds one of `places` (the workspace and the scratch folder, which the child may
  * write through its own binds). Asked where a child's command line is made (kernel.ts
  * `childArgv`), each time.
@@ -107,7 +109,23 @@ export function usableCache(dir: string, places: readonly string[], uid: number)
       return "a folder of the module cache is writable by others";
     }
   }
-  return null;
+  // Above the state directory: whoever may write one of these folders may move the checked cache
+  // away before the child's bind and put theirs in its place. This user's or root's, and writable
+  // by no one else unless sticky (/tmp: no one renames there what is not theirs).
+  for (let d = parentOf(parentOf(parentOf(dir)));; d = parentOf(d)) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.lstatSync(d);
+    } catch {
+      return "a folder above the state directory cannot be read";
+    }
+    const mode = info.mode ?? 0;
+    if (
+      !info.isDirectory || (info.uid !== uid && info.uid !== 0) ||
+      ((mode & 0o022) !== 0 && (mode & 0o1000) === 0)
+    ) return "a folder above the state directory may be changed by another user";
+    if (d === "/") return null;
+  }
 }
 
 export type CacheResult = { dir: string } | { dir: null; why: string };

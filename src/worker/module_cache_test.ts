@@ -249,3 +249,23 @@ Deno.test({
     }
   },
 });
+
+Deno.test("module cache: a folder above the state directory that others may write: none used", async () => {
+  // Whoever may write the state directory's parent may move the checked cache away between the
+  // check and the child's bind, and put theirs in its place (a shared folder, `sudo` with another
+  // user's HOME). A sticky folder (/tmp) keeps others from renaming what is not theirs.
+  const l = await layout();
+  try {
+    await Deno.chmod(l.top, 0o777);
+    assert.match(usableCache(l.dir, [l.ws, l.scratch], uid) ?? "", /above the state/);
+    await Deno.chmod(l.top, 0o1777);
+    assert.equal(usableCache(l.dir, [l.ws, l.scratch], uid), null);
+    await Deno.chmod(l.top, 0o700);
+    if (uid === 0) {
+      await Deno.chown(l.top, 1001, 1001);
+      assert.match(usableCache(l.dir, [l.ws, l.scratch], uid) ?? "", /above the state/);
+    }
+  } finally {
+    await Deno.remove(l.top, { recursive: true });
+  }
+});
