@@ -93,6 +93,7 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
         h(Text, { key: item.id }, forTerminal(item.text)),
     }),
   ];
+  if (screen.closed) return h(Box, { flexDirection: "column" }, ...parts);
   if (screen.streaming.length > 0) {
     parts.push(h(Text, { key: "streaming" }, forTerminal(screen.streaming.join("\n"))));
   }

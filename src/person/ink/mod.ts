@@ -14,7 +14,10 @@ import { terminalSize } from "./size.ts";
 export interface Mounted {
   /** Clears the screen and draws the live part again (Ctrl+L). */
   clear(): void;
-  /** Unmounts Ink, giving the terminal back (raw mode and bracketed paste off). */
+  /**
+   * Unmounts Ink, giving the terminal back (raw mode and bracketed paste off): the finished
+   * output stays, the live frame is erased, and the cursor is left where the shell's prompt goes.
+   */
   stop(): Promise<void>;
 }
 
@@ -42,6 +45,12 @@ export function mount(screen: Screen, erase: () => void = () => {}): Mounted {
     },
     async stop() {
       Deno.removeSignalListener("SIGWINCH", resized);
+      // The last finished lines are written with a frame of nothing, then that (one empty row,
+      // Ink's frame ends in a newline) is erased: unmount draws no frame that is unchanged.
+      screen.closed = true;
+      screen.changed();
+      await instance.waitUntilRenderFlush();
+      instance.clear();
       instance.unmount();
       await instance.waitUntilExit().catch(() => {});
     },

@@ -1,0 +1,49 @@
+/**
+ * What the session leaves on the terminal (issue 25, the first hour walked), through a real
+ * pseudo-terminal and then a headless terminal that plays its bytes back (test/support/
+ * terminal.ts): on leaving, the live frame (prompt and status line) is erased and the shell's
+ * prompt follows the last finished line.
+ */
+import assert from "node:assert/strict";
+import { drivePty, KEY, sessionPlaces } from "./support/pty.ts";
+import { above, shownAfter } from "./support/terminal.ts";
+import { startMockModel } from "../scripts/mock-model.ts";
+
+for (const [how, keys] of [["/exit", "/exit" + KEY.enter], ["Ctrl-D", KEY.ctrlD]]) {
+  Deno.test({
+    name: `frame (pty): after ${how} the prompt and status line are gone, the output stays`,
+    sanitizeResources: false,
+    async fn() {
+      const mock = await startMockModel({ script: { replies: [{ text: "the answer, kept" }] } });
+      const places = await sessionPlaces("bb-pty-leave-");
+      try {
+        const r = await drivePty(
+          [
+            { expect: "Trust:", send: "w", answer: true },
+            { expect: "\\(T,pub\\) ›", send: "hello" + KEY.enter },
+            { expect: "the answer, kept[\\s\\S]*› [\\s\\S]*mock · ", send: keys },
+            { expect: "session kept: bravebot --resume" },
+          ],
+          places.args(mock.url),
+        );
+        assert.ok(r.ok, r.screen.slice(-3000));
+        const shown = await shownAfter(r);
+        const rows = above(shown);
+        const text = rows.join("\n");
+        // Everything printed for good is still there…
+        assert.match(text, /› hello/);
+        assert.match(text, /the answer, kept/);
+        // …the last row is the last finished line, and nothing of the frame is left below it.
+        assert.match(rows[rows.length - 1], /^session kept: bravebot --resume /, text);
+        // (The echoed `/exit` is finished output; the status line never is.)
+        assert.doesNotMatch(text, /mock · /);
+        // The cursor is where the shell's prompt goes: the row after, at its start.
+        assert.equal(shown.cursor.row, rows.length, text);
+        assert.equal(shown.cursor.column, 0);
+      } finally {
+        await mock.stop();
+        await places.remove();
+      }
+    },
+  });
+}
