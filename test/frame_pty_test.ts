@@ -47,3 +47,42 @@ for (const [how, keys] of [["/exit", "/exit" + KEY.enter], ["Ctrl-D", KEY.ctrlD]
     },
   });
 }
+
+Deno.test({
+  name: "frame (pty): a narrower window leaves no stale copy of the prompt or status line",
+  sanitizeResources: false,
+  async fn() {
+    const mock = await startMockModel({
+      script: { replies: [{ text: "first answer" }, { text: "second answer" }] },
+    });
+    const places = await sessionPlaces("bb-pty-shrink-");
+    try {
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w", answer: true },
+          { expect: "\\(T,pub\\) ›", send: "hello" + KEY.enter },
+          // The status line (about 50 columns) is re-wrapped by the terminal onto two rows at 40.
+          { expect: "first answer[\\s\\S]*› [\\s\\S]*mock · [^\\n]*full", columns: 40 },
+          { expect: "\\(T,priv\\)(?: \\d+%)? ›[\\s\\S]*mock · ", send: "again" + KEY.enter },
+          { expect: "second answer[\\s\\S]*›", columns: 34 },
+          { expect: "\\(T,priv\\)(?: \\d+%)? ›[\\s\\S]*mock · ", send: "/exit" + KEY.enter },
+          { expect: "session kept" },
+        ],
+        places.args(mock.url),
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      const text = above(await shownAfter(r)).join("\n");
+      // (Rows wrapped at 34 columns are joined to look for what was printed.)
+      const joined = text.replaceAll("\n", "");
+      for (const kept of ["› hello", "first answer", "› again", "second answer", "session kept"]) {
+        assert.ok(joined.includes(kept), `${kept} is gone:\n${text}`);
+      }
+      // Every frame was erased whole: no prompt with nothing typed, no piece of a status line.
+      const from = text.indexOf("first answer");
+      assert.doesNotMatch(text.slice(from), /› *$|mock · |tokens · |context \d+% full/m, text);
+    } finally {
+      await mock.stop();
+      await places.remove();
+    }
+  },
+});
