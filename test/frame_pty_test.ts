@@ -86,3 +86,59 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "frame (pty): at 40 columns a quarantined file's preview keeps its margin on wrapped rows",
+  sanitizeResources: false,
+  async fn() {
+    const mock = await startMockModel({
+      script: {
+        replies: [
+          { tool_calls: [{ name: "read_file", arguments: { path: "vendor/notes.txt" } }] },
+          { text: "read done" },
+        ],
+      },
+    });
+    // Longer than a row at 40 columns, with the spaces of code and a character to escape.
+    const long = "const greeting = 'hello from a vendored file'; // \u0007 and more words here";
+    const places = await sessionPlaces("bb-pty-margin-");
+    try {
+      await Deno.mkdir(`${places.ws}/vendor`);
+      await Deno.writeTextFile(`${places.ws}/vendor/notes.txt`, `short line\n${long}\n`);
+      const r = await drivePty(
+        [
+          { expect: "Trust:", send: "w", answer: true },
+          { expect: "\\(T,pub\\) ›", send: "read it" + KEY.enter },
+          { expect: "What should\\s+it get\\?", send: "k", answer: true },
+          { expect: "read done[\\s\\S]*›", send: "/exit" + KEY.enter },
+          { expect: "session kept" },
+        ],
+        places.args(mock.url),
+        undefined,
+        { columns: 40 },
+      );
+      assert.ok(r.ok, r.screen.slice(-3000));
+      const rows = above(await shownAfter(r));
+      const from = rows.findIndex((row) => row.includes("first lines (escaped)"));
+      assert.ok(from >= 0, rows.join("\n"));
+      const preview: string[] = [];
+      for (const row of rows.slice(from + 1)) {
+        if (row.startsWith("The planner asks") || row.startsWith("[v]")) break;
+        preview.push(row);
+      }
+      // Every row of the preview, wrapped ones too, has the margin…
+      assert.ok(preview.length >= 3, preview.join("\n"));
+      // (An empty line's row is the bar alone: the terminal keeps no trailing space.)
+      for (const row of preview) assert.ok(/^│( |$)/.test(row), `no margin: ${row}`);
+      // …and the rows put together are the escaped line, every character and space kept.
+      const text = preview.slice(1).map((row) => row.slice(2)).join("");
+      assert.equal(
+        text,
+        "const greeting = 'hello from a vendored file'; // ⟦U+0007⟧ and more words here",
+      );
+    } finally {
+      await mock.stop();
+      await places.remove();
+    }
+  },
+});
