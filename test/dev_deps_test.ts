@@ -1,6 +1,6 @@
 /**
  * The test and bench tools stay out of the product (docs/decisions.md, "Test and bench
- * dependencies"): fast-check and picomatch are not in `deno.json`'s import map, and nothing the
+ * dependencies"): fast-check, picomatch and xterm.js's headless terminal are not in `deno.json`'s import map, and nothing the
  * product can load reaches them. The product's module graph is main.ts with every import it
  * takes, static or dynamic (`deno info` follows both), and every module started as a worker
  * (`findWorkerModules`, the list the compiled binary includes); the npm packages of that graph
@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { findWorkerModules } from "../scripts/compile.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const DEV_ONLY = ["fast-check", "picomatch"];
+const DEV_ONLY = ["fast-check", "picomatch", "@xterm/headless"];
 
 interface Graph {
   modules: string[];
@@ -60,7 +60,7 @@ Deno.test("dev deps: deno.json's import map names no test or bench tool", async 
   }
 });
 
-Deno.test("dev deps: the product's module graph reaches neither fast-check nor picomatch", async () => {
+Deno.test("dev deps: the product's module graph reaches none of the test and bench tools", async () => {
   const workers = await findWorkerModules(ROOT);
   assert.ok(workers.includes("src/worker/effect_worker.ts"), `workers found: ${workers}`);
   for (const root of ["main.ts", ...workers]) {
@@ -83,4 +83,5 @@ Deno.test("dev deps: the product's module graph reaches neither fast-check nor p
 Deno.test("dev deps: the same walk finds them where they are used", async () => {
   assert.deepEqual(devOnlyIn(await graphOf("src/util/escape_test.ts")), ["fast-check"]);
   assert.deepEqual(devOnlyIn(await graphOf("scripts/bench/glob_child.ts")), ["picomatch"]);
+  assert.deepEqual(devOnlyIn(await graphOf("test/support/terminal.ts")), ["@xterm/headless"]);
 });

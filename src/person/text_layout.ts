@@ -382,6 +382,21 @@ export function wrapParts(parts: readonly string[], width: number): string[] {
 }
 
 /**
+ * Escaped lines under a margin (`│ `) of `margin` cells, each cut into rows that fit `width`
+ * with the margin: every row, wrapped ones too, gets it through `mark`. Cut as {@link wrapParts}
+ * cuts one part (between graphemes, a marker whole, no character lost), so the text stays exactly
+ * as it was escaped.
+ */
+export function marginRows(
+  lines: readonly string[],
+  width: number,
+  margin: number,
+  mark: (row: string) => string,
+): string[] {
+  return lines.flatMap((line) => wrapParts([line], width - margin).map(mark));
+}
+
+/**
  * Text split at its spaces, except those inside a `'…'` or `` `…` `` quote: the parts for
  * {@link wrapParts}, which joins them with one space again (a run of spaces outside quotes
  * gives empty parts, so nothing is lost).

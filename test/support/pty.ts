@@ -37,6 +37,11 @@ export interface PtyRun {
   raw: string;
   /** Every step matched and the program exited 0. */
   ok: boolean;
+  /** The same bytes undecoded, for replaying them in a terminal (test/support/terminal.ts). */
+  bytes: Uint8Array;
+  /** The terminal's width at the start, and each resize: after how many bytes, to what width. */
+  columns: number;
+  resizes: { at: number; columns: number }[];
 }
 
 /**
@@ -88,10 +93,17 @@ export async function drivePty(
       stderr: "piped",
     }).output();
     const text = (b: Uint8Array) => new TextDecoder().decode(b);
+    const bytes = await Deno.readFile(rawFile).catch(() => new Uint8Array());
+    const resized: [number, number][] = JSON.parse(
+      await Deno.readTextFile(`${rawFile}.resizes`).catch(() => "[]"),
+    );
     return {
       screen: text(out.stdout) + text(out.stderr),
-      raw: await Deno.readTextFile(rawFile).catch(() => ""),
+      raw: text(bytes),
       ok: out.code === 0,
+      bytes,
+      columns: terminal.columns ?? 120,
+      resizes: resized.map(([at, columns]) => ({ at, columns })),
     };
   } finally {
     await Deno.remove(dir, { recursive: true });

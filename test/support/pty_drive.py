@@ -8,7 +8,8 @@ and {"kill": true} ends with SIGKILL. "pause" is the seconds between the match a
 unless given). Every wait is bounded by its timeout.
 Prints the whole screen (ANSI sequences removed), then the expectation that failed if one did,
 and exits 0, or 3 when an expectation failed;
-with PTY_RAW=FILE set, the raw bytes of the screen are also written there; with PTY_TIMES=FILE,
+with PTY_RAW=FILE set, the raw bytes of the screen are also written there (and FILE.resizes gets
+the resizes as a JSON list of [bytes read before it, columns], to replay them); with PTY_TIMES=FILE,
 the seconds from the fork to each expectation met (a JSON list), for the bench.
 """
 import fcntl, json, os, pty, re, select, signal, struct, sys, termios, time
@@ -28,6 +29,7 @@ def main():
     cols = int(os.environ.get("PTY_COLS", "120"))
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
     screen = b""
+    resizes = []
     seen = 0
     status = 0
     failed = ""
@@ -81,6 +83,7 @@ def main():
             break
         if "columns" in step:
             fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, step["columns"], 0, 0))
+            resizes.append([len(screen), step["columns"]])
         if "signal" in step:
             os.killpg(os.getpgid(pid), getattr(signal, "SIG" + step["signal"]))
         if "send" in step:
@@ -103,6 +106,7 @@ def main():
     raw = os.environ.get("PTY_RAW")
     if raw:
         open(raw, "wb").write(screen)
+        open(raw + ".resizes", "w").write(json.dumps(resizes))
     sys.stdout.write(ANSI.sub(b"", screen).decode("utf-8", "replace"))
     sys.stdout.write("\nEXIT: %s\n" % code)
     # Last, so that a test showing the end of the screen shows which expectation failed.

@@ -84,15 +84,28 @@ export function App({ screen }: { screen: Screen }): React.ReactNode {
   usePaste((text) => screen.paste(text));
   // After each render: a question drawn starts its short time of taking no keys from now.
   React.useEffect(() => screen.questionDrawn());
-  const e = screen.editor;
-  const parts: React.ReactNode[] = [
+  return h(
+    Box,
+    { flexDirection: "column" },
     h(Static, {
       key: "static",
       items: screen.items,
       children: (item: { id: number; text: string }) =>
         h(Text, { key: item.id }, forTerminal(item.text)),
     }),
-  ];
+    // Once closed, only the finished output is drawn (screen.ts).
+    screen.closed ? null : h(Frame, { key: "frame", screen }),
+  );
+}
+
+/**
+ * The live frame under the finished output: what is streaming or running, the question or the
+ * input box, the queue and the status line. Drawn by itself too, to know how many rows the
+ * terminal gave it at a width (mod.ts, on a resize).
+ */
+export function Frame({ screen }: { screen: Screen }): React.ReactNode {
+  const e = screen.editor;
+  const parts: React.ReactNode[] = [];
   if (screen.streaming.length > 0) {
     parts.push(h(Text, { key: "streaming" }, forTerminal(screen.streaming.join("\n"))));
   }

@@ -13,6 +13,7 @@ import { escapeForScreen, formatArgv, type ScreenText, shownOnScreen } from "../
 import { styleMarkers } from "../../util/escape_style.ts";
 import { plural } from "../../util/plural.ts";
 import { renderDiff } from "../diff_view.ts";
+import { marginRows } from "../text_layout.ts";
 import type {
   Answer,
   Approval,
@@ -235,7 +236,9 @@ export class InkPerson implements Person {
       })`,
     );
     this.#line(pc.dim("first lines (escaped):"));
-    if (r.preview.length > 0) this.#line(r.preview.map((l) => pc.dim("│ ") + l).join("\n"));
+    // Wrapped here, not by Ink, so that a wrapped row keeps its margin too.
+    const preview = marginRows(r.preview, this.#o.width(), 2, (row) => pc.dim("│ ") + row);
+    if (preview.length > 0) this.#line(preview.join("\n"));
     const answer = await this.#keys(
       "The planner asks to read it. What should it get?",
       [

@@ -89,6 +89,11 @@ export class Screen {
   promptLabel = "›";
   status = "";
   commands: readonly string[] = [];
+  /**
+   * The session is over: only the finished output is drawn, so the live frame (prompt, status
+   * line) can be erased for good and the shell's prompt follows the last finished line.
+   */
+  closed = false;
   hooks: ScreenHooks | null = null;
   #armedAt = 0;
   #listeners = new Set<() => void>();
