@@ -269,9 +269,10 @@ Deno.test("writes: a folder made a link to the state folder after the approval i
     protect: [".bravebot"],
     trust: { ".": true },
     answers: [{ write: { approved: true } }],
-    // While the person looked at the diff, d moved into the state folder and a link took its place.
+    // After the destination was routed, before the person was asked (a new file's first look is
+    // its lstat): d moves into the state folder and a link takes its place.
     beforeCall: async (request) => {
-      if (request.op !== "write" || swapped) return;
+      if (request.op !== "lstat" || !request.path.endsWith("/d/n.txt") || swapped) return;
       swapped = true;
       await Deno.rename(join(root, "d"), join(root, ".bravebot/d"));
       await Deno.symlink(".bravebot/d", join(root, "d"));
