@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exists, type RunFixture, withRunPolicy } from "./support/run_fixture.ts";
-import { undo, undoResumed } from "./support/undo.ts";
+import { undo, undoRefused, undoResumed } from "./support/undo.ts";
 import { runTool } from "../src/tools/run.ts";
 import type { ToolDef } from "../src/tools/tool.ts";
 import type { FileLabels } from "../src/policy/capabilities.ts";
@@ -462,6 +462,43 @@ Deno.test("undo runs: a removed folder a run then made a link is not written thr
       }
       assert.equal(await exists(join(fx.root, "e/c.txt")), false);
       assert.equal(await Deno.readTextFile(join(fx.root, "e/keep.txt")), "e\n");
+    },
+  );
+});
+
+Deno.test("undo runs: a removed file whose folder became a link to the state folder since is not put back there", async () => {
+  await withRunPolicy(
+    {
+      files: { "d/c.txt": "sea\n", ".bravebot/keep": "s\n" },
+      protect: [".bravebot"],
+      answers: [once],
+    },
+    async (fx) => {
+      assert.match(await sh(fx, "rm d/c.txt"), /1 removed/);
+      // Outside any run (the person, another process): d becomes a link to the state folder.
+      await Deno.remove(join(fx.root, "d"));
+      await Deno.symlink(".bravebot", join(fx.root, "d"));
+      const refused = await undoRefused(fx.policy);
+      assert.match(refused, /d\/c\.txt/);
+      assert.equal(await exists(join(fx.root, ".bravebot/c.txt")), false);
+    },
+  );
+});
+
+Deno.test("undo runs: a removed empty folder whose parent became a link since is not made through it", async () => {
+  await withRunPolicy(
+    {
+      files: { "d/x/": "", "d/keep.txt": "k\n", ".bravebot/keep": "s\n" },
+      protect: [".bravebot"],
+      answers: [once],
+    },
+    async (fx) => {
+      assert.match(await sh(fx, "rmdir d/x"), /1 removed/);
+      await Deno.rename(join(fx.root, "d"), join(fx.root, ".bravebot/d"));
+      await Deno.symlink(".bravebot/d", join(fx.root, "d"));
+      const refused = await undoRefused(fx.policy);
+      assert.match(refused, /d\/x/);
+      assert.equal(await exists(join(fx.root, ".bravebot/d/x")), false);
     },
   );
 });

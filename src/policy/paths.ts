@@ -242,3 +242,23 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
     return err(`that path cannot be resolved (${(e as Error).name})`);
   }
 }
+
+/**
+ * Why a recorded path is no longer acted on ({@link resolveInPlace}). It quotes no name: the
+ * caller names the path, to whoever may be told it.
+ */
+export const LEADS_ELSEWHERE = "no longer resolves to itself (a folder on its way became a " +
+  "symbolic link, or it now lies where no tool may reach)";
+
+/**
+ * A path decided on earlier (a write the person approved, a file the session changed), resolved
+ * again by {@link resolvePath} just before it is written, removed or made: it must still resolve
+ * to itself. A link set on its way since, by a run, the person or another process, would carry
+ * the act onto a file nobody was shown under that name, or into a state directory inside the
+ * workspace; the effect worker's own check only keeps it inside the workspace. Answers the
+ * entry to act on, whose `abs` is the place to hand the worker.
+ */
+export async function resolveInPlace(ws: Workspace, rel: string): Promise<Result<ResolvedPath>> {
+  const where = await resolvePath(ws, rel);
+  return where.ok && where.value.rel === rel ? where : err(LEADS_ELSEWHERE);
+}

@@ -18,6 +18,7 @@ import { type Before, type ChangedFile, type ChangeRecord, KEEP_MAX_BYTES } from
 import type { FileEntry } from "./trust_map.ts";
 import { contentsPreview, previewOf } from "./writes.ts";
 import { decodeText, pathNameShown } from "./reads.ts";
+import { LEADS_ELSEWHERE, resolveInPlace } from "./paths.ts";
 import type { WritePreview } from "../person/person.ts";
 import { TRUSTED_PRIVATE } from "../util/label.ts";
 import type { Label } from "../util/label.ts";
@@ -84,14 +85,22 @@ export interface FileDiff {
  */
 export type ChangeSource = SessionChanges & Pick<WorkspaceFiles, "worker" | "workspace">;
 
-/** The workspace file's bytes now: null when there is none; "large" past the kept bound. */
+/** A recorded path that no longer resolves to itself (paths.ts, resolveInPlace): not read. */
+const ELSEWHERE = "elsewhere";
+
+/**
+ * The workspace file's bytes now: null when there is none; "large" past the kept bound;
+ * {@link ELSEWHERE} when its path now leads elsewhere, whose bytes are not this file's.
+ */
 async function currentBytes(
   policy: ChangeSource,
   rel: string,
-): Promise<Uint8Array | null | "large"> {
+): Promise<Uint8Array | null | "large" | typeof ELSEWHERE> {
+  const where = await resolveInPlace(policy.workspace, rel);
+  if (!where.ok) return ELSEWHERE;
   const read = await policy.worker.call({
     op: "read",
-    path: `${policy.workspace.root}/${rel}`,
+    path: where.value.abs,
     withStat: true,
     maxBytes: KEEP_MAX_BYTES,
   });
@@ -100,11 +109,11 @@ async function currentBytes(
   return read.value.bytes ?? "large";
 }
 
-/** The hash of the regular file at `rel` now; null when there is none. */
-async function currentHash(policy: WorkspaceFiles, rel: string): Promise<string | null> {
-  const lstat = await policy.worker.call({ op: "lstat", path: `${policy.workspace.root}/${rel}` });
+/** The hash of the regular file at `abs` (a resolved path) now; null when there is none. */
+async function currentHash(policy: WorkspaceFiles, abs: string): Promise<string | null> {
+  const lstat = await policy.worker.call({ op: "lstat", path: abs });
   if (!lstat.ok || lstat.value.kind !== "file") return null;
-  const hashed = await policy.worker.call({ op: "hash", path: `${policy.workspace.root}/${rel}` });
+  const hashed = await policy.worker.call({ op: "hash", path: abs });
   return hashed.ok ? hashed.value : null;
 }
 
@@ -217,6 +226,10 @@ export async function sessionDiff(policy: ChangeSource): Promise<FileDiff[]> {
       out.push({ rel, byRun, preview: null, note: `over ${keepLimit()} now: not shown` });
       continue;
     }
+    if (now === ELSEWHERE) {
+      out.push({ rel, byRun, preview: null, note: `${LEADS_ELSEWHERE}: not shown, not undoable` });
+      continue;
+    }
     const shown = changePreview(rel, was.value, now);
     out.push({ rel, byRun, ...shown });
   }
@@ -291,7 +304,11 @@ export async function planUndo(
   for (const r of records) {
     for (const f of r.files) {
       if (f.rel === ".") continue;
-      if (!hashes.has(f.rel)) hashes.set(f.rel, await currentHash(policy, f.rel));
+      if (!hashes.has(f.rel)) {
+        const where = await resolveInPlace(policy.workspace, f.rel);
+        if (!where.ok) return err(`not undone: ${f.rel} ${where.error}; nothing was changed`);
+        hashes.set(f.rel, await currentHash(policy, where.value.abs));
+      }
       kept.set(`${r.seq}:${f.rel}`, await bytesOf(policy, f.before));
     }
   }
@@ -317,6 +334,7 @@ export async function planUndo(
   const shown = [];
   for (const [rel, to] of ends) {
     const now = await currentBytes(policy, rel);
+    if (now === ELSEWHERE) return err(`not undone: ${rel} ${LEADS_ELSEWHERE}; nothing was changed`);
     shown.push({ rel, ...changePreview(rel, now === "large" ? null : now, to) });
   }
   return ok({ records, steps, shown });
@@ -337,11 +355,20 @@ export async function applyUndo(
   const said: string[] = [];
   for (const record of plan.records) {
     for (const file of record.files) {
-      const abs = `${policy.workspace.root}/${file.rel}`;
       const before = await bytesOf(policy, file.before);
       if (!before.ok || (file.after === null && !file.removed)) {
         return err(`not undone: ${file.rel}: ${before.ok ? "unknown" : before.error}`);
       }
+      // Resolved again just before the act, as a write is: a link set since the plan was shown
+      // would carry it onto another file or into Brave Bot's state.
+      const where = await resolveInPlace(policy.workspace, file.rel);
+      if (!where.ok) {
+        return err(
+          `stopped: ${file.rel} ${where.error}; it is not undone` +
+            (said.length ? `; undone before it: ${said.join(", ")}` : ""),
+        );
+      }
+      const abs = where.value.abs;
       const mode = file.before.kind === "bytes" ? file.before.mode : undefined;
       const done = before.value === FOLDER
         ? await policy.worker.call({ op: "makeDir", path: abs })

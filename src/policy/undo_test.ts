@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
-import { undo, undoResumed } from "../../test/support/undo.ts";
+import { undo, undoRefused, undoResumed } from "../../test/support/undo.ts";
 import { writeFile } from "./writes.ts";
 import { editFile } from "./edits.ts";
 import { recordRunChanges, type RunChanges } from "./run_changes.ts";
@@ -199,6 +199,78 @@ Deno.test("undo: each file taken back leaves its audit line, by the person, with
         '{"tool":"undo","routing":{"path":"a.txt"},"decision":"file restored","by":"person",' +
         `"sha256":"${sha256("old\n")}","labels":{"context":"(T,pub)"}}`,
       ]);
+    },
+  );
+});
+
+/** Replaces the folder `dir` of the workspace by a link to `target`, as someone outside does. */
+async function linkedOutside(root: string, dir: string, target: string): Promise<void> {
+  await Deno.remove(join(root, dir), { recursive: true });
+  await Deno.symlink(target, join(root, dir));
+}
+
+Deno.test("undo: a folder made a link to the state folder since is not written through: refused by name", async () => {
+  await withPolicy(
+    {
+      files: { "d/c.txt": "old\n", ".bravebot/keep": "s\n" },
+      protect: [".bravebot"],
+      trust: { ".": true },
+      answers: [yes],
+    },
+    async (fx) => {
+      assert.equal(
+        (await writeFile(fx.policy, { path: "d/c.txt", contents: "new\n" })).status,
+        "written",
+      );
+      // Outside the session, d moves into the state folder and a link takes its place: d/c.txt
+      // still holds what the session left, but it lies in Brave Bot's state now.
+      await Deno.rename(join(fx.root, "d"), join(fx.root, ".bravebot/d"));
+      await Deno.symlink(".bravebot/d", join(fx.root, "d"));
+      const refused = await undoRefused(fx.policy);
+      assert.match(refused, /d\/c\.txt/);
+      assert.equal(await Deno.readTextFile(join(fx.root, ".bravebot/d/c.txt")), "new\n");
+      assert.equal(fx.policy.changes.standing.length, 1);
+    },
+  );
+});
+
+Deno.test("undo: a created file whose folder is now a link to another folder is not removed there", async () => {
+  await withPolicy(
+    { files: { "e/keep.txt": "e\n" }, trust: { ".": true }, answers: [yes] },
+    async (fx) => {
+      assert.equal(
+        (await writeFile(fx.policy, { path: "d/n.txt", contents: "x" })).status,
+        "written",
+      );
+      // The same bytes under another folder, and d a link to it: removing d/n.txt would remove
+      // e/n.txt, a file the person was never shown.
+      await Deno.writeTextFile(join(fx.root, "e/n.txt"), "x");
+      await linkedOutside(fx.root, "d", "e");
+      const refused = await undoRefused(fx.policy);
+      assert.match(refused, /d\/n\.txt/);
+      assert.equal(await Deno.readTextFile(join(fx.root, "e/n.txt")), "x");
+    },
+  );
+});
+
+Deno.test("undo: a link set between the plan and its act is not written through", async () => {
+  await withPolicy(
+    {
+      files: { "d/c.txt": "old\n", ".bravebot/keep": "s\n" },
+      protect: [".bravebot"],
+      trust: { ".": true },
+      answers: [yes],
+    },
+    async (fx) => {
+      await writeFile(fx.policy, { path: "d/c.txt", contents: "new\n" });
+      const plan = await planUndo(fx.policy, 1);
+      assert.ok(plan.ok, plan.ok ? "" : plan.error);
+      await Deno.rename(join(fx.root, "d"), join(fx.root, ".bravebot/d"));
+      await Deno.symlink(".bravebot/d", join(fx.root, "d"));
+      const done = await applyUndo(fx.policy, plan.value);
+      assert.ok(!done.ok, "the undo went ahead");
+      assert.match(done.error, /d\/c\.txt/);
+      assert.equal(await Deno.readTextFile(join(fx.root, ".bravebot/d/c.txt")), "new\n");
     },
   );
 });

@@ -26,7 +26,7 @@ import { CHANGED, decodeText, readAtMost, readFileRef, tooBigMessage } from "./r
 import type { Decider } from "./audit.ts";
 import type { RefRecord } from "./refs.ts";
 import { type Routed, routeFile } from "./routing.ts";
-import { changedWhileRead, type ResolvedPath, resolvePath } from "./paths.ts";
+import { changedWhileRead, type ResolvedPath, resolveInPlace, resolvePath } from "./paths.ts";
 import { sha256 } from "../util/hash.ts";
 import { recordFileChange } from "./change_log.ts";
 import { err, ok, type Result } from "../util/result.ts";
@@ -314,6 +314,8 @@ export function writeMade(
 export type WriteOutcome =
   | { status: "written"; sha256: string; created: boolean }
   | { status: "changed"; message: string }
+  /** Its path no longer resolves to itself: nothing was written (paths.ts, resolveInPlace). */
+  | { status: "moved"; message: string }
   | { status: "failed"; name: string; message: string };
 
 /**
@@ -329,9 +331,13 @@ export async function commitWrite(
   current: Uint8Array | null,
   written: Label,
 ): Promise<WriteOutcome> {
+  // Resolved again: the person may have looked at the diff for minutes, and a folder on the
+  // way may have become a link since.
+  const where = await resolveInPlace(policy.workspace, rel);
+  if (!where.ok) return { status: "moved", message: where.error };
   const result = await policy.worker.call({
     op: "write",
-    path: `${policy.workspace.root}/${rel}`,
+    path: where.value.abs,
     bytes,
     expectSha256: current === null ? null : sha256(current),
     makeParents: true,
@@ -519,6 +525,9 @@ export async function approveAndWrite<S extends WriteSource>(
     );
     if (outcome.status === "written") {
       return { status: "written", created: outcome.created, produced };
+    }
+    if (outcome.status === "moved") {
+      return failed(`${shownAs} ${outcome.message}; nothing was written`);
     }
     if (outcome.status === "failed") {
       // Only the error's name: its message may hold the real path behind a path_ref.

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { withPolicy } from "../../test/support/policy_fixture.ts";
 import {
   approveWrite,
@@ -8,6 +9,7 @@ import {
   evaluateWrite,
   previewOf,
   type WriteApprovalFacts,
+  writeFile,
 } from "./writes.ts";
 import { answeredWith, auditEntryOf } from "./verdict.ts";
 import type { Approval, WritePreview } from "../person/person.ts";
@@ -257,4 +259,31 @@ Deno.test("previewOf: a new file whole, a binary one replaced whole, a text file
   for (const [name, current, after, expected] of rows) {
     assert.deepEqual(previewOf("f", current, after), expected, name);
   }
+});
+
+Deno.test("writes: a folder made a link to the state folder after the approval is not written through", async () => {
+  let swapped = false;
+  let root = "";
+  await withPolicy({
+    files: { "d/keep.txt": "k\n", ".bravebot/keep": "s\n" },
+    protect: [".bravebot"],
+    trust: { ".": true },
+    answers: [{ write: { approved: true } }],
+    // After the destination was routed, before the person was asked (a new file's first look is
+    // its lstat): d moves into the state folder and a link takes its place.
+    beforeCall: async (request) => {
+      if (request.op !== "lstat" || !request.path.endsWith("/d/n.txt") || swapped) return;
+      swapped = true;
+      await Deno.rename(join(root, "d"), join(root, ".bravebot/d"));
+      await Deno.symlink(".bravebot/d", join(root, "d"));
+    },
+  }, async (f) => {
+    root = f.root;
+    const wrote = await writeFile(f.policy, { path: "d/n.txt", contents: "planted\n" });
+    assert.equal(swapped, true);
+    assert.equal(wrote.status, "failed");
+    await assert.rejects(Deno.lstat(join(f.root, ".bravebot/d/n.txt")), Deno.errors.NotFound);
+    assert.equal(f.policy.storedTrust.files.has("d/n.txt"), false);
+    assert.equal(f.policy.changes.standing.length, 0);
+  });
 });

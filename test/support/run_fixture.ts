@@ -34,6 +34,8 @@ export interface RunFixtureOptions {
   owner?: number;
   /** The session's folder (references, what it changed for `/undo`); default: in memory. */
   sessionDir?: string;
+  /** Workspace-relative folders to treat as Brave Bot's state (policy_fixture.ts). */
+  protect?: string[];
 }
 
 export interface RunFixture {
@@ -70,6 +72,7 @@ export async function withRunPolicy(
     beforeCall: options.beforeCall,
     owner: options.owner,
     sessionDir: options.sessionDir,
+    protect: options.protect,
     run: true,
     workers: 1,
     vouchesOnDisk: true,

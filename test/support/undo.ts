@@ -34,3 +34,15 @@ export async function undoResumed(
     for (const [rel, text] of Object.entries(expect)) assert.equal(await fx.read(rel), text);
   });
 }
+
+/**
+ * The undo of the last change, where it must be refused: planned and, if the plan went ahead,
+ * applied. Answers the refusal the person is shown, from whichever step refused.
+ */
+export async function undoRefused(
+  policy: ChangeRecords & FileLabels & Recording & WorkspaceFiles,
+): Promise<string> {
+  const done = await undo(policy);
+  assert.ok(!done.ok, "the undo went ahead");
+  return done.error;
+}
