@@ -58,6 +58,7 @@ const run: RunApprovalRequest = {
   stdin: null,
   why: "",
   warnings: [],
+  stageWarnings: [null],
   confinement: { confined: true },
 };
 
