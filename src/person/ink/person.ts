@@ -347,8 +347,7 @@ export class InkPerson implements Person {
   async #stagePrefixes(r: RunApprovalRequest): Promise<number[] | null | "back"> {
     this.#line(
       pc.yellow(
-        "each stage is vouched on its own: its prefix covers that program alone or in any " +
-          "pipeline, and the pipeline runs unasked only while every stage is covered",
+        "each stage is vouched on its own: its prefix covers that program alone and in any pipeline",
       ),
     );
     const picked: number[] = [];
@@ -372,7 +371,7 @@ export class InkPerson implements Person {
         continue;
       }
       picked.push(n[0]);
-      this.#line(pc.dim(`stage ${i + 1}: ${prefixOptions(stage, true)[n[0]]}`));
+      this.#line(pc.dim(`stage ${i + 1} by the prefix ${prefixText(stage, n[0])}`));
       i++;
     }
     return picked;
@@ -537,8 +536,13 @@ export class InkPerson implements Person {
   }
 }
 
+/** A prefix of `n` arguments as the picker shows it: the program, its first args, "…". */
+function prefixText(stage: { program: string; args: readonly string[] }, n: number): string {
+  return `${formatArgv([stage.program, ...stage.args.slice(0, n)])} …`;
+}
+
 /**
- * The prefixes a vouch may fix, shortest first, as `n: program args…` (at most ten, one digit
+ * The prefixes a vouch may fix, shortest first, as `n: program args …` (at most ten, one digit
  * each). A single command's stop short of its whole argv (that is "exactly"); a pipeline's
  * stage may be vouched by all of its arguments, any others after them.
  */
@@ -547,10 +551,7 @@ function prefixOptions(
   whole: boolean,
 ): string[] {
   const count = Math.min(stage.args.length + (whole ? 1 : 0), 10);
-  return Array.from(
-    { length: count },
-    (_, n) => `${n}: ${formatArgv([stage.program, ...stage.args.slice(0, n)])} …`,
-  );
+  return Array.from({ length: count }, (_, n) => `${n}: ${prefixText(stage, n)}`);
 }
 
 /** A notice as the screen shows it (the session's, and a retry's line shown in place). */

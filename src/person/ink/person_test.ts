@@ -500,7 +500,7 @@ Deno.test("ink person: a pipeline's stages each vouched by a prefix, Esc a stage
   await t.press("1");
   await t.press({ input: "\r", return: true });
   assert.deepEqual(await answer, { answer: "vouch", stagePrefixes: [2, 0, 1] });
-  assert.match(t.shown(), /stage 1: 2: grep -n x …/);
+  assert.match(t.shown(), /stage 1 by the prefix grep -n x …/);
 
   // Esc at the first stage goes back to "vouch for what", and from there to "run it".
   const back = t.person.approveRun(pipeline);
