@@ -82,6 +82,8 @@ export interface RunApprovalRequest {
   why: string;
   /** One line for each stage whose program runs code it is given: what vouching it means. */
   warnings: string[];
+  /** The same lines stage by stage (null: none), for the picker that vouches each stage. */
+  stageWarnings: (string | null)[];
   /**
    * Whether the command will run confined by bwrap (docs/contract.md §13.4) and what the box allows
    * (`detail`, in the policy layer's words), or why not; when confined, the person may choose to
@@ -94,8 +96,15 @@ export type RunAnswer =
   /** `unconfined`: this once, outside the bwrap confinement (never stored in a vouch). */
   | { answer: "once"; unconfined?: boolean }
   | {
-    answer: "vouch"; /** how many leading args the vouch fixes; undefined = exact argv */
+    answer: "vouch";
+    /** How many leading args the vouch fixes; undefined = exact argv. One command only. */
     prefixArgs?: number;
+    /**
+     * A pipeline's stages each vouched on their own, by a prefix (docs/contract.md §8): how many
+     * leading args each stage's vouch fixes, in the pipeline's order. Undefined: the pipeline is
+     * vouched whole, exactly.
+     */
+    stagePrefixes?: readonly number[];
   }
   | { answer: "refuse"; reason?: string };
 

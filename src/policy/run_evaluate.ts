@@ -92,7 +92,8 @@ interface RunTerms {
   refusal: Extract<RunDecision, { run: false }>;
   question: RunApprovalRequest;
   answer: RunAnswer;
-  keep: NewVouch;
+  /** The vouches the person gave: one, or one per stage of a pipeline. */
+  keep: readonly NewVouch[];
 }
 
 function identity(stage: PreparedStage): StageIdentity {
@@ -136,22 +137,45 @@ export async function runFacts(
   };
 }
 
-/** What the person's "vouch" answer stores: one program (exact or prefix), or the whole pipeline. */
-function vouchToStore(prepared: PreparedRun, prefixArgs: number | undefined): NewVouch {
+/**
+ * What the person's "vouch" answer stores: one program (exact or prefix); a pipeline whole,
+ * exactly; or each of a pipeline's stages on its own, by the prefix the person picked for it
+ * (docs/contract.md §8: a prefix vouch names one program, so a pipeline's prefixes are one vouch
+ * per stage, each covering that program alone or in any pipeline). Prefixes that do not fit the
+ * stages (another count, out of range) store the narrowest vouch: the pipeline whole.
+ */
+function vouchesToStore(
+  prepared: PreparedRun,
+  answer: Extract<RunAnswer, { answer: "vouch" }>,
+): NewVouch[] {
   const command = (s: PreparedStage) => ({
     program: s.resolved,
     args: s.args,
     ...(s.sha256 ? { sha256: s.sha256 } : {}),
   });
+  const byPrefix = (s: PreparedStage, n: number): NewVouch => ({
+    ...command(s),
+    match: "prefix",
+    args: s.args.slice(0, n),
+  });
+  const fits = (n: number, s: PreparedStage) => Number.isInteger(n) && n >= 0 && n <= s.args.length;
   if (prepared.stages.length > 1) {
-    // A prefix vouch names one program; a pipeline is vouched exactly, as a whole.
-    return { match: "pipeline", stages: prepared.stages.map(command) };
+    const each = answer.stagePrefixes;
+    if (
+      each?.length === prepared.stages.length && each.every((n, i) => fits(n, prepared.stages[i]))
+    ) {
+      return prepared.stages.map((s, i) => byPrefix(s, each[i]));
+    }
+    return [{ match: "pipeline", stages: prepared.stages.map(command) }];
   }
   const [stage] = prepared.stages;
-  const prefix = prefixArgs !== undefined && prefixArgs >= 0 && prefixArgs < stage.args.length;
-  return prefix
-    ? { ...command(stage), match: "prefix", args: stage.args.slice(0, prefixArgs) }
-    : { ...command(stage), match: "exact" };
+  const n = answer.prefixArgs;
+  // A prefix as long as the arguments is the command exactly.
+  return [
+    n !== undefined && fits(n, stage) && n < stage.args.length
+      ? byPrefix(stage, n)
+      : { ...command(stage), match: "exact" },
+  ];
 }
 
 /**
@@ -351,6 +375,7 @@ export function evaluateRun(f: RunFacts): Verdict<RunTerms> {
         : null,
       why,
       warnings: prepared.stages.flatMap((s) => runnerWarning(s) ?? []),
+      stageWarnings: prepared.stages.map(runnerWarning),
       confinement: confinement.confined
         ? { confined: true, detail: describeBox(confinement.box) }
         : { confined: false, why: confinement.why },
@@ -366,7 +391,7 @@ export function evaluateRun(f: RunFacts): Verdict<RunTerms> {
         // The line's reason is the stored vouch, as the seat describes it once kept.
         return {
           ...allowed("person", "vouched and ran", true),
-          keep: vouchToStore(prepared, answer.prefixArgs),
+          keep: vouchesToStore(prepared, answer),
         };
       }
       // Run once: the output is trusted only if the command was vouched and no program is
@@ -398,7 +423,11 @@ export async function decideRun(
     seatAt<RunTerms>(
       policy,
       (question) => policy.person.approveRun(question),
-      async (vouch) => describeVouch(await policy.vouches.add(vouch)),
+      async (vouches) => {
+        const kept = [];
+        for (const vouch of vouches) kept.push(describeVouch(await policy.vouches.add(vouch)));
+        return kept.join("; ");
+      },
     ),
   );
   return settled.kind === "allow" ? settled.grants : settled.refusal;

@@ -108,7 +108,7 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
     vouched?: boolean;
     unconfined?: boolean;
     notice?: RegExp;
-    keep?: NewVouch;
+    keep?: NewVouch[];
   }[] = [
     {
       name: "vouched, trusted context, no stdin: runs unasked by the rule",
@@ -225,7 +225,7 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
       decision: "vouched and ran",
       output: TRUSTED_PRIVATE,
       vouched: true,
-      keep: { program: "/usr/bin/ls", args: ["-a", "src"], match: "exact" },
+      keep: [{ program: "/usr/bin/ls", args: ["-a", "src"], match: "exact" }],
     },
     {
       name: "vouched by a prefix of one argument",
@@ -234,7 +234,7 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
       run: true,
       by: "person",
       decision: "vouched and ran",
-      keep: { program: "/usr/bin/ls", args: ["-a"], match: "prefix" },
+      keep: [{ program: "/usr/bin/ls", args: ["-a"], match: "prefix" }],
     },
     {
       name: "a prefix as long as the arguments is an exact vouch",
@@ -243,7 +243,7 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
       run: true,
       by: "person",
       decision: "vouched and ran",
-      keep: { program: "/usr/bin/ls", args: ["-a"], match: "exact" },
+      keep: [{ program: "/usr/bin/ls", args: ["-a"], match: "exact" }],
     },
     {
       name: "a workspace program is vouched bound to its hash",
@@ -254,7 +254,7 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
       run: true,
       by: "person",
       decision: "vouched and ran",
-      keep: { program: "/w/b.sh", args: [], sha256: "ab", match: "exact" },
+      keep: [{ program: "/w/b.sh", args: [], sha256: "ab", match: "exact" }],
     },
     {
       name: "a pipeline is vouched whole, exactly, whatever prefix is asked",
@@ -263,10 +263,63 @@ Deno.test("evaluateRun: who decides, what the line says, what the output is labe
       run: true,
       by: "person",
       decision: "vouched and ran",
-      keep: {
+      keep: [{
         match: "pipeline",
         stages: [{ program: "/usr/bin/ls", args: [] }, { program: "/usr/bin/wc", args: ["-l"] }],
-      },
+      }],
+    },
+    {
+      name: "a pipeline's stages each vouched by a prefix: one prefix vouch per stage",
+      facts: facts({ prepared: pipe, standings: [standing(), standing()] }),
+      answer: { answer: "vouch", stagePrefixes: [0, 1] },
+      run: true,
+      by: "person",
+      decision: "vouched and ran",
+      output: TRUSTED_PRIVATE,
+      vouched: true,
+      keep: [
+        { program: "/usr/bin/ls", args: [], match: "prefix" },
+        { program: "/usr/bin/wc", args: ["-l"], match: "prefix" },
+      ],
+    },
+    {
+      name: "a stage's workspace program is vouched by prefix bound to its hash",
+      facts: facts({
+        prepared: prepared([
+          stage("./b.sh", ["x"], { resolved: "/w/b.sh", sha256: "ab" }),
+          stage("wc"),
+        ]),
+        standings: [standing(), standing()],
+      }),
+      answer: { answer: "vouch", stagePrefixes: [0, 0] },
+      run: true,
+      by: "person",
+      decision: "vouched and ran",
+      keep: [
+        { program: "/w/b.sh", args: [], sha256: "ab", match: "prefix" },
+        { program: "/usr/bin/wc", args: [], match: "prefix" },
+      ],
+    },
+    ...[[0], [0, 1, 0], [0, 2], [-1, 0], [0.5, 0]].map((stagePrefixes) => ({
+      name: `prefixes that do not fit the stages (${stagePrefixes}) vouch the pipeline whole`,
+      facts: facts({ prepared: pipe, standings: [standing(), standing()] }),
+      answer: { answer: "vouch" as const, stagePrefixes },
+      run: true,
+      by: "person",
+      decision: "vouched and ran",
+      keep: [{
+        match: "pipeline" as const,
+        stages: [{ program: "/usr/bin/ls", args: [] }, { program: "/usr/bin/wc", args: ["-l"] }],
+      }],
+    })),
+    {
+      name: "stage prefixes given for one command: it is vouched exactly",
+      facts: facts({ prepared: prepared([stage("ls", ["-a"])]) }),
+      answer: { answer: "vouch", stagePrefixes: [0] },
+      run: true,
+      by: "person",
+      decision: "vouched and ran",
+      keep: [{ program: "/usr/bin/ls", args: ["-a"], match: "exact" }],
     },
     {
       name: "refused, with the person's reason",
@@ -464,6 +517,8 @@ Deno.test("evaluateRun: the question shows the argv, the stdin, why it asks, the
   );
   assert.equal(q.warnings.length, 1);
   assert.match(q.warnings[0], /^sh runs other programs or code it is given/);
+  // The same line, stage by stage, for the picker that vouches each stage on its own.
+  assert.deepEqual(q.stageWarnings, [q.warnings[0], null]);
   assert.equal(q.confinement.confined, true);
   assert.match(
     q.confinement.confined ? q.confinement.detail ?? "" : "",

@@ -276,11 +276,8 @@ export class InkPerson implements Person {
         : pc.yellow(`runs unconfined: ${escapeForScreen(r.confinement.why)}`),
     );
     const single = r.stages.length === 1 ? r.stages[0] : null;
-    const display = (n: number) =>
-      `${n}: ${formatArgv([single!.program, ...single!.args.slice(0, n)])}` +
-      (n < single!.args.length ? " …" : "");
     // Esc in the vouch questions goes back a step (Ctrl-C still refuses and stops the turn).
-    let step: "run" | "how" | "prefix" = "run";
+    let step: "run" | "how" | "prefix" | "stages" = "run";
     while (true) {
       if (step === "run") {
         const answer = await this.#keys("Run it?", [
@@ -301,21 +298,36 @@ export class InkPerson implements Person {
       }
       if (step === "how") {
         const how = await this.#keys("Vouch for what? (Esc: back)", [
-          { key: "e", label: "exactly this command", value: "exact" },
+          {
+            key: "e",
+            label: single ? "exactly this command" : "exactly this pipeline, as a whole",
+            value: "exact",
+          },
           ...(single && single.args.length > 0
             ? [{ key: "p", label: "a prefix of it (choose how much)", value: "prefix" }]
             : []),
+          ...(single ? [] : [{ key: "s", label: "each stage by a prefix", value: "stages" }]),
           { key: "n", label: "refuse", value: "refuse" },
         ], { escape: "back", interrupt: "refuse" });
         if (how === "exact") return { answer: "vouch" };
         if (how === "back") step = "run";
         else if (how === "prefix" && single) step = "prefix";
+        else if (how === "stages" && !single) step = "stages";
         else return { answer: "refuse" };
         continue;
       }
+      if (step === "stages") {
+        const prefixes = await this.#stagePrefixes(r);
+        if (prefixes === "back") {
+          step = "how";
+          continue;
+        }
+        if (prefixes === null) return { answer: "refuse" };
+        return { answer: "vouch", stagePrefixes: prefixes };
+      }
       const n = await this.#pick(
         "Vouch for which prefix? Any arguments may follow it (digit or arrows, then Enter; Esc: back)",
-        Array.from({ length: Math.min(single!.args.length, 10) }, (_, i) => display(i)),
+        prefixOptions(single!, false),
         { digitBase: 0, back: true },
       );
       if (n === "back") {
@@ -325,6 +337,44 @@ export class InkPerson implements Person {
       if (n === null) return { answer: "refuse" };
       return { answer: "vouch", prefixArgs: n[0] };
     }
+  }
+
+  /**
+   * A pipeline's stages vouched one by one (docs/contract.md §8): each stage's prefix picked in
+   * turn, each to be a vouch of its own. Esc goes back a stage (from the first: "back"); null
+   * refuses (Ctrl-C).
+   */
+  async #stagePrefixes(r: RunApprovalRequest): Promise<number[] | null | "back"> {
+    this.#line(
+      pc.yellow(
+        "each stage is vouched on its own: its prefix covers that program alone and in any pipeline",
+      ),
+    );
+    const picked: number[] = [];
+    let i = 0;
+    while (i < r.stages.length) {
+      const stage = r.stages[i];
+      this.#line(`${pc.bold(`stage ${i + 1}:`)} ${r.display[i] ?? ""}`);
+      const warning = r.stageWarnings[i];
+      if (warning) this.#line(pc.yellow(`note: ${escapeForScreen(warning)}`));
+      const n = await this.#pick(
+        `Stage ${i + 1} of ${r.stages.length}: vouch for which prefix? Any arguments may follow ` +
+          "it (digit or arrows, then Enter; Esc: back)",
+        prefixOptions(stage, true),
+        { digitBase: 0, back: true },
+      );
+      if (n === null) return null;
+      if (n === "back") {
+        if (i === 0) return "back";
+        picked.pop();
+        i--;
+        continue;
+      }
+      picked.push(n[0]);
+      this.#line(pc.dim(`stage ${i + 1} by the prefix ${prefixText(stage, n[0])}`));
+      i++;
+    }
+    return picked;
   }
 
   #decoders = new Map<"stdout" | "stderr", TextDecoder>();
@@ -484,6 +534,24 @@ export class InkPerson implements Person {
   notice(text: string | ScreenText): void {
     this.#line(noticeLine(text));
   }
+}
+
+/** A prefix of `n` arguments as the picker shows it: the program, its first args, "…". */
+function prefixText(stage: { program: string; args: readonly string[] }, n: number): string {
+  return `${formatArgv([stage.program, ...stage.args.slice(0, n)])} …`;
+}
+
+/**
+ * The prefixes a vouch may fix, shortest first, as `n: program args …` (at most ten, one digit
+ * each). A single command's stop short of its whole argv (that is "exactly"); a pipeline's
+ * stage may be vouched by all of its arguments, any others after them.
+ */
+function prefixOptions(
+  stage: { program: string; args: readonly string[] },
+  whole: boolean,
+): string[] {
+  const count = Math.min(stage.args.length + (whole ? 1 : 0), 10);
+  return Array.from({ length: count }, (_, n) => `${n}: ${prefixText(stage, n)}`);
 }
 
 /** A notice as the screen shows it (the session's, and a retry's line shown in place). */

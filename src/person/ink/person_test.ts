@@ -37,6 +37,21 @@ function setup() {
   return { screen, person, press, later, shown, stops: () => stops };
 }
 
+/** The next question is up: the answers before it were a few promises away. */
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+/** Esc twice from a vouch question's next step: back to "vouch for what", to "run it"; then v e. */
+async function backTwiceThenExactly(t: ReturnType<typeof setup>) {
+  await t.press({ input: "", escape: true });
+  await tick();
+  assert.match(t.screen.question?.title ?? "", /^Vouch for what\?/);
+  await t.press({ input: "", escape: true });
+  await tick();
+  assert.equal(t.screen.question?.title, "Run it?");
+  await t.press("v");
+  await t.press("e");
+}
+
 /** A diff of five lines on the screen: two file names, a hunk header, two added lines. */
 const write: WriteApprovalRequest = {
   tool: "write_file",
@@ -58,6 +73,7 @@ const run: RunApprovalRequest = {
   stdin: null,
   why: "",
   warnings: [],
+  stageWarnings: [null],
   confinement: { confined: true },
 };
 
@@ -140,12 +156,7 @@ Deno.test("ink person: runs — y once, u unconfined, v then e exact or p prefix
   assert.ok(q?.kind === "pick");
   assert.deepEqual(q.options, ["0: git …", "1: git log …", "2: git log --oneline …"]);
   // Esc goes back a step: from the prefixes to "vouch for what", from there to "run it".
-  await t.press({ input: "", escape: true });
-  assert.match(t.screen.question?.title ?? "", /^Vouch for what\?/);
-  await t.press({ input: "", escape: true });
-  assert.equal(t.screen.question?.title, "Run it?");
-  await t.press("v");
-  await t.press("e");
+  await backTwiceThenExactly(t);
   assert.deepEqual(await prefix, { answer: "vouch" });
   // Ctrl-C in the vouch questions still refuses, and stops the turn.
   const stopped = t.person.approveRun(run);
@@ -435,4 +446,90 @@ Deno.test("ink person: text then Enter in one read answers a question field with
   assert.ok(t.screen.question, "type-ahead answered a question field");
   await t.press({ input: "", escape: true });
   assert.deepEqual(await early, { kind: "skipped" });
+});
+
+/** `grep -n x file | sort | sh -c cat`: two stages, the second a runner with its warning. */
+const pipeline: RunApprovalRequest = {
+  ...run,
+  stages: [
+    { program: "grep", resolved: "/usr/bin/grep", args: ["-n", "x", "file"] },
+    { program: "sort", resolved: "/usr/bin/sort", args: [] },
+    { program: "sh", resolved: "/usr/bin/sh", args: ["-c", "cat"] },
+  ],
+  display: ["/usr/bin/grep -n x file", "/usr/bin/sort", "/usr/bin/sh -c cat"],
+  warnings: ["sh runs other programs or code it is given: whatever it prints …"],
+  stageWarnings: [null, null, "sh runs other programs or code it is given: whatever it prints …"],
+};
+
+Deno.test("ink person: a pipeline's stages each vouched by a prefix, Esc a stage back", async () => {
+  const t = setup();
+  const answer = t.person.approveRun(pipeline);
+  await t.press("v");
+  // A pipeline offers no single prefix, but each stage by one.
+  const how = t.screen.question;
+  assert.ok(how?.kind === "keys");
+  assert.deepEqual(how.choices.map((c) => c.key), ["e", "s", "n"]);
+  await t.press("s");
+  assert.match(t.shown(), /each stage is vouched on its own/);
+  const first = t.screen.question;
+  assert.ok(first?.kind === "pick");
+  assert.match(first.title, /^Stage 1 of 3: vouch for which prefix\?/);
+  // A stage's prefixes run up to all its arguments: any others may follow each.
+  assert.deepEqual(first.options, [
+    "0: grep …",
+    "1: grep -n …",
+    "2: grep -n x …",
+    "3: grep -n x file …",
+  ]);
+  await t.press("1");
+  await t.press({ input: "\r", return: true });
+  const second = t.screen.question;
+  assert.ok(second?.kind === "pick");
+  assert.match(second.title, /^Stage 2 of 3/);
+  assert.deepEqual(second.options, ["0: sort …"]);
+  // Esc goes back one stage, whose prefix is picked again.
+  await t.press({ input: "", escape: true });
+  assert.match(t.screen.question?.title ?? "", /^Stage 1 of 3/);
+  await t.press("2");
+  await t.press({ input: "\r", return: true });
+  await t.press("0");
+  await t.press({ input: "\r", return: true });
+  // The runner's stage says what vouching it means, before its picker.
+  assert.match(t.screen.question?.title ?? "", /^Stage 3 of 3/);
+  assert.match(t.shown(), /stage 3:[^\n]*\n[^\n]*note: sh runs other programs or code/);
+  await t.press("1");
+  await t.press({ input: "\r", return: true });
+  assert.deepEqual(await answer, { answer: "vouch", stagePrefixes: [2, 0, 1] });
+  assert.match(t.shown(), /stage 1 by the prefix grep -n x …/);
+
+  // Esc at the first stage goes back to "vouch for what", and from there to "run it".
+  const back = t.person.approveRun(pipeline);
+  await t.press("v");
+  await t.press("s");
+  await backTwiceThenExactly(t);
+  assert.deepEqual(await back, { answer: "vouch" });
+  // Ctrl-C in a stage's picker refuses and stops the turn.
+  const stopped = t.person.approveRun(pipeline);
+  await t.press("v");
+  await t.press("s");
+  await t.press("0");
+  await t.press({ input: "\r", return: true });
+  await t.press({ input: "c", ctrl: true });
+  assert.deepEqual(await stopped, { answer: "refuse" });
+  assert.equal(t.stops(), 1);
+  // A single command is not offered the walk: s answers nothing there.
+  const single = t.person.approveRun(run);
+  await t.press("v");
+  assert.deepEqual(
+    t.screen.question?.kind === "keys" && t.screen.question.choices.map((c) => c.key),
+    [
+      "e",
+      "p",
+      "n",
+    ],
+  );
+  await t.press("s");
+  assert.match(t.screen.question?.title ?? "", /^Vouch for what\?/);
+  await t.press("n");
+  assert.deepEqual(await single, { answer: "refuse" });
 });
