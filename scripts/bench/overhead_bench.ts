@@ -90,6 +90,7 @@ export async function overheadBench(calls: number, log: (s: string) => void): Pr
       if (e.is_error) errors++;
     }
   };
+  const transcript = new TranscriptWriter(session.paths.transcript);
   const driver = new Driver({
     planner,
     processor: models.value.processor,
@@ -97,7 +98,7 @@ export async function overheadBench(calls: number, log: (s: string) => void): Pr
     decide: toolPolicy(session.policy, session.state),
     settings,
     session: session.state,
-    transcript: new TranscriptWriter(session.paths.transcript),
+    transcript,
     emit,
   });
   try {
@@ -143,6 +144,7 @@ export async function overheadBench(calls: number, log: (s: string) => void): Pr
     ];
   } finally {
     models.value.close();
+    transcript.close();
     session.close();
     await mock.stop();
     await Deno.remove(ws, { recursive: true }).catch(() => {});
