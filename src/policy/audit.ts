@@ -91,7 +91,7 @@ export class AuditLog {
     if (stray !== null) throw new Error(`audit: ${stray}`);
     const record: AuditRecord = { time: new Date().toISOString(), session: this.session, ...entry };
     this.entries.push(record);
-    // On disk before this returns, so before the act the decision allowed: the append is
+    // In the file before this returns, so before the act the decision allowed: the append is
     // synchronous and never batched.
     if (this.#file) await this.#file.append(record);
     return record;
