@@ -397,3 +397,22 @@ Deno.test("jsonfile: a StampReader's stamp is currentStamp's, and changes when t
     reader.close();
   });
 });
+
+Deno.test("jsonfile: the kept handles are not inherited by a program started meanwhile", async () => {
+  await withDir(async (dir) => {
+    const log = new JsonLineAppender(join(dir, "audit.jsonl"));
+    await log.append({ a: 1 });
+    await saveJsonFile(join(dir, "trust.json"), { n: 1 });
+    const stamps = new StampReader(join(dir, "trust.json"));
+    assert.notEqual(stamps.current(), null);
+    const out = await new Deno.Command("sh", {
+      args: ["-c", 'for f in /proc/$$/fd/*; do readlink "$f"; done'],
+      stdout: "piped",
+    }).output();
+    const open = new TextDecoder().decode(out.stdout).split("\n");
+    assert.ok(open.some((l) => l.startsWith("/") || l.startsWith("pipe:")), "the listing worked");
+    assert.deepEqual(open.filter((l) => l.startsWith(dir)), []);
+    log.close();
+    stamps.close();
+  });
+});
