@@ -7,7 +7,7 @@
  * reads — is never routing; it goes in `inputs`, as reference names. {@link checkRouting} holds
  * every entry to its tool's keys, so content cannot slip into routing unnoticed.
  */
-import { appendJsonLine } from "../state/jsonfile.ts";
+import { JsonLineAppender } from "../state/jsonfile.ts";
 
 /** Who took a decision: a standing rule, the person at the prompt, the policy file, or nobody. */
 export type Decider = "rule" | "person" | "policy-file" | "nobody";
@@ -78,9 +78,12 @@ export interface AuditRecord extends AuditEntry {
 
 export class AuditLog {
   readonly entries: AuditRecord[] = [];
+  #file: JsonLineAppender | null;
 
   /** `path` null keeps the log in memory only (tests). */
-  constructor(readonly path: string | null, readonly session: string) {}
+  constructor(readonly path: string | null, readonly session: string) {
+    this.#file = path === null ? null : new JsonLineAppender(path);
+  }
 
   /** Appends an entry; one whose routing holds a key that is not its tool's is a wiring bug. */
   async append(entry: AuditEntry): Promise<AuditRecord> {
@@ -88,7 +91,14 @@ export class AuditLog {
     if (stray !== null) throw new Error(`audit: ${stray}`);
     const record: AuditRecord = { time: new Date().toISOString(), session: this.session, ...entry };
     this.entries.push(record);
-    if (this.path) await appendJsonLine(this.path, record);
+    // In the file before this returns, so before the act the decision allowed: the append is
+    // synchronous and never batched.
+    if (this.#file) await this.#file.append(record);
     return record;
+  }
+
+  /** Lets the kept handle go (the session closes); a later entry opens the file again. */
+  close(): void {
+    this.#file?.close();
   }
 }

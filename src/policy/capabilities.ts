@@ -42,6 +42,8 @@ export interface FileLabels {
   refreshTrust(): Promise<void>;
   /** Problems met reading the stored map again mid-session (a corrupt file set aside). */
   onStateProblem(listener: (problem: string) => void): void;
+  /** Lets the file version kept open for {@link refreshTrust} go (the session closes). */
+  releaseTrustFile(): void;
 }
 
 /**

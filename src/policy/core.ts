@@ -21,7 +21,7 @@ import {
   type TrustMap,
   updateTrustMap,
 } from "./trust_map.ts";
-import { currentStamp, type LockWait, type Stamp } from "../state/jsonfile.ts";
+import { type LockWait, type Stamp, StampReader } from "../state/jsonfile.ts";
 import type { Workspace } from "./workspace.ts";
 import type { VouchStore } from "./vouches.ts";
 import type { ChangeLog } from "./change_log.ts";
@@ -107,6 +107,8 @@ export class Policy
   trust: TrustMap;
   #stored: TrustMap;
   #trustFile: string | null;
+  /** Stamps the trust map's file before each decision, its last version kept open. */
+  #trustStamps: StampReader | null;
   #commandRules: BoundRules | null = null;
   /** The stamp of the file version #stored was read from; undefined: not compared yet. */
   #stamp: Stamp | null | undefined = undefined;
@@ -142,6 +144,7 @@ export class Policy
     this.egressAnswers = options.egressAnswers;
     this.#stored = options.trust;
     this.#trustFile = options.trustFile;
+    this.#trustStamps = options.trustFile === null ? null : new StampReader(options.trustFile);
     this.trust = this.#overlay();
   }
 
@@ -175,14 +178,16 @@ export class Policy
   /**
    * Reads the stored map again if its file changed since this session read or wrote it
    * (another session's write, `bravebot trust` in another terminal), so the next label
-   * decision is made on what the file holds. When nothing changed this is one stat and a short
-   * read. The `--approvals` rules are laid on top again.
+   * decision is made on what the file holds. When nothing changed this is a stat of the path and
+   * a short read through the handle of the version last stamped (StampReader). The
+   * `--approvals` rules are laid on top again.
    */
   refreshTrust(): Promise<void> {
     const file = this.#trustFile;
-    if (file === null) return Promise.resolve();
+    const stamps = this.#trustStamps;
+    if (file === null || stamps === null) return Promise.resolve();
     return this.#queued(async () => {
-      if (this.#stamp !== undefined && currentStamp(file) === this.#stamp) return;
+      if (this.#stamp !== undefined && stamps.current() === this.#stamp) return;
       this.#adopt(await loadTrustMap(file, this.workspace.root));
     });
   }
@@ -206,6 +211,11 @@ export class Policy
       this.#adopt(updated);
       return updated.result;
     });
+  }
+
+  /** Lets the trust map's last version go (the session closes); a later refresh opens it again. */
+  releaseTrustFile(): void {
+    this.#trustStamps?.close();
   }
 
   /** Problems met with the stored state mid-session (a corrupt trust map set aside). */

@@ -197,6 +197,9 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     holds,
     close: () => {
       worker.terminate();
+      // The handles kept open between decisions (the trust map's version, the audit log).
+      policy.releaseTrustFile();
+      audit.close();
       if (holds() !== "nothing") return;
       try {
         Deno.removeSync(paths.dir, { recursive: true });

@@ -186,6 +186,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     close: () => {
       models.value.close();
       for (const m of extra) m.close();
+      transcript.close();
       session.close();
     },
   };

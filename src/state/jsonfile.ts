@@ -47,6 +47,76 @@ export function currentStamp(path: string): Stamp | null {
   }
 }
 
+/**
+ * {@link currentStamp} for a file asked about before every decision (the trust map), keeping
+ * the version last stamped open. While it is open its inode cannot be handed out again, so when
+ * a stat of the path shows the same device and inode, the path names that very file: its first
+ * bytes are read through the kept handle, without opening the path again. The stamp is the
+ * same as {@link currentStamp}'s, from the same fields.
+ */
+export class StampReader {
+  #file: Deno.FsFile | null = null;
+  #dev = -1;
+  #ino = -1;
+
+  constructor(readonly path: string) {}
+
+  current(): Stamp | null {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(this.path);
+    } catch (e) {
+      this.close();
+      if (e instanceof Deno.errors.NotFound) return null;
+      return `unreadable:${crypto.randomUUID()}`;
+    }
+    if (this.#file === null || info.dev !== this.#dev || info.ino !== this.#ino) {
+      return this.#reopen();
+    }
+    try {
+      const head = new Uint8Array(STAMP_HEAD_BYTES);
+      this.#file.seekSync(0, Deno.SeekMode.Start);
+      const n = this.#file.readSync(head) ?? 0;
+      return stampOf(info, head.subarray(0, n));
+    } catch {
+      this.close();
+      return `unreadable:${crypto.randomUUID()}`;
+    }
+  }
+
+  /** Opens the path's present version, keeps it, and stamps it from its own handle. */
+  #reopen(): Stamp | null {
+    this.close();
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(this.path, { read: true });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      return `unreadable:${crypto.randomUUID()}`;
+    }
+    try {
+      const info = file.statSync();
+      const head = new Uint8Array(STAMP_HEAD_BYTES);
+      const n = file.readSync(head) ?? 0;
+      this.#file = file;
+      this.#dev = info.dev;
+      this.#ino = info.ino ?? -1;
+      return stampOf(info, head.subarray(0, n));
+    } catch {
+      file.close();
+      return `unreadable:${crypto.randomUUID()}`;
+    }
+  }
+
+  /** Lets the kept version go; the next {@link current} opens the path again. */
+  close(): void {
+    try {
+      this.#file?.close();
+    } catch { /* already closed */ }
+    this.#file = null;
+  }
+}
+
 /** A file's text and the stamp of exactly that version (one open file: one inode). */
 async function readVersion(path: string): Promise<{ text: string; stamp: Stamp }> {
   using file = await Deno.open(path, { read: true });
@@ -395,26 +465,99 @@ export async function saveJsonFile(path: string, value: unknown): Promise<void> 
  * first, so the new record is never glued onto the broken one. The few system calls are made
  * synchronously: each async hop cost 30-100 µs, and every tool call appends to the audit log
  * and the transcript (an append went from ~120 µs to ~20 µs). No other append to the
- * same file can come between the check of the last byte and the write.
+ * same file can come between the check of the last byte and the write. For a file appended to
+ * again and again, {@link JsonLineAppender} keeps the handle.
  */
 export function appendJsonLine(path: string, value: unknown): Promise<void> {
   try {
     const line = JSON.stringify(value) + "\n";
-    using file = Deno.openSync(path, { append: true, create: true, read: true, mode: 0o600 });
-    const size = file.statSync().size;
-    let prefix = "";
-    if (size > 0) {
-      const last = new Uint8Array(1);
-      file.seekSync(size - 1, Deno.SeekMode.Start);
-      file.readSync(last);
-      if (last[0] !== 0x0a) prefix = "\n";
-    }
-    const bytes = new TextEncoder().encode(prefix + line);
-    let written = 0;
-    while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+    using file = openForAppend(path);
+    writeLine(file, file.statSync().size, line);
     return Promise.resolve();
   } catch (e) {
     return Promise.reject(e);
+  }
+}
+
+function openForAppend(path: string): Deno.FsFile {
+  return Deno.openSync(path, { append: true, create: true, read: true, mode: 0o600 });
+}
+
+/** Writes `line` at the end of `file` (now `size` bytes), after a newline if it ends torn. */
+function writeLine(file: Deno.FsFile, size: number, line: string): void {
+  let prefix = "";
+  if (size > 0) {
+    const last = new Uint8Array(1);
+    file.seekSync(size - 1, Deno.SeekMode.Start);
+    file.readSync(last);
+    if (last[0] !== 0x0a) prefix = "\n";
+  }
+  const bytes = new TextEncoder().encode(prefix + line);
+  let written = 0;
+  while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+}
+
+/**
+ * {@link appendJsonLine} for one file appended to all session long (the audit log, the
+ * transcript), through a handle kept open between appends: the open and the close were most of
+ * an append's cost. Before each append the path is stat'ed, and when it no longer names the
+ * kept file (replaced by rename, moved aside, removed) the path is opened again, so a line
+ * always lands in the file the path names, as with a fresh open. The torn-line check is made
+ * each time, as by {@link appendJsonLine}.
+ */
+export class JsonLineAppender {
+  #file: Deno.FsFile | null = null;
+  #dev = -1;
+  #ino = -1;
+
+  constructor(readonly path: string) {}
+
+  /** Appends one line; written when the promise settles (the calls are synchronous). */
+  append(value: unknown): Promise<void> {
+    try {
+      const line = JSON.stringify(value) + "\n";
+      const { file, size } = this.#current();
+      writeLine(file, size, line);
+      return Promise.resolve();
+    } catch (e) {
+      this.close();
+      return Promise.reject(e);
+    }
+  }
+
+  /** The kept handle, if the path still names its file; else the path opened again. */
+  #current(): { file: Deno.FsFile; size: number } {
+    if (this.#file !== null) {
+      let info: Deno.FileInfo | null = null;
+      try {
+        info = Deno.statSync(this.path);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      }
+      if (info !== null && info.dev === this.#dev && info.ino === this.#ino) {
+        return { file: this.#file, size: info.size };
+      }
+      this.close();
+    }
+    const file = openForAppend(this.path);
+    try {
+      const info = file.statSync();
+      this.#file = file;
+      this.#dev = info.dev;
+      this.#ino = info.ino ?? -1;
+      return { file, size: info.size };
+    } catch (e) {
+      file.close();
+      throw e;
+    }
+  }
+
+  /** Lets the handle go; a later append opens the path again. */
+  close(): void {
+    try {
+      this.#file?.close();
+    } catch { /* already closed */ }
+    this.#file = null;
   }
 }
 

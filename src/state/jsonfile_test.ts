@@ -4,11 +4,13 @@ import { z } from "zod";
 import {
   appendJsonLine,
   currentStamp,
+  JsonLineAppender,
   loadJsonFile,
   loadJsonFileStamped,
   LockTimeout,
   readJsonLines,
   saveJsonFile,
+  StampReader,
   updateJsonFile,
 } from "./jsonfile.ts";
 import { holdLock } from "../../test/support/lock_holder.ts";
@@ -333,5 +335,84 @@ Deno.test("jsonfile: in this process, a caller that may give up does so at its b
     await within(20_000, "the first and the second", Promise.all([first.done, second]));
     assert.deepEqual(await loadJsonFile(path, names), { status: "ok", value: { names: ["y"] } });
     assert.deepEqual(lines, [], "callers in this process wait in line, without a status line");
+  });
+});
+
+Deno.test("jsonfile: an appender's kept handle writes where the path points: replaced, removed, a folder", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "audit.jsonl");
+    const old = join(dir, "audit.old");
+    const log = new JsonLineAppender(path);
+    await log.append({ a: 1 });
+    await Deno.link(path, old);
+    await Deno.writeTextFile(join(dir, "tmp"), '{"b":0}\n');
+    await Deno.rename(join(dir, "tmp"), path);
+    await log.append({ a: 2 });
+    assert.deepEqual((await readJsonLines(path)).rows, [{ b: 0 }, { a: 2 }]);
+    assert.deepEqual((await readJsonLines(old)).rows, [{ a: 1 }]);
+    await Deno.remove(path);
+    await log.append({ a: 3 });
+    assert.deepEqual((await readJsonLines(path)).rows, [{ a: 3 }]);
+    // A torn line another writer left: a newline first, as appendJsonLine does.
+    await Deno.writeTextFile(path, '{"a":', { append: true });
+    await log.append({ a: 4 });
+    assert.deepEqual((await readJsonLines(path)).rows, [{ a: 3 }, { a: 4 }]);
+    // A folder in the file's place: the append fails, as a fresh open would.
+    await Deno.remove(path);
+    await Deno.mkdir(path);
+    await assert.rejects(log.append({ a: 5 }));
+    await Deno.remove(path);
+    await log.append({ a: 6 });
+    assert.deepEqual((await readJsonLines(path)).rows, [{ a: 6 }]);
+    log.close();
+  });
+});
+
+Deno.test("jsonfile: a StampReader's stamp is currentStamp's, and changes when the file does", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "trust.json");
+    const reader = new StampReader(path);
+    assert.equal(reader.current(), null);
+    await saveJsonFile(path, { n: 1 });
+    const first = reader.current();
+    assert.notEqual(first, null);
+    assert.equal(first, currentStamp(path));
+    assert.equal(reader.current(), first);
+    // Replaced by rename with the very same bytes: another inode, another stamp.
+    await saveJsonFile(path, { n: 1 });
+    const second = reader.current();
+    assert.notEqual(second, first);
+    assert.equal(second, currentStamp(path));
+    // Changed in place, same size: the first bytes differ.
+    const text = await Deno.readTextFile(path);
+    await Deno.writeTextFile(path, text.replace("1", "2"));
+    const third = reader.current();
+    assert.notEqual(third, second);
+    assert.equal(third, currentStamp(path));
+    await Deno.remove(path);
+    assert.equal(reader.current(), null);
+    await Deno.mkdir(path);
+    assert.match(String(reader.current()), /^unreadable:/);
+    assert.notEqual(reader.current(), reader.current());
+    reader.close();
+  });
+});
+
+Deno.test("jsonfile: the kept handles are not inherited by a program started meanwhile", async () => {
+  await withDir(async (dir) => {
+    const log = new JsonLineAppender(join(dir, "audit.jsonl"));
+    await log.append({ a: 1 });
+    await saveJsonFile(join(dir, "trust.json"), { n: 1 });
+    const stamps = new StampReader(join(dir, "trust.json"));
+    assert.notEqual(stamps.current(), null);
+    const out = await new Deno.Command("sh", {
+      args: ["-c", 'for f in /proc/$$/fd/*; do readlink "$f"; done'],
+      stdout: "piped",
+    }).output();
+    const open = new TextDecoder().decode(out.stdout).split("\n");
+    assert.ok(open.some((l) => l.startsWith("/") || l.startsWith("pipe:")), "the listing worked");
+    assert.deepEqual(open.filter((l) => l.startsWith(dir)), []);
+    log.close();
+    stamps.close();
   });
 });

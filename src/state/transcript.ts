@@ -15,7 +15,7 @@
  *   summary replaces all but the last `keep` messages; the person's requests are kept beside it.
  */
 import { z } from "zod";
-import { appendJsonLine, readJsonLines } from "./jsonfile.ts";
+import { JsonLineAppender, readJsonLines } from "./jsonfile.ts";
 import { formatLabel, type Label, parseLabel } from "../util/label.ts";
 import type { ChatMessage, ToolCall } from "../util/chat.ts";
 import { plural } from "../util/plural.ts";
@@ -105,8 +105,17 @@ export interface SessionMeta {
 
 /** Appends to one session's transcript; each call is written before it returns. */
 export class TranscriptWriter {
+  #file: JsonLineAppender | null;
+
   /** `path` null keeps nothing (tests that do not care). */
-  constructor(readonly path: string | null) {}
+  constructor(readonly path: string | null) {
+    this.#file = path === null ? null : new JsonLineAppender(path);
+  }
+
+  /** Lets the kept handle go (the session closes); a later line opens the file again. */
+  close(): void {
+    this.#file?.close();
+  }
 
   async start(meta: SessionMeta): Promise<void> {
     await this.#write({ type: "session", version: TRANSCRIPT_VERSION, ...meta });
@@ -160,7 +169,8 @@ export class TranscriptWriter {
   }
 
   async #write(record: TranscriptRecord): Promise<void> {
-    if (this.path) await appendJsonLine(this.path, record);
+    // Through a kept handle, re-opened when the path names another file (JsonLineAppender).
+    if (this.#file) await this.#file.append(record);
   }
 }
 

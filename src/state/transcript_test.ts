@@ -180,3 +180,50 @@ Deno.test("a compact line keeps the person's requests beside its summary; /clear
     assert.deepEqual((await loadTranscript(path)).summary, { requests: null });
   });
 });
+
+Deno.test("the writer's kept handle follows the path: a transcript replaced whole or removed gets the next lines", async () => {
+  await withDir(async (dir) => {
+    const path = join(dir, "t.jsonl");
+    const old = join(dir, "t.old");
+    const w = new TranscriptWriter(path);
+    await w.start({ id: "s1", workspace: "/w", started: "now" });
+    await w.message({ role: "user", content: "one" });
+    // Replaced by rename, as a rewrite of the whole file (a compaction that rewrote it) would be;
+    // the old version stays reachable through a second name, to see nothing more lands in it.
+    await Deno.link(path, old);
+    const rewritten = join(dir, "t.tmp");
+    await Deno.writeTextFile(
+      rewritten,
+      JSON.stringify({ type: "session", version: 1, id: "s1", workspace: "/w", started: "now" }) +
+        "\n",
+    );
+    await Deno.rename(rewritten, path);
+    await w.compact({ role: "user", content: "summary" }, 0, UNTRUSTED_PUBLIC, {
+      kept: ["one"],
+      leftOut: 0,
+    });
+    await w.message({ role: "user", content: "two" });
+    let t = await loadTranscript(path);
+    assert.deepEqual(t.messages, [{ role: "user", content: "summary" }, {
+      role: "user",
+      content: "two",
+    }]);
+    assert.equal((await Deno.readTextFile(old)).trimEnd().split("\n").length, 2);
+    // Removed: the next line makes the file again.
+    await Deno.remove(path);
+    await w.message({ role: "user", content: "three" });
+    t = await loadTranscript(path);
+    assert.deepEqual(t.messages, [{ role: "user", content: "three" }]);
+    // Another writer left a torn line while the handle was kept: the next line starts anew.
+    await Deno.writeTextFile(path, '{"type":"mess', { append: true });
+    await w.message({ role: "user", content: "four" });
+    t = await loadTranscript(path);
+    assert.deepEqual(t.messages.map((m) => m.content), ["three", "four"]);
+    w.close();
+    // Closed, it opens the path again for a later line.
+    await w.message({ role: "user", content: "five" });
+    t = await loadTranscript(path);
+    assert.deepEqual(t.messages.map((m) => m.content), ["three", "four", "five"]);
+    w.close();
+  });
+});

@@ -434,3 +434,35 @@ Deno.test("write_file: overwriting a binary file says so to the person instead o
     assert.deepEqual(asked.request.preview.instead, { kind: "binary", bytes: 4 });
   });
 });
+
+Deno.test("write_file: the approval's audit line is in the file before the worker writes", async () => {
+  const atWrite: string[][] = [];
+  let auditPath = "";
+  await withPolicy({
+    files: { "src/": "" },
+    trust: { ".": true },
+    answers: [yes, yes],
+    auditOnDisk: true,
+    beforeCall: (request) => {
+      if (request.op !== "write") return;
+      // What a reader of the file by its path sees at the moment of the act.
+      const text = Deno.readTextFileSync(auditPath);
+      atWrite.push(text.trimEnd().split("\n").map((l) => JSON.parse(l).tool as string));
+    },
+  }, async (fx) => {
+    auditPath = join(fx.stateDir, "audit.jsonl");
+    assert.equal(
+      (await fx.call(writeFileTool, { path: "src/a.txt", contents: "1\n" })).isError,
+      false,
+    );
+    // The log replaced between two writes (moved aside by hand): the next line lands in the new file.
+    await Deno.rename(auditPath, `${auditPath}.old`);
+    assert.equal(
+      (await fx.call(writeFileTool, { path: "src/b.txt", contents: "2\n" })).isError,
+      false,
+    );
+  });
+  assert.equal(atWrite.length, 2);
+  for (const tools of atWrite) assert.deepEqual(tools.slice(-1), ["write_file"]);
+  assert.deepEqual(atWrite[1], ["write_file"]);
+});

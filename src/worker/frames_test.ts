@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { frameBytes, readFrames } from "./frames.ts";
+import { frameBytes, frameChunks, ONE_CHUNK_BYTES, readFrames } from "./frames.ts";
 
 /** A stream of `bytes` cut into chunks at `cuts` (offsets). */
 function chunked(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array> {
@@ -62,4 +62,21 @@ Deno.test("frames: a stream that ends inside a frame throws", async () => {
   const f = frameBytes({ id: 1 });
   await assert.rejects(() => all(chunked(f.subarray(0, f.length - 1), [2])), /inside a frame/);
   await assert.rejects(() => all(chunked(f.subarray(0, 2), [])), /inside a frame/);
+});
+
+Deno.test("frames: a small frame is one chunk to write, a large one its header then its body as is", async () => {
+  const small = { id: 3, request: { op: "stat", path: "/w/a" } };
+  const one = frameChunks(small);
+  assert.equal(one.length, 1);
+  assert.deepEqual([...one[0]], [...frameBytes(small)]);
+  const large = { id: 4, ok: true, value: { bytes: new Uint8Array(ONE_CHUNK_BYTES + 1).fill(7) } };
+  const two = frameChunks(large);
+  assert.equal(two.length, 2);
+  assert.equal(two[0].length, 4);
+  assert.deepEqual(new Uint8Array([...two[0], ...two[1]]), frameBytes(large));
+  // Written one after the other, they read back as the two messages.
+  const bytes = new Uint8Array([...one, ...two].flatMap((c) => [...c]));
+  const got = await all(chunked(bytes, [5, 4096]));
+  assert.deepEqual(got[0], small);
+  assert.equal((got[1] as typeof large).value.bytes.length, ONE_CHUNK_BYTES + 1);
 });

@@ -27,7 +27,7 @@
  * (its stages have their own bwrap, src/policy/sandbox.ts); see docs/decisions.md.
  */
 import { READ_ONLY_ARG, type WallOptions } from "./permissions.ts";
-import { encodeFrame, readFrames } from "./frames.ts";
+import { frameChunks, readFrames } from "./frames.ts";
 import { CHECK_HELD, effectiveUid, keptCapabilities } from "./capabilities.ts";
 import { CHILD_RUN, usableCache } from "./module_cache.ts";
 
@@ -398,11 +398,9 @@ export class KernelChild {
   }
 
   send(message: unknown): void {
-    const [header, body] = encodeFrame(message);
-    // Two writes queued back to back: nothing can come between them. A dead child's broken
-    // pipe is reported by the reader ending, not here.
-    this.#writer.write(header).catch(() => {});
-    this.#writer.write(body).catch(() => {});
+    // Writes queued back to back (one for a small frame): nothing can come between them. A dead
+    // child's broken pipe is reported by the reader ending, not here.
+    for (const chunk of frameChunks(message)) this.#writer.write(chunk).catch(() => {});
   }
 
   /**

@@ -12,7 +12,7 @@
  * permission) loads every module the child uses and exits, which fills the cache it is given.
  */
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
-import { encodeFrame, readFrames } from "./frames.ts";
+import { frameChunks, readFrames } from "./frames.ts";
 import { READ_ONLY_ARG, workerPermissions } from "./permissions.ts";
 import { CHECK_HELD, checkHeld } from "./capabilities.ts";
 
@@ -24,9 +24,7 @@ type Answer = (
 function replier(): (reply: WorkerReply) => void {
   const out = Deno.stdout.writable.getWriter();
   return (reply) => {
-    const [header, body] = encodeFrame(reply);
-    out.write(header).catch(() => {});
-    out.write(body).catch(() => {});
+    for (const chunk of frameChunks(reply)) out.write(chunk).catch(() => {});
   };
 }
 

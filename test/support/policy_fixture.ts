@@ -55,6 +55,8 @@ export interface FixtureOptions {
   workers?: number;
   /** Keep vouches in a file of the temporary state folder instead of in memory. */
   vouchesOnDisk?: boolean;
+  /** Append the audit log to `audit.jsonl` in the temporary state folder, as a session does. */
+  auditOnDisk?: boolean;
   /** Make a folder outside the workspace and the state folder, to check nothing escaped. */
   outside?: boolean;
   /** Which wall the effect worker stands behind (default: the kernel wall where it works). */
@@ -215,7 +217,7 @@ export async function withPolicy(
       trust,
       trustFile: null,
       sessionId: "test-session",
-      auditFile: null,
+      auditFile: options.auditOnDisk ? join(stateDir, "audit.jsonl") : null,
       sessionDir: options.sessionDir ?? null,
       scratch,
       vouchesFile,
@@ -263,7 +265,11 @@ export async function withPolicy(
       read: (rel) => Deno.readTextFile(join(root, rel)),
       treeHash: () => hashTree(root),
     };
-    await fn(fx);
+    try {
+      await fn(fx);
+    } finally {
+      policy.audit.close();
+    }
   } finally {
     await worker?.terminate();
     await Deno.remove(root, { recursive: true });
