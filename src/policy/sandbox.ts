@@ -16,6 +16,7 @@
 import type { SpawnRequest, SpawnResult } from "../worker/protocol.ts";
 import type { Settings } from "../state/settings.ts";
 import { spawnPipeline } from "../worker/ops/spawn.ts";
+import { pinned } from "../worker/covers.ts";
 import { type Capability, checkHeld, keptCapabilities } from "../worker/capabilities.ts";
 import { findHostCovers, type HostCovers, NO_COVERS } from "./host_sockets.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
@@ -60,7 +61,7 @@ function replacedIn(c: Confinement): string[] {
  * The bwrap argv prefix for one stage. Order matters: later mounts cover earlier ones, so the
  * writable workspace and scratch are bound after /tmp and the state directory are covered, and
  * the host's sockets are covered last of all; the folders between a writable folder and a cover
- * inside it are bound over themselves before any cover, so none can be renamed ({@link pinned}).
+ * inside it are bound over themselves before any cover, so none can be renamed (worker/covers.ts `pinned`, shared with the kernel wall's box).
  *
  * `/proc/sys` (and `/proc/sysrq-trigger`, where the kernel has it) is bound read-only over the
  * stage's own `/proc`: uid 0 writes the host's sysctls there without any capability, and bwrap
@@ -117,28 +118,6 @@ export function bwrapArgs(bwrap: string, box: StageBox): string[] {
   for (const cap of box.keep) args.push("--cap-add", cap);
   args.push("--die-with-parent", "--new-session", "--chdir", box.workspace, "--");
   return args;
-}
-
-/**
- * Binds over themselves the folders between a writable folder of the stage and a path covered
- * inside it (the state directory in a home workspace or a `run.writable` `~/.local`, a host
- * socket under the workspace): a cover is a mount on its own name only, and a stage that renames
- * a folder above it moves the real one on the host and makes its own in its place (a state, a
- * kernel wall module cache of its making). A mount point cannot be renamed or removed, so each
- * such folder stays where it is, and as writable as it was.
- */
-export function pinned(covered: readonly string[], writable: readonly string[]): string[] {
-  const inside = (root: string, path: string) => path.startsWith(`${root.replace(/\/+$/, "")}/`);
-  const folders = new Set<string>();
-  for (const path of covered) {
-    for (let up = path.slice(0, path.lastIndexOf("/")); up.length > 1;) {
-      if (writable.some((root) => inside(root, up))) folders.add(up);
-      up = up.slice(0, up.lastIndexOf("/"));
-    }
-  }
-  // Outer folders first: a bind over an inner one made before its parent's would be covered.
-  const order = [...folders].sort((a, b) => a.split("/").length - b.split("/").length);
-  return order.flatMap((dir) => ["--bind", dir, dir]);
 }
 
 /**

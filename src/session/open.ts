@@ -158,6 +158,8 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
       scratch,
       run: options.settings.runPrograms ?? true,
       moduleCache,
+      // The state, where it lies in the workspace: hidden from the worker on both walls.
+      hide: workspace.protectedDirs,
     },
     poolSize(),
     options.wall,

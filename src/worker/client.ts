@@ -19,7 +19,7 @@ import type {
   WorkerRequest,
   WorkerValue,
 } from "./protocol.ts";
-import { type WallOptions, workerPermissions } from "./permissions.ts";
+import { hiddenOf, type WallOptions, workerPermissions } from "./permissions.ts";
 import {
   childArgv,
   KernelChild,
@@ -56,6 +56,8 @@ function workerChannel(options: WallOptions, sink: Sink): Channel {
     name: "bravebot-effect-worker",
     deno: { permissions: workerPermissions(options) },
   });
+  // Before any request: messages arrive in order.
+  worker.postMessage({ hidden: hiddenOf(options) });
   worker.onmessage = (event: MessageEvent<WorkerReply | WorkerProgress>) => sink.reply(event.data);
   worker.onerror = (event: ErrorEvent) => {
     event.preventDefault();

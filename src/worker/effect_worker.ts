@@ -4,7 +4,8 @@
  * folder (see permissions.ts), so a policy bug that lets a bad path through is still stopped by
  * Deno. Deno checks the path as given, so every file operation also checks containment itself
  * (ops/wall.ts): what it opens resolves inside its roots, and is what was checked. Its roots are
- * its permissions; nothing is sent to tell it. It decides nothing: it acts on what it is handed
+ * its permissions; the one thing sent to it, first, is the folders inside them it must refuse all
+ * the same (Brave Bot's state in a home-folder workspace, permissions.ts `hiddenOf`). It decides nothing: it acts on what it is handed
  * and reports errors by name (`OutsideWall` for a path the checks refuse).
  */
 /// <reference lib="deno.worker" />
@@ -26,7 +27,8 @@ import { probe } from "./ops/probe.ts";
 import { changeTimes, snapshotTree } from "./ops/snapshot.ts";
 import { findInFiles } from "./ops/search.ts";
 import { spawnPipeline, stopAllSpawns } from "./ops/spawn.ts";
-import { setRoots } from "./ops/wall.ts";
+import { setHidden, setRoots } from "./ops/wall.ts";
+import type { Hidden } from "./permissions.ts";
 
 // The roots are the permissions Deno enforces for this thread (ops/wall.ts). A worker started
 // with read permission everywhere was not narrowed: it then has no roots and refuses every path.
@@ -142,7 +144,11 @@ export async function answer(
 
 // Only as a Deno Worker: the child process imports this module for `answer` alone.
 if ("WorkerGlobalScope" in globalThis) {
-  self.onmessage = async (event: MessageEvent<{ id: number; request: WorkerRequest }>) => {
+  self.onmessage = async (
+    event: MessageEvent<{ id: number; request: WorkerRequest } | { hidden: Hidden }>,
+  ) => {
+    // The first message, from the thread that started this one: what its checks must refuse.
+    if ("hidden" in event.data) return setHidden(event.data.hidden.hide, event.data.hidden.open);
     const id = event.data.id;
     const progress = (chunk: OutputChunk) =>
       self.postMessage({ id, progress: chunk } satisfies WorkerProgress, [

@@ -14,7 +14,9 @@
  *   at start) — no real `/proc`, so `/proc/self/fd/…` (the child's own pipes) and
  *   `/proc/self/mem` do not exist;
  * - the workspace and the scratch folder, writable (read-only for a read-only worker), bound
- *   last so they win.
+ *   last so they win — but Brave Bot's state where it lies in the workspace: an empty read-only
+ *   folder covers it, its parents pinned, and only the scratch folder inside it is bound back
+ *   ({@link hiddenCovers});
  * - under `deno run`, `/deno-dir` as Deno's cache folder: the module cache warmed outside the wall
  *   (module_cache.ts), read-only, or an empty one (the modules are then compiled in memory);
  * Nothing else: no `/etc`, `/home`, `/tmp`, `/dev`, no `/proc` (so no `/proc/sys` either); no
@@ -26,7 +28,8 @@
  * Programs a run stage starts need the whole system, so `spawn` stays in the in-process worker
  * (its stages have their own bwrap, src/policy/sandbox.ts); see docs/decisions.md.
  */
-import { READ_ONLY_ARG, type WallOptions } from "./permissions.ts";
+import { HIDDEN_ARG, hiddenOf, READ_ONLY_ARG, type WallOptions } from "./permissions.ts";
+import { pinned, strictlyInside } from "./covers.ts";
 import { frameChunks, readFrames } from "./frames.ts";
 import { CHECK_HELD, effectiveUid, keptCapabilities } from "./capabilities.ts";
 import { CHILD_RUN, usableCache } from "./module_cache.ts";
@@ -86,6 +89,7 @@ export function childArgv(
   options: WallOptions,
   extra: string[] = [],
   binds: string[] = [],
+  lstat: (path: string) => Deno.FileInfo | null = lstatOrNull,
 ): string[] {
   const { workspace, scratch } = options;
   const keep = keptCapabilities([workspace, scratch]);
@@ -131,10 +135,11 @@ export function childArgv(
     options.readOnly ? "--ro-bind" : "--bind",
     workspace,
     workspace,
-    options.readOnly ? "--ro-bind" : "--bind",
-    scratch,
-    scratch,
-    ...binds,
+  );
+  const covers = hiddenCovers(options, lstat);
+  args.push(...covers.cover, options.readOnly ? "--ro-bind" : "--bind", scratch, scratch);
+  args.push(...binds, ...covers.seal);
+  args.push(
     "--remount-ro",
     "/",
     "--chdir",
@@ -142,9 +147,11 @@ export function childArgv(
     "--",
     plan.exec,
   );
+  // What the worker's own checks refuse too (ops/wall.ts `setHidden`): both walls hold the rule.
+  const hidden = options.hide?.length ? [`${HIDDEN_ARG}${JSON.stringify(hiddenOf(options))}`] : [];
   if (!plan.module) {
     const mode = options.readOnly ? [READ_ONLY_ARG] : [];
-    return [...args, KERNEL_CHILD_ARG, workspace, scratch, ...mode, ...extra];
+    return [...args, KERNEL_CHILD_ARG, workspace, scratch, ...mode, ...hidden, ...extra];
   }
   const places = `${workspace},${scratch}`;
   return [
@@ -153,8 +160,31 @@ export function childArgv(
     `--allow-read=${places}`,
     ...(options.readOnly ? [] : [`--allow-write=${places}`]),
     plan.module.entry,
+    ...hidden,
     ...extra,
   ];
+}
+
+/**
+ * Brave Bot's state where the child's namespace holds it (inside the workspace: a home-folder
+ * workspace). `cover`, before the scratch folder (inside the state) is bound: the folders between
+ * the workspace and each hidden folder pinned in place (covers.ts `pinned`, as a run stage's box
+ * does), then an empty tmpfs over each. `seal`, after: each cover remounted read-only. A hidden
+ * folder outside the workspace is not in the namespace at all; a read-only worker's workspace
+ * needs no pins, since nothing in it can be renamed.
+ */
+export function hiddenCovers(
+  options: WallOptions,
+  lstat: (path: string) => Deno.FileInfo | null = lstatOrNull,
+): { cover: string[]; seal: string[] } {
+  // Only a folder that is there: bwrap would make a missing one on the host (as 0755, where the
+  // state must be private), and a session's state is there before its worker starts.
+  const inside = (options.hide ?? []).filter((dir) =>
+    strictlyInside(options.workspace, dir) && lstat(dir)?.isDirectory
+  );
+  const cover = options.readOnly ? [] : pinned(inside, [options.workspace]);
+  for (const dir of inside) cover.push("--tmpfs", dir);
+  return { cover, seal: inside.flatMap((dir) => ["--remount-ro", dir]) };
 }
 
 /** A program on PATH, as the main thread sees it; never one inside `workspace`. */

@@ -4,7 +4,7 @@
  * stdin ends. Started two ways:
  * - under `deno run`, as this module with the worker's narrowed flags: it answers itself;
  * - compiled, as the binary with `--bravebot-effect-worker WORKSPACE SCRATCH [--read-only]`
- *   (main.ts): the binary's own permissions are fixed at compile time, so it narrows itself,
+ *   (main.ts), and in both ways `--bravebot-hidden=JSON` (permissions.ts `HIDDEN_ARG`): the binary's own permissions are fixed at compile time, so it narrows itself,
  *   answering through a Deno Worker with the worker's permissions ({@link serveThroughWorker}).
  * `--check INSIDE LINK STATUS` (the probe) instead exits 0 only when INSIDE was read, LINK, a link
  * to a file outside, was not found, and STATUS — its own `/proc/self/status`, bound into the box —
@@ -13,7 +13,8 @@
  */
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { frameChunks, readFrames } from "./frames.ts";
-import { READ_ONLY_ARG, workerPermissions } from "./permissions.ts";
+import { type Hidden, hiddenFromArgs, READ_ONLY_ARG, workerPermissions } from "./permissions.ts";
+import { setHidden } from "./ops/wall.ts";
 import { CHECK_HELD, checkHeld } from "./capabilities.ts";
 
 type Answer = (
@@ -44,12 +45,15 @@ export async function serveThroughWorker(
   workspace: string,
   scratch: string,
   readOnly = false,
+  hidden: Hidden | null = null,
 ): Promise<void> {
   const worker = new Worker(new URL("./effect_worker.ts", import.meta.url), {
     type: "module",
     name: "bravebot-effect-worker",
     deno: { permissions: workerPermissions({ workspace, scratch, run: false, readOnly }) },
   });
+  // Before any request: messages arrive in order.
+  worker.postMessage({ hidden: hidden ?? { hide: [], open: [] } });
   const waiting = new Map<number, (reply: WorkerReply) => void>();
   worker.onmessage = (event: MessageEvent<WorkerReply>) => {
     waiting.get(event.data.id)?.(event.data);
@@ -99,10 +103,14 @@ export async function childMain(args: string[], compiled: boolean): Promise<numb
   }
   const checkAt = args.indexOf("--check");
   if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2], args[checkAt + 3]);
+  // What the worker's own checks refuse inside its places (ops/wall.ts `setHidden`), as the box
+  // around this process covers it.
+  const hidden = hiddenFromArgs(args);
   if (compiled) {
-    await serveThroughWorker(args[0], args[1], args[2] === READ_ONLY_ARG);
+    await serveThroughWorker(args[0], args[1], args[2] === READ_ONLY_ARG, hidden);
   } else {
     const { answer } = await import("./effect_worker.ts");
+    if (hidden) setHidden(hidden.hide, hidden.open);
     await serve(answer);
   }
   return 0;

@@ -21,6 +21,37 @@ export interface WallOptions {
    * read-only as their `DENO_DIR`; none, an empty one (every child compiles in memory).
    */
   moduleCache?: string | null;
+  /**
+   * Folders inside the two places the worker must never reach: Brave Bot's state when it lies in
+   * the workspace (a home-folder workspace). Real paths; the scratch folder inside one stays
+   * reachable. Behind the kernel wall each is covered by an empty read-only folder, its parents
+   * pinned (kernel.ts); on both walls the worker's own checks refuse it (ops/wall.ts).
+   */
+  hide?: readonly string[];
+}
+
+/** What the worker's own checks keep it out of: the hidden folders, but the places open in them. */
+export interface Hidden {
+  hide: string[];
+  open: string[];
+}
+
+/** The {@link Hidden} set of a worker started with `options`. */
+export function hiddenOf(options: WallOptions): Hidden {
+  return { hide: [...(options.hide ?? [])], open: [options.workspace, options.scratch] };
+}
+
+/** The kernel child's argument carrying its {@link Hidden} set (JSON, after the entry). */
+export const HIDDEN_ARG = "--bravebot-hidden=";
+
+/** The {@link Hidden} set given to a kernel child in `args`, or none. */
+export function hiddenFromArgs(args: readonly string[]): Hidden | null {
+  const arg = args.find((a) => a.startsWith(HIDDEN_ARG));
+  if (!arg) return null;
+  const parsed = JSON.parse(arg.slice(HIDDEN_ARG.length)) as Hidden;
+  const strings = (v: unknown) => Array.isArray(v) && v.every((p) => typeof p === "string");
+  if (!strings(parsed?.hide) || !strings(parsed?.open)) throw new TypeError("bad hidden set");
+  return parsed;
 }
 
 /** After the compiled kernel child's two places (kernel.ts): it narrows itself to read only. */

@@ -65,6 +65,7 @@ export async function diffCommand(
     scratch: await Deno.realPath(paths.scratch),
     run: false,
     readOnly: true,
+    hide: workspace.protectedDirs,
   });
   try {
     const files = await sessionDiff({ changes, worker, workspace });

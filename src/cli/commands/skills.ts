@@ -38,7 +38,12 @@ export async function withLookingPolicy<T>(
     notes.push("this workspace's first-use trust question is not answered yet: nothing is trusted");
   }
   const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "bravebot-look-" }));
-  const worker = EffectWorker.start({ workspace: workspace.root, scratch, run: false });
+  const worker = EffectWorker.start({
+    workspace: workspace.root,
+    scratch,
+    run: false,
+    hide: workspace.protectedDirs,
+  });
   try {
     const { policy } = await composeSession({
       workspace,

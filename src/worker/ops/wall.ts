@@ -21,11 +21,14 @@
  * **The roots are the worker's own Deno permissions.** A real path is inside when Deno grants
  * this thread read (for a write: write) permission on it. The main thread narrows the worker's
  * permissions to exactly the workspace and the scratch folder (permissions.ts), both real paths,
- * so the roots are those two and can never disagree with what Deno enforces; nothing needs to be
- * sent to the worker, and the same holds for any transport that starts it behind narrowed
- * permissions. A thread allowed to read everywhere has no roots worth the name: the worker's
- * entry (effect_worker.ts) then refuses every path ({@link setRoots} with none). Tests that run
- * the operations on the main thread (full permissions) name their roots with {@link setRoots}.
+ * so the roots are those two and can never disagree with what Deno enforces, for any transport
+ * that starts it behind narrowed permissions. What Deno's permissions cannot say is sent once,
+ * before any request: the folders inside the roots that are refused all the same (Brave Bot's
+ * state in a home-folder workspace, {@link setHidden}; a run of files in one folder is checked
+ * through its folder, so a hidden folder's files are refused there too). A thread allowed to
+ * read everywhere has no roots worth the name: the worker's entry (effect_worker.ts) then refuses
+ * every path ({@link setRoots} with none). Tests that run the operations on the main thread (full
+ * permissions) name their roots with {@link setRoots}.
  *
  * Refusals are {@link OutsideWall} errors, whose messages never carry the path.
  *
@@ -47,6 +50,7 @@ export class OutsideWall extends Error {
 
 const OUTSIDE = "the path resolves outside the workspace and the scratch folder";
 const SWAPPED = "the path changed between its check and its use";
+const HIDDEN = "the path lies in Brave Bot's own state, which the effect worker may not reach";
 
 /** Whether a real (link-free, absolute) path lies inside the roots, for reading or writing. */
 type Roots = (real: string, write: boolean) => boolean;
@@ -102,6 +106,27 @@ export function setRoots(paths: readonly string[] | null): void {
   roots = paths === null ? grantedRoots : (real) => paths.some((root) => within(root, real));
 }
 
+/** Folders inside the roots that are refused, and the places inside them that are not. */
+let hidden: { hide: readonly string[]; open: readonly string[] } = { hide: [], open: [] };
+
+/**
+ * Names the folders inside the roots that no operation may reach (Brave Bot's state in a
+ * home-folder workspace, permissions.ts `hiddenOf`): a real path in one is refused unless it lies
+ * in an `open` place that is itself inside that folder (the session's scratch, in the state). The
+ * same rule the kernel wall's box holds by covering them (kernel.ts `childArgv`); set once by the
+ * worker's entry, before any request.
+ */
+export function setHidden(hide: readonly string[], open: readonly string[]): void {
+  hidden = { hide: [...hide], open: [...open] };
+}
+
+/** Whether a real path lies in a hidden folder and in no place open inside it. */
+export function isHidden(real: string): boolean {
+  return hidden.hide.some((h) =>
+    within(h, real) && !hidden.open.some((o) => within(h, o) && within(o, real))
+  );
+}
+
 /** Where a swap hook is called: between a check and the act it guards. */
 export type SwapStage = "real" | "open" | "list" | "create" | "mkdir";
 
@@ -141,6 +166,7 @@ export function checkPath(path: string, write = false): Checked {
   swapHook?.("real", path);
   const real = Deno.realPathSync(path);
   if (!roots(real, write)) throw new OutsideWall(OUTSIDE);
+  if (isHidden(real)) throw new OutsideWall(HIDDEN);
   // The stat and the real path are two looks: a link swapped in or out between them would pair
   // one file's identity with another's place (the link's target's bytes reported as opened at
   // the name the policy layer labelled). The real path must still name what the stat found.
