@@ -4,11 +4,11 @@
  * tool's routing path goes through here; Deno's permissions on the effect worker stand behind it as
  * the second wall.
  */
-import { join, relative, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { err, ok, type Result } from "../util/result.ts";
 import { isControl, isInvisible } from "../util/escape.ts";
 import { isWithin, type Workspace } from "./workspace.ts";
-import type { FileId, OpenedFile } from "../worker/protocol.ts";
+import type { FileId, OpenedFile, ResolvedFolder } from "../worker/protocol.ts";
 
 /**
  * An entry the policy layer checked, and labels: its real path, and the identity (device and
@@ -250,15 +250,55 @@ export async function resolvePath(ws: Workspace, input: unknown): Promise<Result
 export const LEADS_ELSEWHERE = "no longer resolves to itself (a folder on its way became a " +
   "symbolic link, or it now lies where no tool may reach)";
 
+/** A path resolved again just before the act, with the folder the act happens in. */
+export interface InPlace extends ResolvedPath {
+  /**
+   * The deepest folder that exists at or above the entry (the entry itself when it is a folder),
+   * as found just now: the worker acts only there (protocol.ts `ResolvedFolder`).
+   */
+  readonly folder: ResolvedFolder;
+}
+
 /**
  * A path decided on earlier (a write the person approved, a file the session changed), resolved
  * again by {@link resolvePath} just before it is written, removed or made: it must still resolve
  * to itself. A link set on its way since, by a run, the person or another process, would carry
  * the act onto a file nobody was shown under that name, or into a state directory inside the
  * workspace; the effect worker's own check only keeps it inside the workspace. Answers the
- * entry to act on, whose `abs` is the place to hand the worker.
+ * entry to act on, whose `abs` is the place to hand the worker, and its `folder`, which the worker
+ * must find there still: a link or a folder put in its place after this look, before the
+ * worker's, is refused by the worker.
  */
-export async function resolveInPlace(ws: Workspace, rel: string): Promise<Result<ResolvedPath>> {
+export async function resolveInPlace(ws: Workspace, rel: string): Promise<Result<InPlace>> {
   const where = await resolvePath(ws, rel);
-  return where.ok && where.value.rel === rel ? where : err(LEADS_ELSEWHERE);
+  if (!where.ok || where.value.rel !== rel) return err(LEADS_ELSEWHERE);
+  const folder = folderNow(
+    ws,
+    where.value.kind === "directory" ? where.value.abs : dirname(where.value.abs),
+  );
+  return folder === null ? err(LEADS_ELSEWHERE) : ok({ ...where.value, folder });
+}
+
+/**
+ * The deepest existing folder at or above `abs` (a real path inside the workspace), which must
+ * be its own real path and still the folder its stat found; null when it is not.
+ */
+function folderNow(ws: Workspace, abs: string): ResolvedFolder | null {
+  for (let at = abs; isWithin(ws.root, at); at = dirname(at)) {
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(at);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound && at !== ws.root) continue;
+      return null;
+    }
+    try {
+      const there = Deno.lstatSync(at);
+      if (!info.isDirectory || Deno.realPathSync(at) !== at) return null;
+      return there.dev === info.dev && there.ino === info.ino ? { real: at, ...idOf(info) } : null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }

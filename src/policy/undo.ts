@@ -368,12 +368,12 @@ export async function applyUndo(
             (said.length ? `; undone before it: ${said.join(", ")}` : ""),
         );
       }
-      const abs = where.value.abs;
+      const { abs, folder: within } = where.value;
       const mode = file.before.kind === "bytes" ? file.before.mode : undefined;
       const done = before.value === FOLDER
-        ? await policy.worker.call({ op: "makeDir", path: abs })
+        ? await policy.worker.call({ op: "makeDir", path: abs, within })
         : before.value === null
-        ? await policy.worker.call({ op: "remove", path: abs, expectSha256: file.after! })
+        ? await policy.worker.call({ op: "remove", path: abs, expectSha256: file.after!, within })
         : await policy.worker.call({
           op: "write",
           path: abs,
@@ -381,6 +381,7 @@ export async function applyUndo(
           // A removed file is written back only where nothing has appeared since.
           expectSha256: file.removed ? null : file.after,
           makeParents: true,
+          within,
           // The mode it had before the run (permission bits only; the worker masks them too).
           ...(mode === undefined ? {} : { mode: mode & 0o777 }),
         });

@@ -274,3 +274,40 @@ Deno.test("undo: a link set between the plan and its act is not written through"
     },
   );
 });
+
+Deno.test("undo: a folder replaced by a link to another folder between the last resolve and the worker's act: nothing restored or removed there", async () => {
+  // The swap runs in the hook between the policy layer's call and the worker's first look.
+  for (const act of ["write", "remove"] as const) {
+    let armed = false, swapped = false;
+    let root = "";
+    await withPolicy({
+      files: { "d/c.txt": "old\n", "e/c.txt": "new\n" },
+      trust: { ".": true },
+      answers: [yes],
+      beforeCall: async (request) => {
+        if (!armed || swapped || request.op !== act) return;
+        swapped = true;
+        await Deno.rename(join(root, "d"), join(root, "d.gone"));
+        await Deno.symlink("e", join(root, "d"));
+      },
+    }, async (fx) => {
+      root = fx.root;
+      // A write over d/c.txt is undone by a write; a created d/n.txt, by a remove.
+      const path = act === "write" ? "d/c.txt" : "d/c2.txt";
+      if (act === "remove") await Deno.writeTextFile(join(root, "e/c2.txt"), "new\n");
+      const wrote = await writeFile(fx.policy, { path, contents: "new\n" });
+      assert.equal(wrote.status, "written");
+      const plan = await planUndo(fx.policy, 1);
+      assert.ok(plan.ok, plan.ok ? "" : plan.error);
+      armed = true;
+      const done = await applyUndo(fx.policy, plan.value);
+      assert.ok(swapped, "the hook ran");
+      assert.ok(!done.ok, `the undo's ${act} went ahead`);
+      assert.match(done.error, new RegExp(path.replace(".", "\\.")));
+      assert.equal(await Deno.readTextFile(join(root, "e/c.txt")), "new\n");
+      if (act === "remove") assert.equal(await Deno.readTextFile(join(root, "e/c2.txt")), "new\n");
+      assert.equal(await Deno.readTextFile(join(root, `d.gone/${path.slice(2)}`)), "new\n");
+      assert.equal(fx.policy.changes.standing.length, 1, "the change was marked undone");
+    });
+  }
+});

@@ -341,6 +341,7 @@ export async function commitWrite(
     bytes,
     expectSha256: current === null ? null : sha256(current),
     makeParents: true,
+    within: where.value.folder,
   });
   if (!result.ok) {
     if (result.error.name === "Changed") {

@@ -287,3 +287,40 @@ Deno.test("writes: a folder made a link to the state folder after the approval i
     assert.equal(f.policy.changes.standing.length, 0);
   });
 });
+
+Deno.test("writes: a folder replaced by a link to another workspace folder between the last resolve and the worker's act gets nothing written there", async () => {
+  // The swap runs in the hook between the policy layer's call and the worker's first look:
+  // after resolveInPlace said `d/a.txt` is itself, before the worker opens anything.
+  for (
+    const [path, current] of [["d/a.txt", "old\n"], ["d/new.txt", null], ["d/n/new.txt", null]]
+  ) {
+    let swapped = false;
+    let root = "";
+    await withPolicy({
+      files: { "d/a.txt": "old\n", "e/a.txt": "old\n" },
+      trust: { ".": true },
+      beforeCall: async (request) => {
+        if (request.op !== "write" || swapped) return;
+        swapped = true;
+        await Deno.rename(join(root, "d"), join(root, "d.gone"));
+        await Deno.symlink("e", join(root, "d"));
+      },
+    }, async (fx) => {
+      root = fx.root;
+      const made = await commitWrite(
+        fx.policy,
+        "write_file",
+        path!,
+        enc.encode("planted\n"),
+        current === null ? null : enc.encode(current),
+        TRUSTED_PUBLIC,
+      );
+      assert.ok(swapped, "the hook ran");
+      assert.equal(made.status, "failed", `${path}: ${made.status}`);
+      assert.deepEqual([...Deno.readDirSync(join(fx.root, "e"))].map((e) => e.name), ["a.txt"]);
+      assert.equal(await Deno.readTextFile(join(fx.root, "e/a.txt")), "old\n");
+      assert.equal(await Deno.readTextFile(join(fx.root, "d.gone/a.txt")), "old\n");
+      assert.equal(fx.policy.storedTrust.files.size, 0, "a write was recorded");
+    });
+  }
+});

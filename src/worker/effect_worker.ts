@@ -81,13 +81,17 @@ async function handle(
           request.expectSha256,
           request.makeParents,
           request.mode,
+          request.within,
         ),
         transfer: [],
       };
     case "makeDir":
-      return { value: makeDir(request.path), transfer: [] };
+      return { value: makeDir(request.path, request.within), transfer: [] };
     case "remove":
-      return { value: await remove(request.path, request.expectSha256), transfer: [] };
+      return {
+        value: await remove(request.path, request.expectSha256, request.within),
+        transfer: [],
+      };
     case "spawn":
       return { value: await spawnPipeline(request.request, progress), transfer: [] };
     case "snapshot": {

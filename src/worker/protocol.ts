@@ -8,6 +8,15 @@ import type { OpenedFile } from "./opened.ts";
 
 export type { FileId, OpenedFile } from "./opened.ts";
 
+/**
+ * The folder an act (`write`, `remove`, `makeDir`) happens in, as the policy layer resolved it
+ * just before asking (policy/paths.ts `resolveInPlace`): the deepest folder that existed at or
+ * above the path (the path itself for a `makeDir` of a folder there), by real path and identity.
+ * The worker refuses when the real folder it opens is not this one (ops/wall.ts `asResolved`):
+ * its own checks keep it inside its roots, this keeps it at the place the policy layer decided.
+ */
+export type ResolvedFolder = OpenedFile;
+
 export interface EntryInfo {
   name: string;
   kind: "file" | "directory" | "symlink" | "other";
@@ -216,17 +225,19 @@ export type WorkerRequest =
      * ever set. Without it, a file written over keeps its own, and a new one is 0644.
      */
     mode?: number;
+    /** Where the file's folder must be ({@link ResolvedFolder}); the policy layer always sends it. */
+    within?: ResolvedFolder;
   }
   /**
    * Makes a folder, and any missing above it, each checked inside the wall (`/undo` of a run that
    * removed an empty folder). A folder already there is left as it is; anything else refuses.
    */
-  | { op: "makeDir"; path: string }
+  | { op: "makeDir"; path: string; within?: ResolvedFolder }
   /**
    * Removes a regular file (never through a link), only if it still has `expectSha256`: `/undo`
    * of a file the session created takes it away only while it holds what the session left.
    */
-  | { op: "remove"; path: string; expectSha256: string }
+  | { op: "remove"; path: string; expectSha256: string; within?: ResolvedFolder }
   | { op: "spawn"; request: SpawnRequest }
   | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string }
   /**

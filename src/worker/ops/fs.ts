@@ -12,10 +12,12 @@ import type {
   PackedDirs,
   ReadBytes,
   ReadManyItem,
+  ResolvedFolder,
   StatInfo,
   StatRead,
 } from "../protocol.ts";
 import {
+  asResolved,
   beforeAct,
   type Checked,
   checkPath,
@@ -306,6 +308,7 @@ export async function write(
   expectSha256: string | null | undefined,
   makeParents: boolean,
   givenMode?: number,
+  within?: ResolvedFolder,
 ): Promise<{ sha256: string; created: boolean }> {
   // The current file is hashed in chunks, never held whole, whatever its size.
   let existing: string | null = null;
@@ -339,8 +342,10 @@ export async function write(
   const dir = dirOf(path);
   const name = path.slice(dir.length).replace(/^[\\/]/, "");
   if (name === "" || name === "." || name === "..") throw new OutsideWall("not a file name");
-  if (makeParents) makeDirsInside(dir, dirOf);
-  const folder = checkPath(dir, true);
+  // The folder the file is made in: the one the policy layer resolved, or made below it.
+  const folder = makeParents
+    ? makeDirsInside(dir, dirOf, within)
+    : asResolved(checkPath(dir, true), within);
   if (!folder.info.isDirectory) throw new Deno.errors.NotADirectory("not a directory");
   const tmp = `${folder.real}/.bravebot-${crypto.randomUUID()}.tmp`;
   const target = `${folder.real}/${name}`;
@@ -372,8 +377,8 @@ export async function write(
  * Makes the folder at `path` and any missing above it, each made in a checked folder and checked
  * after (`makeDirsInside`); a folder already there is left as it is, anything else refuses.
  */
-export function makeDir(path: string): { made: true } {
-  makeDirsInside(path, dirOf);
+export function makeDir(path: string, within?: ResolvedFolder): { made: true } {
+  makeDirsInside(path, dirOf, within);
   return { made: true };
 }
 
@@ -383,7 +388,11 @@ export function makeDir(path: string): { made: true } {
  * and unlinked by its name in the checked real folder, so a folder swapped after the check makes
  * the unlink miss rather than land outside.
  */
-export async function remove(path: string, expectSha256: string): Promise<{ removed: true }> {
+export async function remove(
+  path: string,
+  expectSha256: string,
+  within?: ResolvedFolder,
+): Promise<{ removed: true }> {
   const info = lstatInside(path, dirOf);
   if (!info.isFile) throw notAFile();
   const current = checkPath(path);
@@ -395,7 +404,7 @@ export async function remove(path: string, expectSha256: string): Promise<{ remo
   const dir = dirOf(path);
   const name = path.slice(dir.length).replace(/^[\\/]/, "");
   if (name === "" || name === "." || name === "..") throw new OutsideWall("not a file name");
-  const folder = checkPath(dir, true);
+  const folder = asResolved(checkPath(dir, true), within);
   stillSame(folder);
   Deno.removeSync(`${folder.real}/${name}`);
   return { removed: true };

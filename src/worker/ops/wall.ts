@@ -38,7 +38,7 @@
  * with the entry it checked and labelled (`openedAsChecked`, policy/paths.ts).
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
-import type { OpenedFile } from "../protocol.ts";
+import type { OpenedFile, ResolvedFolder } from "../protocol.ts";
 
 /** A path resolves outside the worker's roots, or changed between its check and its use. */
 export class OutsideWall extends Error {
@@ -51,6 +51,8 @@ export class OutsideWall extends Error {
 const OUTSIDE = "the path resolves outside the workspace and the scratch folder";
 const SWAPPED = "the path changed between its check and its use";
 const HIDDEN = "the path lies in Brave Bot's own state, which the effect worker may not reach";
+const MOVED = "the folder is no longer the one resolved before the request (a link or another " +
+  "folder took its place)";
 
 /** Whether a real (link-free, absolute) path lies inside the roots, for reading or writing. */
 type Roots = (real: string, write: boolean) => boolean;
@@ -308,12 +310,32 @@ export function lstatInside(path: string, parentOf: (path: string) => string): D
 }
 
 /**
+ * The folder an act happens in must be the folder the policy layer resolved just before asking
+ * (protocol.ts {@link ResolvedFolder}): the same real path and the same device and inode. A link
+ * or another folder put in its place after that look, and before the worker's own, passes every
+ * containment check (it is inside the roots) yet is not where the act was decided. The one
+ * comparison of the rule, for `write`, `remove` and `makeDir` (fs.ts); no place given: no
+ * comparison (the worker's own tests, which ask without a policy layer).
+ */
+export function asResolved(folder: Checked, place: ResolvedFolder | undefined): Checked {
+  if (place === undefined) return folder;
+  if (folder.real !== place.real || !sameFile(folder.info, place)) throw new OutsideWall(MOVED);
+  return folder;
+}
+
+/**
  * Makes the missing folders of `dir` one at a time, each in a folder already checked, and checks
  * each after it is made. The deepest existing ancestor must be a folder inside the roots. A
  * folder swapped for a link between a check and a `mkdir` makes the new, empty folder land
  * outside: that is seen, the folder removed again (through the same path), and the write refused.
+ * The deepest existing folder must be `place`, where given ({@link asResolved}). Answers `dir`
+ * as checked, once made.
  */
-export function makeDirsInside(dir: string, parentOf: (path: string) => string): void {
+export function makeDirsInside(
+  dir: string,
+  parentOf: (path: string) => string,
+  place?: ResolvedFolder,
+): Checked {
   const missing: string[] = [];
   let at = dir;
   let base: Checked;
@@ -330,6 +352,7 @@ export function makeDirsInside(dir: string, parentOf: (path: string) => string):
     }
   }
   if (!base.info.isDirectory) throw new Deno.errors.NotADirectory("not a directory");
+  asResolved(base, place);
   for (let i = missing.length - 1; i >= 0; i--) {
     const next = `${base.real}/${missing[i]}`;
     swapHook?.("mkdir", next);
@@ -355,6 +378,7 @@ export function makeDirsInside(dir: string, parentOf: (path: string) => string):
       throw e;
     }
   }
+  return base;
 }
 
 /**
