@@ -395,13 +395,16 @@ export class Driver {
     this.#served.askAlongside(o.planner);
     o.emit({ type: "model_request", turn: this.replies + 1 });
     const messages = fit.messages;
-    const request = { messages, tools: this.#specs, signal };
+    let answering = () => {};
+    const answered = new Promise<void>((resolve) => answering = resolve);
+    const request = { messages, tools: this.#specs, signal, onAnswering: () => answering() };
     const replying = streamReply(o.planner, request, (e) => o.emit(e));
-    // The request is handed over (the model worker sends it): only now is the tokenizer loaded,
-    // and a bound is replaced by the estimate, which alone makes the fill shown and is held to
-    // the server's count.
+    // Once the endpoint has the request (it began to answer, or the reply is over), the tokenizer
+    // loads while the model works: not before, when its 250-310 ms of CPU would hold the request
+    // up on a busy machine. The bound is then replaced by the estimate, which alone makes the
+    // fill shown and is held to the server's count.
     const estimated = bound
-      ? this.#estimateOnceLoaded(messages, window)
+      ? this.#estimateOnceLoaded(messages, window, Promise.race([answered, replying]))
       : Promise.resolve(fit.tokens);
     estimated.catch(() => {}); // awaited below, whichever way the request ends
     try {
@@ -417,7 +420,12 @@ export class Driver {
   }
 
   /** The estimate of a request sent by its bound, once the tokenizer loaded; the fill by it. */
-  async #estimateOnceLoaded(messages: readonly ChatMessage[], window: Window): Promise<number> {
+  async #estimateOnceLoaded(
+    messages: readonly ChatMessage[],
+    window: Window,
+    sent: Promise<unknown>,
+  ): Promise<number> {
+    await sent.catch(() => {});
     await loadTokenizer();
     const tokens = estimateTokens(messages, this.#specs);
     this.contextFill = tokens / window.fit;

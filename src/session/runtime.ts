@@ -66,6 +66,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const usage = new UsageMeter();
   const models = modelsFrom(options.settings, options.retry, usage);
   if (!models.ok) throw new RuntimeError(models.error);
+  // One-shot, the first request is the next thing after opening: the model worker loads on its
+  // own thread meanwhile, rather than after it was asked (issue 24).
+  if (options.oneShot) models.value.warm();
   const session = await openSession({
     workspaceDir: options.workspaceDir,
     stateDir: options.stateDir,
@@ -74,6 +77,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     approvals: options.approvals,
     oneShot: options.oneShot,
     resume: options.resume,
+  }).catch((e) => {
+    models.value.close(); // a warmed worker would keep the process alive
+    throw e;
   });
   const problems = [...session.problems];
   // Said once, at the start: where bwrap does not work, "auto" runs commands unconfined; where
