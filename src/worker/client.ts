@@ -130,7 +130,17 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
  * (`WallOptions.moduleCache`), null for none; never rejects. Once per process: a second session
  * gets the same answers at once.
  */
-export async function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
+export function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
+  const key = `${stateDir}\0${version}`;
+  let prepared = preparedWalls.get(key);
+  if (!prepared) preparedWalls.set(key, prepared = prepareWall(stateDir, version));
+  return prepared;
+}
+
+/** What {@link prepareKernelWall} found or made, by state folder and version. */
+const preparedWalls = new Map<string, Promise<string | null>>();
+
+async function prepareWall(stateDir: string, version: string): Promise<string | null> {
   try {
     const found = kernelPlan();
     if (!found.ok) return null;
@@ -149,6 +159,15 @@ export async function prepareKernelWall(stateDir: string, version: string): Prom
   } catch {
     return null; // EffectWorker.start probes as before, and the children get no cache
   }
+}
+
+/**
+ * A one-shot run's start (cli/handlers.ts, issue 24): the kernel wall's module cache and probe
+ * are other processes' work, so they begin before the run's own modules load, which is the main
+ * thread's; the session then finds them done or under way ({@link prepareKernelWall}).
+ */
+export function prepareKernelWallEarly(stateDir: string, version: string): void {
+  prepareKernelWall(stateDir, version).catch(() => {});
 }
 
 export class EffectWorker {

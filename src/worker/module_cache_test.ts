@@ -13,7 +13,7 @@ import {
   usableCache,
 } from "./module_cache.ts";
 import { childArgv, type KernelPlan, kernelPlan } from "./kernel.ts";
-import { EffectWorker, kernelWallStatus } from "./client.ts";
+import { EffectWorker, kernelWallStatus, prepareKernelWall } from "./client.ts";
 import { effectiveUid } from "./capabilities.ts";
 
 const status = kernelWallStatus();
@@ -248,4 +248,19 @@ Deno.test({
       await Deno.remove(l.top, { recursive: true });
     }
   },
+});
+
+Deno.test("module cache: prepared once per state folder and version, however often asked", async () => {
+  // A one-shot run asks at its start and again as its session opens: one warm-up and one probe.
+  const top = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-modcache-once-" }));
+  try {
+    const first = prepareKernelWall(`${top}/a`, "0.0.0-once");
+    assert.equal(prepareKernelWall(`${top}/a`, "0.0.0-once"), first);
+    const other = prepareKernelWall(`${top}/b`, "0.0.0-once");
+    assert.notEqual(other, first);
+    const [dir] = await Promise.all([first, other]);
+    if (dir !== null) assert.ok(dir.startsWith(`${top}/a/`), dir);
+  } finally {
+    await Deno.remove(top, { recursive: true });
+  }
 });
