@@ -132,13 +132,20 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
  */
 export function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
   const key = `${stateDir}\0${version}`;
-  let prepared = preparedWalls.get(key);
-  if (!prepared) preparedWalls.set(key, prepared = prepareWall(stateDir, version));
+  let prepared = preparing.get(key);
+  if (!prepared) {
+    prepared = prepareWall(stateDir, version).finally(() => preparing.delete(key));
+    preparing.set(key, prepared);
+  }
   return prepared;
 }
 
-/** What {@link prepareKernelWall} found or made, by state folder and version. */
-const preparedWalls = new Map<string, Promise<string | null>>();
+/**
+ * {@link prepareKernelWall}'s work under way, by state folder and version: a second call while it
+ * runs shares it (the cache is never warmed twice at once); one after it looks again, which is
+ * quick once the cache is warm and the probe known.
+ */
+const preparing = new Map<string, Promise<string | null>>();
 
 async function prepareWall(stateDir: string, version: string): Promise<string | null> {
   try {

@@ -250,8 +250,8 @@ Deno.test({
   },
 });
 
-Deno.test("module cache: prepared once per state folder and version, however often asked", async () => {
-  // A one-shot run asks at its start and again as its session opens: one warm-up and one probe.
+Deno.test("module cache: prepared once at a time per state folder and version", async () => {
+  // A one-shot run asks at its start and again as its session opens: one warm-up, shared.
   const top = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-modcache-once-" }));
   try {
     const first = prepareKernelWall(`${top}/a`, "0.0.0-once");
@@ -260,6 +260,10 @@ Deno.test("module cache: prepared once per state folder and version, however oft
     assert.notEqual(other, first);
     const [dir] = await Promise.all([first, other]);
     if (dir !== null) assert.ok(dir.startsWith(`${top}/a/`), dir);
+    // Once done, asked again it looks again, and finds the same cache.
+    const again = prepareKernelWall(`${top}/a`, "0.0.0-once");
+    assert.notEqual(again, first);
+    assert.equal(await again, dir);
   } finally {
     await Deno.remove(top, { recursive: true });
   }
