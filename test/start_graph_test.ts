@@ -56,19 +56,3 @@ Deno.test("start graph: the one-shot path reaches the tokenizer only through imp
   }
   assert.ok(all.size > 0, "the driver's import() of the tokenizer is on the path");
 });
-
-Deno.test("start graph: the command line reaches the wall's probe and the one-shot path only through import()", () => {
-  // `-p` starts the kernel wall's probe before its modules load (cli/handlers.ts); `--help` and
-  // the subcommands load the command line alone, and none of it.
-  const cli = [...graph.staticClosure([src("src/cli/main.ts")])];
-  const reached = cli.filter((s) =>
-    s.startsWith(src("src/worker/")) || s === src("src/cli/one_shot.ts") ||
-    s === src("src/state/dirs.ts")
-  );
-  assert.deepEqual(reached, []);
-  const dynamic = (graph.deps.get(src("src/cli/handlers.ts")) ?? [])
-    .filter((d) => d.isDynamic).map((d) => d.code?.specifier);
-  for (const m of ["src/worker/client.ts", "src/cli/one_shot.ts", "src/state/dirs.ts"]) {
-    assert.ok(dynamic.includes(src(m)), `handlers.ts does not import() ${m}`);
-  }
-});

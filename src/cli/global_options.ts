@@ -3,7 +3,7 @@
  * command line, the config file and the defaults meet.
  */
 import { resolve } from "node:path";
-import { defaultConfigPath, stateDirFor } from "../state/dirs.ts";
+import { defaultConfigPath, defaultStateDir } from "../state/dirs.ts";
 import { type Config, loadConfig } from "../state/config.ts";
 import { type Settings, settingsFrom } from "../state/settings.ts";
 import { loadWorkspaceConfig, narrowSettings } from "../state/workspace_config.ts";
@@ -86,7 +86,7 @@ export async function resolveGlobals(options: GlobalOptions): Promise<Resolved> 
   if (!settings.ok) throw new UsageError(settings.error);
   return {
     workspaceDir,
-    stateDir: stateDirFor(options.stateDir),
+    stateDir: options.stateDir ? resolve(options.stateDir) : defaultStateDir(),
     configPath,
     config: loaded.value,
     settings: settings.value,

@@ -19,14 +19,13 @@ export const commandHandlers: {
   sessions: Handler<[]>;
   doctor: Handler<[]>;
 } = {
-  session: async (options, prompt) => {
-    if (options.print === undefined) return commandHandlers.interactive(options, prompt);
-    await startWallEarly(options);
-    return (await import("./one_shot.ts")).oneShot(
-      options,
-      [options.print, prompt].filter((p) => p !== "").join(" "),
-    );
-  },
+  session: async (options, prompt) =>
+    options.print !== undefined
+      ? (await import("./one_shot.ts")).oneShot(
+        options,
+        [options.print, prompt].filter((p) => p !== "").join(" "),
+      )
+      : commandHandlers.interactive(options, prompt),
   interactive: async (options, prompt) => {
     // Painted before the session's modules load (start-up time, docs/benchmarks.md).
     const early = Deno.stdin.isTerminal() && Deno.stdout.isTerminal()
@@ -45,23 +44,3 @@ export const commandHandlers: {
   sessions: async (options) => (await import("./sessions.ts")).sessionsCommand(options),
   doctor: async (options) => (await import("./commands/doctor.ts")).doctorCommand(options),
 };
-
-/**
- * One-shot: the kernel wall's module cache and probe start before the run's modules load (issue
- * 24), in the state folder the run will use. A state folder that cannot be named here (no HOME)
- * is left to the run to report.
- */
-async function startWallEarly(options: GlobalOptions): Promise<void> {
-  const [{ prepareKernelWallEarly }, { stateDirFor }, { VERSION }] = await Promise.all([
-    import("../worker/client.ts"),
-    import("../state/dirs.ts"),
-    import("../version.ts"),
-  ]);
-  let stateDir: string;
-  try {
-    stateDir = stateDirFor(options.stateDir);
-  } catch {
-    return;
-  }
-  prepareKernelWallEarly(stateDir, VERSION);
-}

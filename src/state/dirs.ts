@@ -3,7 +3,7 @@
  * sessions and audit (docs/contract.md §5.4, §14). Only environment variables
  * docs/cli.md#environment names are read.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { sha256 } from "../util/hash.ts";
 
 function env(name: string): string | undefined {
@@ -15,11 +15,6 @@ function home(): string {
   const h = env("HOME") ?? env("USERPROFILE");
   if (!h) throw new Error("neither HOME nor USERPROFILE is set; pass --state-dir and --config");
   return h;
-}
-
-/** The state folder a run uses: `--state-dir` (`given`), resolved, else {@link defaultStateDir}. */
-export function stateDirFor(given: string | undefined): string {
-  return given ? resolve(given) : defaultStateDir();
 }
 
 /** `--state-dir`, else `$XDG_STATE_HOME/bravebot`, else the platform's equivalent. */

@@ -130,24 +130,7 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
  * (`WallOptions.moduleCache`), null for none; never rejects. Once per process: a second session
  * gets the same answers at once.
  */
-export function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
-  const key = `${stateDir}\0${version}`;
-  let prepared = preparing.get(key);
-  if (!prepared) {
-    prepared = prepareWall(stateDir, version).finally(() => preparing.delete(key));
-    preparing.set(key, prepared);
-  }
-  return prepared;
-}
-
-/**
- * {@link prepareKernelWall}'s work under way, by state folder and version: a second call while it
- * runs shares it (the cache is never warmed twice at once); one after it looks again, which is
- * quick once the cache is warm and the probe known.
- */
-const preparing = new Map<string, Promise<string | null>>();
-
-async function prepareWall(stateDir: string, version: string): Promise<string | null> {
+export async function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
   try {
     const found = kernelPlan();
     if (!found.ok) return null;
@@ -166,15 +149,6 @@ async function prepareWall(stateDir: string, version: string): Promise<string | 
   } catch {
     return null; // EffectWorker.start probes as before, and the children get no cache
   }
-}
-
-/**
- * A one-shot run's start (cli/handlers.ts, issue 24): the kernel wall's module cache and probe
- * are other processes' work, so they begin before the run's own modules load, which is the main
- * thread's; the session then finds them done or under way ({@link prepareKernelWall}).
- */
-export function prepareKernelWallEarly(stateDir: string, version: string): void {
-  prepareKernelWall(stateDir, version).catch(() => {});
 }
 
 export class EffectWorker {

@@ -13,7 +13,7 @@ import {
   usableCache,
 } from "./module_cache.ts";
 import { childArgv, type KernelPlan, kernelPlan } from "./kernel.ts";
-import { EffectWorker, kernelWallStatus, prepareKernelWall } from "./client.ts";
+import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { effectiveUid } from "./capabilities.ts";
 
 const status = kernelWallStatus();
@@ -248,23 +248,4 @@ Deno.test({
       await Deno.remove(l.top, { recursive: true });
     }
   },
-});
-
-Deno.test("module cache: prepared once at a time per state folder and version", async () => {
-  // A one-shot run asks at its start and again as its session opens: one warm-up, shared.
-  const top = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-modcache-once-" }));
-  try {
-    const first = prepareKernelWall(`${top}/a`, "0.0.0-once");
-    assert.equal(prepareKernelWall(`${top}/a`, "0.0.0-once"), first);
-    const other = prepareKernelWall(`${top}/b`, "0.0.0-once");
-    assert.notEqual(other, first);
-    const [dir] = await Promise.all([first, other]);
-    if (dir !== null) assert.ok(dir.startsWith(`${top}/a/`), dir);
-    // Once done, asked again it looks again, and finds the same cache.
-    const again = prepareKernelWall(`${top}/a`, "0.0.0-once");
-    assert.notEqual(again, first);
-    assert.equal(await again, dir);
-  } finally {
-    await Deno.remove(top, { recursive: true });
-  }
 });
