@@ -26,8 +26,10 @@ export type Counter = (text: string) => number;
 let counter: Counter | null = null;
 
 /**
- * Loads the tokenizer the estimate uses (once; about 90 ms): the driver calls it before its first
- * request, so `--version` and start-up do not pay for it. Until then, characters are counted.
+ * Loads the tokenizer the estimate uses (once; 250–310 ms of CPU, since gpt-tokenizer builds its
+ * table when imported): the driver starts it once its first request is on its way, so neither
+ * start-up nor that request waits for it (issue 24). Until then, characters are counted, and a
+ * request is fitted by {@link byteBoundTokens}.
  */
 export async function loadTokenizer(): Promise<void> {
   if (counter) return;
@@ -36,6 +38,11 @@ export async function loadTokenizer(): Promise<void> {
   // it is: by default the tokenizer throws on it, which would end the turn.
   const asText = { disallowedSpecial: new Set<string>() };
   useTokenCounter((text) => countTokens(text, asText));
+}
+
+/** Whether the estimate counts with a tokenizer (loaded, or handed in), not characters. */
+export function tokenizerLoaded(): boolean {
+  return counter !== null;
 }
 
 /**
@@ -179,19 +186,42 @@ export function estimateTokens(
   messages: readonly ChatMessage[],
   tools: readonly ToolSpec[] = [],
 ): number {
-  let tokens = PER_MESSAGE * messages.length;
-  for (const m of messages) {
-    tokens += tokensOf(m.content ?? "");
-    if (m.role === "assistant" && m.tool_calls) {
-      for (const c of m.tool_calls) {
-        tokens += tokensOf(c.function.name) + tokensOf(c.function.arguments) + 7;
-      }
-    }
-  }
+  let tokens = messageTokens(messages, tokensOf);
   if (tools.length) {
     let t = toolTokens.get(tools);
     if (t === undefined) toolTokens.set(tools, t = tokensOf(JSON.stringify(tools)));
     tokens += t;
+  }
+  return tokens;
+}
+
+/**
+ * What {@link estimateTokens} can come to once the tokenizer is loaded, at most, counted without
+ * it: each text's UTF-8 bytes in place of its tokens, with the same margin and overheads. A
+ * byte-level vocabulary's tokens each cover at least one byte, so a text never has more tokens
+ * than bytes (test: context_window_test.ts, over multi-byte text and emoji), and a chunk's count,
+ * the margin's rounding and the bytes past the exact bound only add up to this or less. What fits
+ * by it fits by the estimate, untouched; it is only for fitting (three to four times the estimate
+ * for prose), never for the fill shown or for holding the estimate to a server's count.
+ */
+export function byteBoundTokens(
+  messages: readonly ChatMessage[],
+  tools: readonly ToolSpec[] = [],
+): number {
+  const bound = (text: string) => Math.ceil(utf8Length(text, 0, text.length) * TOKENIZER_MARGIN);
+  return messageTokens(messages, bound) + (tools.length ? bound(JSON.stringify(tools)) : 0);
+}
+
+/** The messages' tokens, each text counted by `count`, with each message's and call's overhead. */
+function messageTokens(messages: readonly ChatMessage[], count: Counter): number {
+  let tokens = PER_MESSAGE * messages.length;
+  for (const m of messages) {
+    tokens += count(m.content ?? "");
+    if (m.role === "assistant" && m.tool_calls) {
+      for (const c of m.tool_calls) {
+        tokens += count(c.function.name) + count(c.function.arguments) + 7;
+      }
+    }
   }
   return tokens;
 }

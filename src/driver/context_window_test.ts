@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import fc from "../../test/support/fast_check.ts";
 import { countTokens } from "gpt-tokenizer";
 import {
+  byteBoundTokens,
   chunkEnd,
   COMPACTED_RESULT,
   countBounded,
@@ -259,4 +260,68 @@ Deno.test("chunked counts stay within three tokens a cut of the whole text's, on
       },
     ),
   );
+});
+
+/** Text of every kind the bound must hold for: ASCII, accents, CJK, emoji and their sequences. */
+const anyText = () =>
+  fc.array(
+    fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.string({ unit: "grapheme", maxLength: 40 }),
+      fc.string({ unit: "binary-ascii", maxLength: 80 }),
+      fc.constantFrom(
+        "👋",
+        "👨‍👩‍👧‍👦",
+        "🏳️‍🌈",
+        "é",
+        "中文",
+        "\ud800",
+        "\udfff",
+        " ",
+        "\n\n",
+        "<|endoftext|>",
+      ),
+      fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c).repeat(7)),
+    ),
+    { maxLength: 12 },
+  ).map((parts) => parts.join(""));
+
+Deno.test("the tokenizer never counts more tokens than a text has UTF-8 bytes", () => {
+  fc.assert(
+    fc.property(anyText(), (text) => realCount(text) <= utf8Length(text, 0, text.length)),
+    { numRuns: 400 },
+  );
+});
+
+Deno.test("the byte bound is never under the estimate, whatever the messages", async () => {
+  await loadTokenizer();
+  try {
+    const tools = [{
+      type: "function" as const,
+      function: { name: "read_file", description: "reads 📄", parameters: { type: "object" } },
+    }];
+    const message = fc.oneof(
+      anyText().map((content): ChatMessage => ({ role: "user", content })),
+      anyText().map((content): ChatMessage => ({ role: "tool", tool_call_id: "c", content })),
+      fc.tuple(anyText(), anyText()).map(([name, args]): ChatMessage => ({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "function", function: { name, arguments: args } }],
+      })),
+    );
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 6 }), fc.boolean(), (messages, withTools) => {
+        const t = withTools ? tools : [];
+        return byteBoundTokens(messages, t) >= estimateTokens(messages, t);
+      }),
+      { numRuns: 200 },
+    );
+    // Past the exact bound (the bytes beyond it count one each) and in many chunks.
+    const big = "🙂 naïve 中文 words ".repeat(9_000);
+    const messages: ChatMessage[] = [{ role: "user", content: big }];
+    assert.ok(utf8.encode(big).length > EXACT_TOKEN_BYTES);
+    assert.ok(byteBoundTokens(messages) >= estimateTokens(messages));
+  } finally {
+    useTokenCounter(null);
+  }
 });

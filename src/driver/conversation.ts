@@ -12,7 +12,7 @@
  *   that may follow the person's last message: each pair goes as one message, in order.
  */
 import type { ChatMessage, ToolSpec } from "../model/types.ts";
-import { type Fit, fitToWindow } from "./context_window.ts";
+import { byteBoundTokens, type Fit, fitToWindow, replyReserve } from "./context_window.ts";
 
 /** What stands between the words that got no reply and the person's next ones, when both go. */
 export const RESENT_NOTE =
@@ -90,4 +90,23 @@ export function buildRequest(
   window: number,
 ): Fit {
   return fitToWindow(system, alternating(messages), tools, window);
+}
+
+/**
+ * The request {@link buildRequest} makes, made before the tokenizer has loaded: the same messages,
+ * when their upper bound (`byteBoundTokens`) is within the budget, so they fit uncut by any count
+ * the tokenizer could give; else null, and only the tokenizer's count can say what fits. Its
+ * `tokens` is the bound, not an estimate.
+ */
+export function buildBoundRequest(
+  system: ChatMessage,
+  messages: readonly ChatMessage[],
+  tools: readonly ToolSpec[],
+  window: number,
+): Fit | null {
+  const all = [system, ...alternating(messages)];
+  const tokens = byteBoundTokens(all, tools);
+  return tokens <= window - replyReserve(window)
+    ? { ok: true, messages: all, compacted: 0, tokens }
+    : null;
 }

@@ -34,12 +34,19 @@ import {
   turnFailure,
   type TurnStatus,
 } from "./events.ts";
-import { cutToShare, loadTokenizer, resultShareChars, withinShare } from "./context_window.ts";
+import {
+  cutToShare,
+  estimateTokens,
+  loadTokenizer,
+  resultShareChars,
+  tokenizerLoaded,
+  withinShare,
+} from "./context_window.ts";
 import type { Window } from "../util/window.ts";
 import { ServedWindow } from "./served_window.ts";
 import { Outgoing } from "./outgoing.ts";
 import { compactConversation, legacyRequests, type Summary } from "./compaction.ts";
-import { buildRequest, foldResends, resent } from "./conversation.ts";
+import { buildBoundRequest, buildRequest, foldResends, resent } from "./conversation.ts";
 import {
   checkCall,
   droppedNotice,
@@ -255,7 +262,6 @@ export class Driver {
     const turn: TurnProgress = { replies: 0, lastText: "" };
     await this.#personSays(userText, options.alongside ?? []);
     const system = await this.#system();
-    await loadTokenizer();
     while (true) {
       if (options.signal?.aborted) return this.#end(turn, "aborted", "stopped by the person");
       if (turn.replies >= maxReplies) {
@@ -356,7 +362,16 @@ export class Driver {
   ): Promise<ModelReply | TurnFailure> {
     const o = this.#o;
     await this.#outgoing.sweep(this.#messages);
-    let fit = buildRequest(system, this.#messages, this.#specs, this.#served.window.fit);
+    // Before the tokenizer has loaded (a session's first request), the request goes as it is when
+    // its bytes fit; the tokenizer loads while the model answers (issue 24).
+    let fit = tokenizerLoaded()
+      ? null
+      : buildBoundRequest(system, this.#messages, this.#specs, this.#served.window.fit);
+    const bound = fit !== null;
+    if (fit === null) {
+      await loadTokenizer();
+      fit = buildRequest(system, this.#messages, this.#specs, this.#served.window.fit);
+    }
     if (!fit.ok) {
       // Old rounds no longer fit even shortened: the planner summarises them, and we go on.
       const compacted = await this.#compact(system, signal);
@@ -376,19 +391,45 @@ export class Driver {
           } shortened`,
       });
     }
-    this.contextFill = fit.tokens / window.fit;
+    if (!bound) this.contextFill = fit.tokens / window.fit;
     this.#served.askAlongside(o.planner);
     o.emit({ type: "model_request", turn: this.replies + 1 });
+    const messages = fit.messages;
+    let answering = () => {};
+    const answered = new Promise<void>((resolve) => answering = resolve);
+    const request = { messages, tools: this.#specs, signal, onAnswering: () => answering() };
+    const replying = streamReply(o.planner, request, (e) => o.emit(e));
+    // Once the endpoint has the request (it began to answer, or the reply is over), the tokenizer
+    // loads while the model works: not before, when its 250-310 ms of CPU would hold the request
+    // up on a busy machine. The bound is then replaced by the estimate, which alone makes the
+    // fill shown and is held to the server's count.
+    const estimated = bound
+      ? this.#estimateOnceLoaded(messages, window, Promise.race([answered, replying]))
+      : Promise.resolve(fit.tokens);
+    estimated.catch(() => {}); // awaited below, whichever way the request ends
     try {
-      const request = { messages: fit.messages, tools: this.#specs, signal };
-      const reply = await streamReply(o.planner, request, (e) => o.emit(e));
+      const reply = await replying;
       await this.#served.learn(o.planner, signal);
-      this.contextFill = this.#served.readUsage(fit.messages, fit.tokens, reply) ??
-        this.contextFill;
+      const tokens = await estimated;
+      this.contextFill = this.#served.readUsage(messages, tokens, reply) ?? this.contextFill;
       return reply;
     } catch (e) {
+      await estimated;
       return turnFailure(e);
     }
+  }
+
+  /** The estimate of a request sent by its bound, once the tokenizer loaded; the fill by it. */
+  async #estimateOnceLoaded(
+    messages: readonly ChatMessage[],
+    window: Window,
+    sent: Promise<unknown>,
+  ): Promise<number> {
+    await sent.catch(() => {});
+    await loadTokenizer();
+    const tokens = estimateTokens(messages, this.#specs);
+    this.contextFill = tokens / window.fit;
+    return tokens;
   }
 
   /** A reply with no call: the planner's answer, or an empty reply, which ends in an error. */

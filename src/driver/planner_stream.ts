@@ -10,7 +10,12 @@ import { ReasoningFilter } from "../util/reasoning.ts";
 /** Sends one request and returns the reply; a failure throws, as `complete` does. */
 export async function streamReply(
   planner: ModelClient,
-  request: { messages: ChatMessage[]; tools: ToolSpec[]; signal: AbortSignal | undefined },
+  request: {
+    messages: ChatMessage[];
+    tools: ToolSpec[];
+    signal: AbortSignal | undefined;
+    onAnswering?: () => void;
+  },
   emit: (event: DriverEvent) => void,
 ): Promise<ModelReply> {
   const thoughts = new ReasoningFilter();

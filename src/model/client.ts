@@ -209,6 +209,7 @@ export class OpenAIModelClient implements ModelClient {
         if (timedOut || controller.signal.aborted) throw e;
         throw new ConnectError(e);
       }
+      request.onAnswering?.();
       if (!response.ok) {
         const said = errorMessage((await readHead(response.body, ERROR_BODY_BYTES)).text);
         if (

@@ -20,6 +20,11 @@ export interface ModelSettings {
 export interface Models {
   planner: ModelClient;
   processor: ModelProcessor;
+  /**
+   * Starts the model worker now, so that its modules load on its own thread while the session
+   * opens (one-shot, issue 24); it sends nothing until the first request.
+   */
+  warm(): void;
   /** Stops the model worker (docs/contract.md §13.1: its network is only the endpoints' hosts). */
   close(): void;
 }
@@ -42,7 +47,7 @@ export function modelsFrom(
     };
   }
   const apiKey = apiKeyFromEnv();
-  // The worker starts on the first request: nothing happens at start-up.
+  // The worker starts on the first request (or at `warm`); nothing is sent before that request.
   const worker = new ModelWorker([settings.planner.url, settings.processor.url], usage);
   const options = (endpoint: string, model: string): ClientOptions => ({
     endpoint,
@@ -65,6 +70,7 @@ export function modelsFrom(
     value: {
       planner,
       processor: new ModelProcessor(processorClient),
+      warm: () => worker.warm(),
       close: () => worker.terminate(),
     },
   };

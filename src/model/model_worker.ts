@@ -45,6 +45,9 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         : undefined,
       onRetry: (why, delayMs, attempt) =>
         self.postMessage({ id: msg.id, type: "retry", why, delayMs, attempt }),
+      onAnswering: msg.wantAnswering
+        ? () => self.postMessage({ id: msg.id, type: "answering" })
+        : undefined,
     });
     self.postMessage({ id: msg.id, type: "done", reply });
   } catch (e) {

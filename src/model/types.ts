@@ -39,6 +39,11 @@ export interface CompleteRequest {
   onText?: (delta: string) => void;
   /** Called when a request is retried: what went wrong and how long until the next try. */
   onRetry?: (why: string, delayMs: number, attempt: number) => void;
+  /**
+   * Called when the endpoint has begun to answer (its status line and headers came back): the
+   * request has reached it, and what is left is the model's work. At most once a try.
+   */
+  onAnswering?: () => void;
 }
 
 /** The driver's and spawn_processor's view of an endpoint. */

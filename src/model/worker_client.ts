@@ -16,7 +16,7 @@ export function netTarget(url: string): string {
   return `${u.hostname}:${port}`;
 }
 
-/** One worker for all the clients of a session; started on the first request, not before. */
+/** One worker for all the clients of a session; started on the first request or at `warm`. */
 export class ModelWorker {
   #worker: Worker | null = null;
   #next = 0;
@@ -72,6 +72,11 @@ export class ModelWorker {
     return worker;
   }
 
+  /** Starts the worker before its first request (it loads its modules, and sends nothing). */
+  warm(): void {
+    if (!this.#dead) this.#start();
+  }
+
   complete(client: ClientOptions, request: CompleteRequest): Promise<ModelReply> {
     if (this.#dead) {
       return Promise.reject(
@@ -96,6 +101,7 @@ export class ModelWorker {
         if (m.type === "text") request.onText?.(m.text);
         else if (m.type === "served") return;
         else if (m.type === "retry") request.onRetry?.(m.why, m.delayMs, m.attempt);
+        else if (m.type === "answering") request.onAnswering?.();
         else if (m.type === "done") {
           finish();
           this.usage.add(m.reply.usage);
@@ -114,6 +120,7 @@ export class ModelWorker {
           tools: request.tools,
           toolChoice: request.toolChoice,
           wantText: request.onText !== undefined,
+          wantAnswering: request.onAnswering !== undefined,
         } satisfies ToWorker,
       );
       if (request.signal?.aborted) onAbort();

@@ -118,3 +118,34 @@ Deno.test("the server's token count and tool_choice cross the worker boundary", 
     await server.shutdown();
   }
 });
+
+Deno.test("a warmed worker says when the endpoint begins to answer, once a try, before its text", async () => {
+  const mock = await startMockModel({
+    script: { replies: [{ fault: { status: 500 } }, { text: "hello there", chunk: 3 }] },
+  });
+  const worker = new ModelWorker([mock.url]);
+  try {
+    worker.warm(); // started before its first request, as a one-shot run does
+    const client = new WorkerModelClient(worker, {
+      endpoint: mock.url,
+      model: "m",
+      timeoutMs: 5000,
+      retry: FAST,
+    });
+    const seen: string[] = [];
+    const reply = await client.complete({
+      messages: USER,
+      onText: () => seen.push("text"),
+      onRetry: () => seen.push("retry"),
+      onAnswering: () => seen.push("answering"),
+    });
+    assert.equal(reply.text, "hello there");
+    const texts = seen.filter((s) => s === "text").length;
+    assert.ok(texts > 0);
+    assert.deepEqual(seen, ["answering", "retry", "answering", ...Array(texts).fill("text")]);
+    assert.equal(mock.requests.length, 2);
+  } finally {
+    worker.terminate();
+    await mock.stop();
+  }
+});

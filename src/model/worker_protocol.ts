@@ -13,6 +13,7 @@ export type ToWorker =
     tools?: ToolSpec[];
     toolChoice?: "none";
     wantText: boolean;
+    wantAnswering?: boolean;
   }
   | { op: "abort"; id: number }
   /** What context the server serves the client's model with (served_context.ts). */
@@ -21,6 +22,7 @@ export type ToWorker =
 export type FromWorker =
   | { id: number; type: "text"; text: string }
   | { id: number; type: "retry"; why: string; delayMs: number; attempt: number }
+  | { id: number; type: "answering" }
   | { id: number; type: "done"; reply: ModelReply }
   | { id: number; type: "served"; served: ServedContext }
   | { id: number; type: "error"; error: FailureData };

@@ -28,7 +28,7 @@ import { transcriptHasMessage } from "../state/transcript.ts";
 import { type ComposedSession, composeSession } from "./compose.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { FirstUseAnswer, Person } from "../person/person.ts";
-import { EffectWorker, prepareKernelWall, type WallChoice } from "../worker/client.ts";
+import { EarlyWorker, EffectWorker, prepareKernelWall, type WallChoice } from "../worker/client.ts";
 import { VERSION } from "../version.ts";
 import { poolSize } from "../worker/pool.ts";
 
@@ -106,24 +106,21 @@ async function firstUseRules(
   return rules;
 }
 
-export async function openSession(options: OpenOptions): Promise<OpenSession> {
-  // The kernel wall's module cache and probe, while the rest opens (issue 24).
-  const walls = options.wall === "process"
-    ? Promise.resolve(null)
-    : prepareKernelWall(options.stateDir, VERSION);
-  const workspace = await openWorkspace(options.workspaceDir, options.stateDir);
-  const state = statePaths(options.stateDir, workspace.root);
-  const id = options.resume ?? newSessionId();
-  const paths = sessionPaths(state, id);
-  await ensurePrivateDir(paths.dir);
-  await ensurePrivateDir(paths.scratch);
-  const problems: string[] = [];
-
-  const loaded = await loadTrustMap(state.trustFile, workspace.root);
+/**
+ * The workspace's trust map as this session starts with it: the first-use question asked where
+ * the workspace is new and someone can answer (its problems added to `problems`).
+ */
+async function sessionTrust(
+  options: OpenOptions,
+  root: string,
+  trustFile: string,
+  problems: string[],
+) {
+  const loaded = await loadTrustMap(trustFile, root);
   if (loaded.problem) problems.push(loaded.problem);
   let trust = loaded.map;
   if (trust.firstUse === null && options.person.interactive) {
-    const answer = await options.person.firstUse(workspace.root);
+    const answer = await options.person.firstUse(root);
     if (answer.choice === "unanswered") {
       problems.push(
         "the first-use question was not answered: this session trusts nothing, and the " +
@@ -131,9 +128,9 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
       );
     } else {
       const choice = answer.choice;
-      const rules = await firstUseRules(workspace.root, answer, problems);
+      const rules = await firstUseRules(root, answer, problems);
       try {
-        const answered = await updateTrustMap(state.trustFile, workspace.root, (map) => {
+        const answered = await updateTrustMap(trustFile, root, (map) => {
           map.applyFirstUse(choice);
           for (const r of rules) map.setRule(r.dir, r.trusted);
         }, options.trustWait ?? PERSON_TRUST_WAIT);
@@ -149,20 +146,46 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
       }
     }
   }
+  return trust;
+}
 
+export async function openSession(options: OpenOptions): Promise<OpenSession> {
+  // The kernel wall's module cache and probe, while the rest opens (issue 24).
+  const walls = options.wall === "process"
+    ? Promise.resolve(null)
+    : prepareKernelWall(options.stateDir, VERSION);
+  const workspace = await openWorkspace(options.workspaceDir, options.stateDir);
+  const state = statePaths(options.stateDir, workspace.root);
+  const id = options.resume ?? newSessionId();
+  const paths = sessionPaths(state, id);
+  await ensurePrivateDir(paths.dir);
+  await ensurePrivateDir(paths.scratch);
   const scratch = await Deno.realPath(paths.scratch);
-  const moduleCache = await walls;
+  const run = options.settings.runPrograms ?? true;
+  // The in-process Worker boots while the wall is probed and the trust map read (issue 24).
+  const early = new EarlyWorker({ workspace: workspace.root, scratch, run });
+  const problems: string[] = [];
+  let trust: Awaited<ReturnType<typeof sessionTrust>>;
+  let moduleCache: string | null;
+  try {
+    trust = await sessionTrust(options, workspace.root, state.trustFile, problems);
+    moduleCache = await walls;
+  } catch (e) {
+    early.stop();
+    throw e;
+  }
   const worker = EffectWorker.start(
     {
       workspace: workspace.root,
       scratch,
-      run: options.settings.runPrograms ?? true,
+      run,
       moduleCache,
       // The state, where it lies in the workspace: hidden from the worker on both walls.
       hide: workspace.protectedDirs,
     },
     poolSize(),
     options.wall,
+    early,
   );
   // The session's first run is its confinement probe (session/runtime.ts), right after this.
   worker.startSpawner();

@@ -21,7 +21,6 @@ import { type RunUsage, UsageMeter } from "../model/usage.ts";
 import type { RetryPolicy } from "../model/retry.ts";
 import type { ChatMessage } from "../model/types.ts";
 import { Driver, type SystemPromptPart } from "../driver/driver.ts";
-import { loadTokenizer } from "../driver/context_window.ts";
 import type { DriverEvent } from "../driver/events.ts";
 import { buildSystemPrompt } from "../driver/system_prompt.ts";
 
@@ -67,10 +66,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const usage = new UsageMeter();
   const models = modelsFrom(options.settings, options.retry, usage);
   if (!models.ok) throw new RuntimeError(models.error);
-  // One-shot, the first request is the next thing after opening: its tokenizer (0.1–0.4 s on
-  // the main thread) loads while the session waits on the wall's probes and children, not after
-  // (issue 24). The driver awaits it before its first request, as before; a failure is its to say.
-  if (options.oneShot) loadTokenizer().catch(() => {});
+  // One-shot, the first request is the next thing after opening: the model worker loads on its
+  // own thread meanwhile, rather than after it was asked (issue 24).
+  if (options.oneShot) models.value.warm();
   const session = await openSession({
     workspaceDir: options.workspaceDir,
     stateDir: options.stateDir,
@@ -79,6 +77,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     approvals: options.approvals,
     oneShot: options.oneShot,
     resume: options.resume,
+  }).catch((e) => {
+    models.value.close(); // a warmed worker would keep the process alive
+    throw e;
   });
   const problems = [...session.problems];
   // Said once, at the start: where bwrap does not work, "auto" runs commands unconfined; where

@@ -81,6 +81,42 @@ function kernelChannel(argv: string[], sink: Sink): Channel {
   return { post: (message) => child.send(message), stop: () => child.stop() };
 }
 
+/**
+ * The in-process Worker a session starts before it knows its wall (session/open.ts, issue 24):
+ * it boots while the kernel wall is probed, and then becomes the process wall's worker or the
+ * kernel wall's `spawn` Worker, whichever {@link EffectWorker.start} chooses; nothing is sent to
+ * it before that. Same options, so the same permissions, as the Worker it stands in for.
+ */
+export class EarlyWorker {
+  #sink: Sink | null = null;
+  #failed: WorkerError | null = null;
+  #channel: Channel;
+
+  constructor(readonly options: WallOptions) {
+    this.#channel = workerChannel(options, {
+      reply: (reply) => this.#sink?.reply(reply),
+      fail: (error) => this.#sink ? this.#sink.fail(error) : (this.#failed ??= error),
+    });
+  }
+
+  /** The Worker's channel, its replies and failure (one before now too) going to `sink`. */
+  adopt(sink: Sink): Channel {
+    this.#sink = sink;
+    if (this.#failed) sink.fail(this.#failed);
+    return this.#channel;
+  }
+
+  /** Stops it when the session does not get as far as its pool. */
+  stop(): void {
+    void this.#channel.stop();
+  }
+}
+
+/** Whether an early Worker was started with exactly these permissions. */
+function sameOptions(a: WallOptions, b: WallOptions): boolean {
+  return JSON.stringify(workerPermissions(a)) === JSON.stringify(workerPermissions(b));
+}
+
 /** Whether the kernel wall would be used for these places, and why not when it would not. */
 export function kernelWallStatus(options?: WallOptions): { usable: boolean; why: string } {
   const wall = kernelWall();
@@ -132,11 +168,19 @@ export class EffectWorker {
   /** Kernel wall only: the in-process Worker for `spawn`, started at the first one. */
   #spawner: Channel | null = null;
 
-  private constructor(options: WallOptions, wall: Wall, kernelArgv: string[] | null) {
+  private constructor(
+    options: WallOptions,
+    wall: Wall,
+    kernelArgv: string[] | null,
+    early: EarlyWorker | null = null,
+  ) {
     this.#options = options;
     this.#wall = wall;
     const sink = this.#sink();
-    this.#main = kernelArgv ? kernelChannel(kernelArgv, sink) : workerChannel(options, sink);
+    if (kernelArgv) {
+      this.#main = kernelChannel(kernelArgv, sink);
+      this.#spawner = early?.adopt(sink) ?? null;
+    } else this.#main = early?.adopt(sink) ?? workerChannel(options, sink);
   }
 
   #sink(): Sink {
@@ -160,17 +204,35 @@ export class EffectWorker {
    * that many workers in all, each behind exactly the same permissions: this one answers
    * `call`, and {@link pool} lists them all for work that splits (a search of many files).
    * `wall` forces one wall (the bench compares them); `kernel` where it does not work throws.
+   * `early`: a Worker already started with the same options, which this one takes over (as its
+   * process-wall worker, or its `spawn` Worker on the kernel wall); one with other options is
+   * stopped and not used.
    */
-  static start(options: WallOptions, poolSize = 1, wall: WallChoice = "auto"): EffectWorker {
+  static start(
+    options: WallOptions,
+    poolSize = 1,
+    wall: WallChoice = "auto",
+    early: EarlyWorker | null = null,
+  ): EffectWorker {
+    if (early && !sameOptions(early.options, options)) {
+      early.stop();
+      early = null;
+    }
     let argv: string[] | null = null;
-    if (wall !== "process") {
-      const found = kernelWall();
-      const bad = found.ok ? kernelPlaces(options) : found.why;
-      if (found.ok && !bad) argv = childArgv(found.plan, options);
-      else if (wall === "kernel") throw new Error(`the kernel wall does not work here: ${bad}`);
+    let started: EffectWorker;
+    try {
+      if (wall !== "process") {
+        const found = kernelWall();
+        const bad = found.ok ? kernelPlaces(options) : found.why;
+        if (found.ok && !bad) argv = childArgv(found.plan, options);
+        else if (wall === "kernel") throw new Error(`the kernel wall does not work here: ${bad}`);
+      }
+      started = new EffectWorker(options, argv ? "kernel" : "process", argv, early);
+    } catch (e) {
+      early?.stop();
+      throw e;
     }
     const spawn = () => new EffectWorker(options, argv ? "kernel" : "process", argv);
-    const started = spawn();
     for (let i = 1; i < poolSize; i++) started.#helpers.push(spawn());
     return started;
   }

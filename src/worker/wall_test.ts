@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { EffectWorker } from "./client.ts";
+import { EarlyWorker, EffectWorker } from "./client.ts";
 
 async function withWorker(
   fn: (w: EffectWorker, ws: string, scratch: string) => Promise<void>,
@@ -211,5 +211,44 @@ Deno.test("second wall: an effect worker started with read permission everywhere
   } finally {
     worker.terminate();
     await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("second wall: an early Worker is taken over only with the same permissions", async () => {
+  const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-ws-" }));
+  const other = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-other-" }));
+  const scratch = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-wall-scratch-" }));
+  try {
+    await Deno.writeTextFile(join(ws, "a.txt"), "in the workspace\n");
+    await Deno.writeTextFile(join(other, "b.txt"), "in another folder\n");
+    for (const wall of ["process", "auto"] as const) {
+      // Started for another folder (a session opened elsewhere): not used, so `other` stays out
+      // of reach, and the workspace is within it.
+      const stray = new EarlyWorker({ workspace: other, scratch, run: true });
+      const w = EffectWorker.start({ workspace: ws, scratch, run: true }, 1, wall, stray);
+      try {
+        const outside = await w.call({ op: "read", path: join(other, "b.txt"), maxBytes: 1024 });
+        assert.equal(outside.ok, false, wall);
+        if (!outside.ok) assert.equal(outside.error.name, "NotCapable");
+        const inside = await w.call({ op: "read", path: join(ws, "a.txt"), maxBytes: 1024 });
+        assert.equal(inside.ok, true, `${wall}: ${JSON.stringify(inside)}`);
+      } finally {
+        await w.terminate();
+      }
+      // Started for this workspace: taken over, and it answers as the Worker it stands in for
+      // (the process wall's every call; the kernel wall's runs).
+      const early = new EarlyWorker({ workspace: ws, scratch, run: true });
+      const v = EffectWorker.start({ workspace: ws, scratch, run: true }, 1, wall, early);
+      try {
+        const inside = await v.call({ op: "read", path: join(ws, "a.txt"), maxBytes: 1024 });
+        assert.equal(inside.ok, true, `${wall}: ${JSON.stringify(inside)}`);
+        const outside = await v.call({ op: "read", path: join(other, "b.txt"), maxBytes: 1024 });
+        assert.equal(outside.ok, false, wall);
+      } finally {
+        await v.terminate();
+      }
+    }
+  } finally {
+    for (const d of [ws, other, scratch]) await Deno.remove(d, { recursive: true });
   }
 });
