@@ -145,12 +145,11 @@ Deno.test({
             await Deno.writeFile(join(ws, dir, "f.txt"), BYTES).catch(() => {});
           }
         }
-        const r = await w.call({
-          op: "remove",
-          path: inside,
-          within: await folderOf(inside),
-          expectSha256: HASH,
-        });
+        // Resolved as the policy layer would just before asking; mid-flip it may not resolve,
+        // and the policy layer would not ask.
+        const within = await folderOf(inside).catch(() => null);
+        if (within === null) continue;
+        const r = await w.call({ op: "remove", path: inside, within, expectSha256: HASH });
         calls++;
         if (r.ok) removed++;
         assert.ok((await exists(join(outside, "f.txt")))?.isFile, "a file outside was removed");
