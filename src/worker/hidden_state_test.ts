@@ -11,6 +11,7 @@ import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { childArgv, kernelPlan } from "./kernel.ts";
 import type { WallOptions } from "./permissions.ts";
 import { CHILD_RUN } from "./module_cache.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 const kernel = kernelWallStatus();
 const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
@@ -49,6 +50,7 @@ for (const wall of ["kernel", "process"] as const) {
         const write = await worker.call({
           op: "write",
           path: trust,
+          within: await folderOf(trust),
           bytes: bytes("PLANTED\n"),
           makeParents: false,
         });
@@ -56,6 +58,7 @@ for (const wall of ["kernel", "process"] as const) {
         const planted = await worker.call({
           op: "write",
           path: join(state, "kernel-modules", "k1", "planted.js"),
+          within: await folderOf(join(state, "kernel-modules", "k1", "planted.js")),
           bytes: bytes("PLANTED\n"),
           makeParents: true,
         });
@@ -81,12 +84,17 @@ for (const wall of ["kernel", "process"] as const) {
           maxBytes: 1024,
         });
         assert.ok(!inState.ok || inState.value.every((item) => !item.bytes), "nor alone");
-        const made = await worker.call({ op: "makeDir", path: join(state, "vouches.d") });
+        const made = await worker.call({
+          op: "makeDir",
+          path: join(state, "vouches.d"),
+          within: await folderOf(join(state, "vouches.d")),
+        });
         assert.equal(made.ok, false, "no folder is made in the state");
         // The workspace and the scratch folder (inside the state) still work.
         const ok1 = await worker.call({
           op: "write",
           path: join(home, "notes.txt"),
+          within: await folderOf(join(home, "notes.txt")),
           bytes: bytes("changed\n"),
           makeParents: false,
         });
@@ -94,6 +102,7 @@ for (const wall of ["kernel", "process"] as const) {
         const ok2 = await worker.call({
           op: "write",
           path: join(scratch, "out.txt"),
+          within: await folderOf(join(scratch, "out.txt")),
           bytes: bytes("scratch\n"),
           makeParents: false,
         });

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { childArgv, type KernelPlan, kernelWall, probeKernelWall } from "./kernel.ts";
 import { effectiveUid, parseStatus } from "./capabilities.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 const skip = !kernelWallStatus().usable;
 const root = Deno.build.os === "linux" && effectiveUid() === 0;
@@ -120,6 +121,7 @@ Deno.test({
         const wrote = await worker.call({
           op: "write",
           path: join(ws, name),
+          within: await folderOf(join(ws, name)),
           bytes,
           makeParents: false,
         });

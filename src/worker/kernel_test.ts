@@ -9,6 +9,7 @@ import { EffectWorker, kernelWallStatus } from "./client.ts";
 import { childArgv, KERNEL_CHILD_ARG, KernelChild, type KernelPlan } from "./kernel.ts";
 import { startFlipper } from "../../test/support/flipper.ts";
 import { READ_ONLY_ARG } from "./permissions.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
 const status = kernelWallStatus();
@@ -162,12 +163,19 @@ Deno.test({
       const through = await w.call({
         op: "write",
         path: join(ws, "dir-link", "new.txt"),
+        within: await folderOf(join(ws, "dir-link", "new.txt")),
         bytes,
         makeParents: true,
       });
       assert.ok(!through.ok, "a write into the folder behind the link is refused");
       // The file link: the atomic write replaces the link inside, never the file it named.
-      await w.call({ op: "write", path: join(ws, "file-link"), bytes, makeParents: false });
+      await w.call({
+        op: "write",
+        path: join(ws, "file-link"),
+        within: await folderOf(join(ws, "file-link")),
+        bytes,
+        makeParents: false,
+      });
       const left = [...Deno.readDirSync(outside)].map((e) => e.name);
       assert.deepEqual(left, ["secret.txt"]);
       assert.equal(await Deno.readTextFile(join(outside, "secret.txt")), "OUTSIDE SECRET\n");

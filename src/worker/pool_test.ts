@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { EffectWorker } from "./client.ts";
 import { fanout, poolSize } from "./pool.ts";
 import { FIND } from "./search_protocol.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 async function withPool(size: number, fn: (w: EffectWorker, ws: string) => Promise<void>) {
   const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bb-pool-ws-" }));
@@ -42,6 +43,7 @@ Deno.test("worker pool: every worker of the pool is behind the second wall (/etc
       const write = await member.call({
         op: "write",
         path: "/tmp/bb-pool-escape.txt",
+        within: await folderOf("/tmp/bb-pool-escape.txt"),
         bytes: new Uint8Array([1]),
         makeParents: false,
       });

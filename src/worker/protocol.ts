@@ -225,19 +225,22 @@ export type WorkerRequest =
      * ever set. Without it, a file written over keeps its own, and a new one is 0644.
      */
     mode?: number;
-    /** Where the file's folder must be ({@link ResolvedFolder}); the policy layer always sends it. */
-    within?: ResolvedFolder;
+    /**
+     * Where the file's folder must be ({@link ResolvedFolder}). Required: without it the worker
+     * could only keep the act inside its roots, not at the place the policy layer decided.
+     */
+    within: ResolvedFolder;
   }
   /**
    * Makes a folder, and any missing above it, each checked inside the wall (`/undo` of a run that
    * removed an empty folder). A folder already there is left as it is; anything else refuses.
    */
-  | { op: "makeDir"; path: string; within?: ResolvedFolder }
+  | { op: "makeDir"; path: string; within: ResolvedFolder }
   /**
    * Removes a regular file (never through a link), only if it still has `expectSha256`: `/undo`
    * of a file the session created takes it away only while it holds what the session left.
    */
-  | { op: "remove"; path: string; expectSha256: string; within?: ResolvedFolder }
+  | { op: "remove"; path: string; expectSha256: string; within: ResolvedFolder }
   | { op: "spawn"; request: SpawnRequest }
   | { op: "probe"; what: "read" | "write" | "net" | "env"; target: string }
   /**

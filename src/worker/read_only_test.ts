@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EffectWorker } from "./client.ts";
 import { kernelWallStatus } from "./client.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 /** How the worker refuses: its containment check, or Deno's permission. */
 const REFUSED = /^(OutsideWall|NotCapable)$/;
@@ -33,6 +34,7 @@ for (const wall of ["kernel", "process"] as const) {
           const wrote = await worker.call({
             op: "write",
             path,
+            within: await folderOf(path),
             bytes: new TextEncoder().encode("x"),
             makeParents: false,
           });
@@ -46,6 +48,7 @@ for (const wall of ["kernel", "process"] as const) {
         const removed = await worker.call({
           op: "remove",
           path: join(ws, "kept.txt"),
+          within: await folderOf(join(ws, "kept.txt")),
           expectSha256: (await worker.call({ op: "hash", path: join(ws, "kept.txt") }) as {
             value: string;
           }).value,

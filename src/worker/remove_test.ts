@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { EffectWorker, kernelWallStatus, type Wall } from "./client.ts";
 import { sha256 } from "../util/hash.ts";
 import { startFlipper } from "../../test/support/flipper.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
 const kernel = kernelWallStatus();
@@ -56,10 +57,20 @@ for (const wall of ["kernel", "process"] as const) {
   test("a regular file goes only while it holds the expected bytes", async (w, { ws }) => {
     const path = join(ws, "f.txt");
     await Deno.writeFile(path, BYTES);
-    const wrong = await w.call({ op: "remove", path, expectSha256: sha256(new Uint8Array(1)) });
+    const wrong = await w.call({
+      op: "remove",
+      path,
+      within: await folderOf(path),
+      expectSha256: sha256(new Uint8Array(1)),
+    });
     assert.ok(!wrong.ok && wrong.error.name === "Changed", JSON.stringify(wrong));
     assert.ok((await exists(path))?.isFile, "a file that changed was removed");
-    const right = await w.call({ op: "remove", path, expectSha256: HASH });
+    const right = await w.call({
+      op: "remove",
+      path,
+      within: await folderOf(path),
+      expectSha256: HASH,
+    });
     assert.ok(right.ok, JSON.stringify(right));
     assert.equal(await exists(path), null);
   });
@@ -69,7 +80,12 @@ for (const wall of ["kernel", "process"] as const) {
     for (const target of [join(outside, "f.txt"), join(ws, "real.txt"), "real.txt"]) {
       const path = join(ws, "f.txt");
       await Deno.symlink(target, path);
-      const r = await w.call({ op: "remove", path, expectSha256: HASH });
+      const r = await w.call({
+        op: "remove",
+        path,
+        within: await folderOf(path),
+        expectSha256: HASH,
+      });
       assert.equal(r.ok, false, `removed through a link to ${target}`);
       assert.ok((await exists(path))?.isSymlink, `the link to ${target} was removed`);
       await Deno.remove(path);
@@ -82,14 +98,24 @@ for (const wall of ["kernel", "process"] as const) {
     const path = join(ws, "f.txt");
     await Deno.mkdir(path);
     await Deno.writeFile(join(path, "inner.txt"), BYTES);
-    const r = await w.call({ op: "remove", path, expectSha256: HASH });
+    const r = await w.call({
+      op: "remove",
+      path,
+      within: await folderOf(path),
+      expectSha256: HASH,
+    });
     assert.equal(r.ok, false);
     assert.ok((await exists(join(path, "inner.txt")))?.isFile, "the folder was removed");
   });
 
   test("a folder above swapped for a link outside is refused", async (w, { ws, outside }) => {
     await Deno.symlink(outside, join(ws, "d"));
-    const r = await w.call({ op: "remove", path: join(ws, "d", "f.txt"), expectSha256: HASH });
+    const r = await w.call({
+      op: "remove",
+      path: join(ws, "d", "f.txt"),
+      within: await folderOf(join(ws, "d", "f.txt")),
+      expectSha256: HASH,
+    });
     assert.equal(r.ok, false);
     assert.ok((await exists(join(outside, "f.txt")))?.isFile, "removed a file outside");
   });
@@ -119,7 +145,11 @@ Deno.test({
             await Deno.writeFile(join(ws, dir, "f.txt"), BYTES).catch(() => {});
           }
         }
-        const r = await w.call({ op: "remove", path: inside, expectSha256: HASH });
+        // Resolved as the policy layer would just before asking; mid-flip it may not resolve,
+        // and the policy layer would not ask.
+        const within = await folderOf(inside).catch(() => null);
+        if (within === null) continue;
+        const r = await w.call({ op: "remove", path: inside, within, expectSha256: HASH });
         calls++;
         if (r.ok) removed++;
         assert.ok((await exists(join(outside, "f.txt")))?.isFile, "a file outside was removed");

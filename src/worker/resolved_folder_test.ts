@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { EffectWorker, kernelWallStatus, type Wall } from "./client.ts";
 import type { ResolvedFolder, WorkerRequest } from "./protocol.ts";
 import { sha256 } from "../util/hash.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 const inCi = Deno.env.get("CI") === "true" && Deno.build.os === "linux";
 const kernel = kernelWallStatus();
@@ -20,12 +21,6 @@ if (!kernel.usable && !inCi) {
 
 const BYTES = new TextEncoder().encode("the same bytes in both folders\n");
 const HASH = sha256(BYTES);
-
-/** The folder as the policy layer resolves it: its real path and identity now. */
-async function placeOf(path: string): Promise<ResolvedFolder> {
-  const info = await Deno.stat(path);
-  return { real: await Deno.realPath(path), dev: info.dev, ino: info.ino };
-}
 
 /** Every entry below `dir` with its bytes (files) or kind: to show nothing changed there. */
 async function contents(dir: string): Promise<string[]> {
@@ -129,7 +124,7 @@ for (const wall of ["kernel", "process"] as const) {
           for (const [actName, act] of Object.entries(ACTS)) {
             const what = `${actName}, its folder replaced by ${swapName}`;
             await freshFolders(ws);
-            const within = await placeOf(join(ws, "d"));
+            const within = await folderOf(join(ws, "d"));
             await swap(ws);
             const other = await contents(join(ws, "d"));
             const gone = await contents(join(ws, "d.gone"));
@@ -161,13 +156,38 @@ for (const wall of ["kernel", "process"] as const) {
       withWall(wall, async (w, ws) => {
         for (const [actName, act] of Object.entries(ACTS)) {
           await freshFolders(ws);
-          const r = await w.call(act(ws, await placeOf(join(ws, "d"))));
+          const r = await w.call(act(ws, await folderOf(join(ws, "d"))));
           assert.ok(r.ok, `${actName}: ${r.ok ? "" : r.error.message}`);
         }
         // makeDir of a folder already there: its place is the folder itself.
         const there = join(ws, "d", "sub");
-        const r = await w.call({ op: "makeDir", path: there, within: await placeOf(there) });
+        const r = await w.call({ op: "makeDir", path: there, within: await folderOf(there) });
         assert.ok(r.ok, r.ok ? "" : r.error.message);
+      }),
+  });
+
+  Deno.test({
+    name:
+      `resolved folder (${wall} wall): an act that names no resolved folder is refused, not done with only the containment check`,
+    ignore,
+    fn: () =>
+      withWall(wall, async (w, ws) => {
+        const done: string[] = [];
+        for (const [actName, act] of Object.entries(ACTS)) {
+          await freshFolders(ws);
+          const before = await contents(ws);
+          // The type requires the folder; a message across the wall is not type-checked.
+          const { within: _, ...unplaced } = act(ws, await folderOf(join(ws, "d"))) as {
+            within: unknown;
+          };
+          const r = await w.call(unplaced as unknown as WorkerRequest);
+          if (r.ok) done.push(`${actName}: done`);
+          else if (r.error.name !== "OutsideWall") done.push(`${actName}: ${r.error.name}`);
+          if (JSON.stringify(await contents(ws)) !== JSON.stringify(before)) {
+            done.push(`${actName}: the workspace changed`);
+          }
+        }
+        assert.deepEqual(done, []);
       }),
   });
 }

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EffectWorker } from "./client.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 async function withWorker(fn: (w: EffectWorker, ws: string, outside: string) => Promise<void>) {
   const real = async (prefix: string) => await Deno.realPath(await Deno.makeTempDir({ prefix }));
@@ -29,12 +30,26 @@ const modeOf = async (path: string) => (await Deno.lstat(path)).mode! & 0o7777;
 Deno.test("undo ops: a write given a mode sets its permission bits, never setuid, setgid or sticky", async () => {
   await withWorker(async (w, ws) => {
     const path = join(ws, "tool.sh");
-    const made = await w.call({ op: "write", path, bytes, makeParents: false, mode: 0o7755 });
+    const made = await w.call({
+      op: "write",
+      path,
+      within: await folderOf(path),
+      bytes,
+      makeParents: false,
+      mode: 0o7755,
+    });
     assert.ok(made.ok, made.ok ? "" : made.error.message);
     assert.equal(await modeOf(path), 0o755);
     // Over an existing file too, whatever its mode was.
     await Deno.chmod(path, 0o4755);
-    const again = await w.call({ op: "write", path, bytes, makeParents: false, mode: 0o640 });
+    const again = await w.call({
+      op: "write",
+      path,
+      within: await folderOf(path),
+      bytes,
+      makeParents: false,
+      mode: 0o640,
+    });
     assert.ok(again.ok);
     assert.equal(await modeOf(path), 0o640);
     const read = await w.call({ op: "readMany", paths: [path], maxBytes: 100, followLinks: false });
@@ -46,11 +61,18 @@ Deno.test("undo ops: a write given a mode sets its permission bits, never setuid
 Deno.test("undo ops: makeDir makes a folder and those above it, leaves one there, refuses a file", async () => {
   await withWorker(async (w, ws) => {
     const deep = join(ws, "a/b/c");
-    assert.ok((await w.call({ op: "makeDir", path: deep })).ok);
+    assert.ok((await w.call({ op: "makeDir", path: deep, within: await folderOf(deep) })).ok);
     assert.ok((await Deno.lstat(deep)).isDirectory);
-    assert.ok((await w.call({ op: "makeDir", path: deep })).ok, "a folder there already");
+    assert.ok(
+      (await w.call({ op: "makeDir", path: deep, within: await folderOf(deep) })).ok,
+      "a folder there already",
+    );
     await Deno.writeTextFile(join(ws, "f"), "a file\n");
-    assert.equal((await w.call({ op: "makeDir", path: join(ws, "f") })).ok, false);
+    assert.equal(
+      (await w.call({ op: "makeDir", path: join(ws, "f"), within: await folderOf(join(ws, "f")) }))
+        .ok,
+      false,
+    );
     assert.equal(await Deno.readTextFile(join(ws, "f")), "a file\n");
   });
 });
@@ -59,7 +81,7 @@ Deno.test("undo ops: makeDir never makes a folder outside the workspace, by path
   await withWorker(async (w, ws, outside) => {
     await Deno.symlink(outside, join(ws, "out"));
     for (const path of [join(outside, "made"), join(ws, "out/made"), join(ws, "../made-above")]) {
-      const r = await w.call({ op: "makeDir", path });
+      const r = await w.call({ op: "makeDir", path, within: await folderOf(path) });
       assert.equal(r.ok, false, path);
     }
     assert.deepEqual([...Deno.readDirSync(outside)], []);

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { EarlyWorker, EffectWorker } from "./client.ts";
+import { folderOf } from "../../test/support/resolved_folder.ts";
 
 async function withWorker(
   fn: (w: EffectWorker, ws: string, scratch: string) => Promise<void>,
@@ -38,6 +39,7 @@ Deno.test("second wall: writing outside the workspace is refused and nothing app
       const r = await w.call({
         op: "write",
         path: target,
+        within: await folderOf(target),
         bytes: new TextEncoder().encode("x"),
         makeParents: false,
       });
@@ -84,6 +86,7 @@ Deno.test("second wall: the workspace itself is readable and writable", async ()
     const wrote = await w.call({
       op: "write",
       path,
+      within: await folderOf(path),
       bytes: new TextEncoder().encode("hi"),
       makeParents: false,
       expectSha256: null,
@@ -103,6 +106,7 @@ Deno.test("effect worker: an overwrite keeps permission bits but never setuid or
     const wrote = await w.call({
       op: "write",
       path,
+      within: await folderOf(path),
       bytes: new TextEncoder().encode("new"),
       makeParents: false,
     });
@@ -118,6 +122,7 @@ Deno.test("effect worker: a write refuses when the file changed after approval",
     const r = await w.call({
       op: "write",
       path,
+      within: await folderOf(path),
       bytes: new TextEncoder().encode("x"),
       makeParents: false,
       expectSha256: "0".repeat(64),
@@ -176,6 +181,7 @@ Deno.test("second wall: links inside the workspace to outside are refused by the
           await w.call({
             op: "write",
             path,
+            within: await folderOf(path),
             bytes: new TextEncoder().encode("x"),
             makeParents: true,
           }),

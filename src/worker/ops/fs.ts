@@ -307,8 +307,8 @@ export async function write(
   bytes: Uint8Array,
   expectSha256: string | null | undefined,
   makeParents: boolean,
-  givenMode?: number,
-  within?: ResolvedFolder,
+  givenMode: number | undefined,
+  within: ResolvedFolder,
 ): Promise<{ sha256: string; created: boolean }> {
   // The current file is hashed in chunks, never held whole, whatever its size.
   let existing: string | null = null;
@@ -377,7 +377,7 @@ export async function write(
  * Makes the folder at `path` and any missing above it, each made in a checked folder and checked
  * after (`makeDirsInside`); a folder already there is left as it is, anything else refuses.
  */
-export function makeDir(path: string, within?: ResolvedFolder): { made: true } {
+export function makeDir(path: string, within: ResolvedFolder): { made: true } {
   makeDirsInside(path, dirOf, within);
   return { made: true };
 }
@@ -391,7 +391,7 @@ export function makeDir(path: string, within?: ResolvedFolder): { made: true } {
 export async function remove(
   path: string,
   expectSha256: string,
-  within?: ResolvedFolder,
+  within: ResolvedFolder,
 ): Promise<{ removed: true }> {
   const info = lstatInside(path, dirOf);
   if (!info.isFile) throw notAFile();

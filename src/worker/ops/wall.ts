@@ -53,6 +53,7 @@ const SWAPPED = "the path changed between its check and its use";
 const HIDDEN = "the path lies in Brave Bot's own state, which the effect worker may not reach";
 const MOVED = "the folder is no longer the one resolved before the request (a link or another " +
   "folder took its place)";
+const UNPLACED = "the request names no folder resolved for it";
 
 /** Whether a real (link-free, absolute) path lies inside the roots, for reading or writing. */
 type Roots = (real: string, write: boolean) => boolean;
@@ -314,11 +315,14 @@ export function lstatInside(path: string, parentOf: (path: string) => string): D
  * (protocol.ts {@link ResolvedFolder}): the same real path and the same device and inode. A link
  * or another folder put in its place after that look, and before the worker's own, passes every
  * containment check (it is inside the roots) yet is not where the act was decided. The one
- * comparison of the rule, for `write`, `remove` and `makeDir` (fs.ts); no place given: no
- * comparison (the worker's own tests, which ask without a policy layer).
+ * comparison of the rule, for `write`, `remove` and `makeDir` (fs.ts). The protocol requires the
+ * place; a message that comes without one (the type is not checked across the wall) is refused,
+ * never acted on with only the containment check.
  */
-export function asResolved(folder: Checked, place: ResolvedFolder | undefined): Checked {
-  if (place === undefined) return folder;
+export function asResolved(folder: Checked, place: ResolvedFolder): Checked {
+  if (typeof place !== "object" || place === null || typeof place.real !== "string") {
+    throw new OutsideWall(UNPLACED);
+  }
   if (folder.real !== place.real || !sameFile(folder.info, place)) throw new OutsideWall(MOVED);
   return folder;
 }
@@ -328,13 +332,13 @@ export function asResolved(folder: Checked, place: ResolvedFolder | undefined): 
  * each after it is made. The deepest existing ancestor must be a folder inside the roots. A
  * folder swapped for a link between a check and a `mkdir` makes the new, empty folder land
  * outside: that is seen, the folder removed again (through the same path), and the write refused.
- * The deepest existing folder must be `place`, where given ({@link asResolved}). Answers `dir`
+ * The deepest existing folder must be `place` ({@link asResolved}). Answers `dir`
  * as checked, once made.
  */
 export function makeDirsInside(
   dir: string,
   parentOf: (path: string) => string,
-  place?: ResolvedFolder,
+  place: ResolvedFolder,
 ): Checked {
   const missing: string[] = [];
   let at = dir;

@@ -20,6 +20,7 @@ import { findInFiles } from "./search.ts";
 import { snapshotTree } from "./snapshot.ts";
 import { setRoots, setSwapHook, type SwapStage } from "./wall.ts";
 import type { FindInFilesRequest } from "../search_protocol.ts";
+import { folderOf } from "../../../test/support/resolved_folder.ts";
 
 const SECRET = "OUTSIDE-SECRET";
 const enc = new TextEncoder();
@@ -160,11 +161,43 @@ Deno.test("wall: a write to a link placed to an outside file, or into an outside
     const before = outsideState(out);
     const bytes = enc.encode("planted");
     const no = (e: unknown) => isOutsideWall(e, out);
-    await assert.rejects(write(join(ws, "link"), bytes, undefined, false), no, "target link");
-    await assert.rejects(write(join(ws, "dlink", "new.txt"), bytes, null, false), no, "parent");
-    await assert.rejects(write(join(ws, "dlink", "f.txt"), bytes, undefined, false), no);
     await assert.rejects(
-      write(join(ws, "dlink", "a", "b", "new.txt"), bytes, null, true),
+      write(join(ws, "link"), bytes, undefined, false, undefined, await folderOf(join(ws, "link"))),
+      no,
+      "target link",
+    );
+    await assert.rejects(
+      write(
+        join(ws, "dlink", "new.txt"),
+        bytes,
+        null,
+        false,
+        undefined,
+        await folderOf(join(ws, "dlink", "new.txt")),
+      ),
+      no,
+      "parent",
+    );
+    await assert.rejects(
+      write(
+        join(ws, "dlink", "f.txt"),
+        bytes,
+        undefined,
+        false,
+        undefined,
+        await folderOf(join(ws, "dlink", "f.txt")),
+      ),
+      no,
+    );
+    await assert.rejects(
+      write(
+        join(ws, "dlink", "a", "b", "new.txt"),
+        bytes,
+        null,
+        true,
+        undefined,
+        await folderOf(join(ws, "dlink", "a", "b", "new.txt")),
+      ),
       no,
       "folders made below an outside link",
     );
@@ -219,11 +252,27 @@ Deno.test("wall: a write whose file or folder is swapped for an outside link bet
   const cases: [string, (p: Places) => { run: () => Promise<unknown>; fired: () => boolean }][] = [
     ["existing file, at its open", ({ ws, out }) => ({
       fired: swapAt("open", join(ws, "f.txt"), join(ws, "f.txt"), join(out, "secret.txt")),
-      run: () => write(join(ws, "f.txt"), enc.encode("planted"), undefined, false),
+      run: async () =>
+        write(
+          join(ws, "f.txt"),
+          enc.encode("planted"),
+          undefined,
+          false,
+          undefined,
+          await folderOf(join(ws, "f.txt")),
+        ),
     })],
     ["existing file's folder, at its open", ({ ws, out }) => ({
       fired: swapAt("open", join(ws, "d", "f.txt"), join(ws, "d"), join(out, "sub")),
-      run: () => write(join(ws, "d", "f.txt"), enc.encode("planted"), undefined, false),
+      run: async () =>
+        write(
+          join(ws, "d", "f.txt"),
+          enc.encode("planted"),
+          undefined,
+          false,
+          undefined,
+          await folderOf(join(ws, "d", "f.txt")),
+        ),
     })],
     ["new file's folder, at the temporary file's creation", ({ ws, out }) => {
       let fired = false;
@@ -234,13 +283,29 @@ Deno.test("wall: a write whose file or folder is swapped for an outside link bet
         Deno.symlinkSync(join(out, "sub"), join(ws, "d"));
       });
       return {
-        run: () => write(join(ws, "d", "new.txt"), enc.encode("planted"), null, false),
+        run: async () =>
+          write(
+            join(ws, "d", "new.txt"),
+            enc.encode("planted"),
+            null,
+            false,
+            undefined,
+            await folderOf(join(ws, "d", "new.txt")),
+          ),
         fired: () => fired,
       };
     }],
     ["a folder made for the write, at its mkdir", ({ ws, out }) => ({
       fired: swapAt("mkdir", join(ws, "d", "new"), join(ws, "d"), join(out, "sub")),
-      run: () => write(join(ws, "d", "new", "x.txt"), enc.encode("planted"), null, true),
+      run: async () =>
+        write(
+          join(ws, "d", "new", "x.txt"),
+          enc.encode("planted"),
+          null,
+          true,
+          undefined,
+          await folderOf(join(ws, "d", "new", "x.txt")),
+        ),
     })],
   ];
   for (const [name, make] of cases) {
@@ -285,7 +350,14 @@ Deno.test("wall: without a swap, the checked operations work as before", async (
     assert.equal(dec.decode(readWithStat(path, 100).bytes!), "inside hit\n");
     assert.equal(readMany([path], 100)[0].size, 11);
     assert.equal((await findInFiles(search([path]))).found.length, 1);
-    await write(join(ws, "d", "n", "m", "new.txt"), enc.encode("x"), null, true);
+    await write(
+      join(ws, "d", "n", "m", "new.txt"),
+      enc.encode("x"),
+      null,
+      true,
+      undefined,
+      await folderOf(join(ws, "d", "n", "m", "new.txt")),
+    );
     assert.equal(await Deno.readTextFile(join(ws, "d", "n", "m", "new.txt")), "x");
     assert.deepEqual(readDirsPacked([join(ws, "d")]).names, ["f.txt\0n"]);
     assert.ok(snapshotTree(ws, [], 100).complete);
