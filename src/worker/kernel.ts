@@ -354,7 +354,14 @@ function probeBox(plan: KernelPlan, moduleCache: string | null, places?: WallOpt
     const argv = childArgv(
       plan,
       options,
-      ["--check", `${files}/inside`, `${files}/link`, `${files}/status`],
+      // The capabilities this command line keeps (root over another user's places), no more.
+      [
+        "--check",
+        `${files}/inside`,
+        `${files}/link`,
+        `${files}/status`,
+        keptCapabilities([options.workspace, options.scratch]).join(","),
+      ],
       // With --as-pid-1 the process that binds it is the one that runs the child.
       ["--ro-bind", "/proc/self/status", `${files}/status`],
     );
