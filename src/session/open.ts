@@ -29,6 +29,7 @@ import { type ComposedSession, composeSession } from "./compose.ts";
 import type { ApprovalsFile } from "../policy/approvals_file.ts";
 import type { FirstUseAnswer, Person } from "../person/person.ts";
 import { EarlyWorker, EffectWorker, prepareKernelWall, type WallChoice } from "../worker/client.ts";
+import type { WallOptions } from "../worker/permissions.ts";
 import { VERSION } from "../version.ts";
 import { poolSize } from "../worker/pool.ts";
 
@@ -150,20 +151,38 @@ async function sessionTrust(
 }
 
 export async function openSession(options: OpenOptions): Promise<OpenSession> {
-  // The kernel wall's module cache and probe, while the rest opens (issue 24).
+  // The kernel wall's module cache while the rest opens, then its probe for this session's
+  // places, covers and all, so what is probed is what the worker gets (issue 24).
+  let placed: (places: WallOptions | null) => void = () => {};
+  const places = new Promise<WallOptions | null>((resolve) => placed = resolve);
   const walls = options.wall === "process"
     ? Promise.resolve(null)
-    : prepareKernelWall(options.stateDir, VERSION);
-  const workspace = await openWorkspace(options.workspaceDir, options.stateDir);
-  const state = statePaths(options.stateDir, workspace.root);
-  const id = options.resume ?? newSessionId();
-  const paths = sessionPaths(state, id);
-  await ensurePrivateDir(paths.dir);
-  await ensurePrivateDir(paths.scratch);
-  const scratch = await Deno.realPath(paths.scratch);
-  const run = options.settings.runPrograms ?? true;
+    : prepareKernelWall(options.stateDir, VERSION, places);
+  let wallOptions: WallOptions | null = null;
+  let id: string;
+  let paths: ReturnType<typeof sessionPaths>;
+  let workspace: Awaited<ReturnType<typeof openWorkspace>>;
+  let state: ReturnType<typeof statePaths>;
+  try {
+    workspace = await openWorkspace(options.workspaceDir, options.stateDir);
+    state = statePaths(options.stateDir, workspace.root);
+    id = options.resume ?? newSessionId();
+    paths = sessionPaths(state, id);
+    await ensurePrivateDir(paths.dir);
+    await ensurePrivateDir(paths.scratch);
+    wallOptions = {
+      workspace: workspace.root,
+      scratch: await Deno.realPath(paths.scratch),
+      run: options.settings.runPrograms ?? true,
+      // The state, where it lies in the workspace: hidden from the worker on both walls.
+      hide: workspace.protectedDirs,
+    };
+  } finally {
+    placed(wallOptions); // null: the session did not open, and nothing is probed
+  }
+  const scratch = wallOptions.scratch;
   // The in-process Worker boots while the wall is probed and the trust map read (issue 24).
-  const early = new EarlyWorker({ workspace: workspace.root, scratch, run });
+  const early = new EarlyWorker(wallOptions);
   const problems: string[] = [];
   let trust: Awaited<ReturnType<typeof sessionTrust>>;
   let moduleCache: string | null;
@@ -175,14 +194,7 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
     throw e;
   }
   const worker = EffectWorker.start(
-    {
-      workspace: workspace.root,
-      scratch,
-      run,
-      moduleCache,
-      // The state, where it lies in the workspace: hidden from the worker on both walls.
-      hide: workspace.protectedDirs,
-    },
+    { ...wallOptions, moduleCache },
     poolSize(),
     options.wall,
     early,

@@ -112,14 +112,18 @@ export class EarlyWorker {
   }
 }
 
-/** Whether an early Worker was started with exactly these permissions. */
+/**
+ * Whether an early Worker was started with exactly these permissions and hidden folders (its
+ * hidden set is given to it when it starts: one started without them would not refuse them).
+ */
 function sameOptions(a: WallOptions, b: WallOptions): boolean {
-  return JSON.stringify(workerPermissions(a)) === JSON.stringify(workerPermissions(b));
+  const wall = (o: WallOptions) => JSON.stringify([workerPermissions(o), hiddenOf(o)]);
+  return wall(a) === wall(b);
 }
 
 /** Whether the kernel wall would be used for these places, and why not when it would not. */
 export function kernelWallStatus(options?: WallOptions): { usable: boolean; why: string } {
-  const wall = kernelWall();
+  const wall = kernelWall(options);
   if (!wall.ok) return { usable: false, why: wall.why };
   const bad = options ? kernelPlaces(options) : null;
   return bad ? { usable: false, why: bad } : { usable: true, why: "" };
@@ -128,11 +132,17 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
 /**
  * What a session does while it opens, before it starts its pool: under `deno run`, the kernel
  * wall's module cache for this version is found or warmed (module_cache.ts), and the wall is
- * probed with it, without blocking the main thread. Resolves to the cache the children get
- * (`WallOptions.moduleCache`), null for none; never rejects. Once per process: a second session
- * gets the same answers at once.
+ * probed with it, without blocking the main thread, for `places` (the session's worker, without
+ * its cache; null: the session did not open) once they are known: their worker's own command
+ * line, covers and all (kernel.ts `kernelWall`). Resolves to the cache the children get
+ * (`WallOptions.moduleCache`), null for none; never rejects. The cache once per process, the
+ * probe once per session's places: {@link EffectWorker.start} then finds its answer.
  */
-export async function prepareKernelWall(stateDir: string, version: string): Promise<string | null> {
+export async function prepareKernelWall(
+  stateDir: string,
+  version: string,
+  places: Promise<WallOptions | null>,
+): Promise<string | null> {
   try {
     const found = kernelPlan();
     if (!found.ok) return null;
@@ -146,7 +156,8 @@ export async function prepareKernelWall(stateDir: string, version: string): Prom
       });
       cache = made.dir;
     }
-    await kernelWallReady(cache);
+    const options = await places;
+    if (options) await kernelWallReady(cache, options);
     return cache;
   } catch {
     return null; // EffectWorker.start probes as before, and the children get no cache
@@ -222,7 +233,7 @@ export class EffectWorker {
     let started: EffectWorker;
     try {
       if (wall !== "process") {
-        const found = kernelWall();
+        const found = kernelWall(options);
         const bad = found.ok ? kernelPlaces(options) : found.why;
         if (found.ok && !bad) argv = childArgv(found.plan, options);
         else if (wall === "kernel") throw new Error(`the kernel wall does not work here: ${bad}`);

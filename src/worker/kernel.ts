@@ -229,25 +229,75 @@ export function kernelPlan(): KernelWall {
  * Whether the kernel wall works here, and how to start its children: {@link kernelPlan}, and one
  * child started in a probe box (see {@link probeKernelWall}). Asked once per process; blocks
  * while it probes, so a session asks {@link kernelWallReady} first, which does not.
+ *
+ * With `places`, whether it works for a worker of those places: the probe's child is started
+ * with their very command line ({@link childArgv}: their binds and the covers of their hidden
+ * folders), so a cover bwrap cannot set up fails the probe, and the session falls back to the
+ * process wall, rather than its worker failing at start. Probed once per command line.
  */
-export function kernelWall(): KernelWall {
-  if (known) return known;
-  const found = kernelPlan();
-  return known = found.ok ? probeKernelWall(found.plan) : found;
+export function kernelWall(places?: WallOptions): KernelWall {
+  if (!places) {
+    if (known) return known;
+    const found = kernelPlan();
+    return known = found.ok ? probeKernelWall(found.plan) : found;
+  }
+  const found = placesPlan(places);
+  if (!found.ok) return found;
+  const key = probeKey(found.plan, places);
+  const done = probedFor.get(key);
+  if (done) return done;
+  const wall = probeKernelWall(found.plan, places.moduleCache ?? null, places);
+  probedFor.set(key, wall);
+  return wall;
+}
+
+/** {@link kernelPlan}, for places Deno's flags can carry ({@link kernelPlaces}). */
+function placesPlan(places: WallOptions): KernelWall {
+  const bad = kernelPlaces(places);
+  return bad ? { ok: false, why: bad } : kernelPlan();
+}
+
+/** Probe results by the command line of the places probed (see {@link kernelWall}). */
+const probedFor = new Map<string, KernelWall>();
+const probingFor = new Map<string, Promise<KernelWall>>();
+
+/** What a probe for `places` stands for: the command line their worker gets. */
+function probeKey(plan: KernelPlan, places: WallOptions): string {
+  return JSON.stringify(childArgv(plan, places));
 }
 
 /**
  * {@link kernelWall} without blocking the main thread: the probe's child runs while the session
  * opens (with the module cache, when given, as the children will have it). Probed once per
- * process; {@link kernelWall} then answers at once.
+ * process, or once per command line with `places`; {@link kernelWall} then answers at once.
  */
-export function kernelWallReady(moduleCache: string | null = null): Promise<KernelWall> {
-  if (known) return Promise.resolve(known);
-  return probing ??= (async () => {
-    const found = kernelPlan();
-    const wall = found.ok ? await probeKernelWallAsync(found.plan, moduleCache) : found;
-    return known ??= wall;
-  })();
+export function kernelWallReady(
+  moduleCache: string | null = null,
+  places?: WallOptions,
+): Promise<KernelWall> {
+  if (!places) {
+    if (known) return Promise.resolve(known);
+    return probing ??= (async () => {
+      const found = kernelPlan();
+      const wall = found.ok ? await probeKernelWallAsync(found.plan, moduleCache) : found;
+      return known ??= wall;
+    })();
+  }
+  const found = placesPlan(places);
+  if (!found.ok) return Promise.resolve(found);
+  const withCache = { ...places, moduleCache };
+  const key = probeKey(found.plan, withCache);
+  const done = probedFor.get(key);
+  if (done) return Promise.resolve(done);
+  let pending = probingFor.get(key);
+  if (!pending) {
+    pending = probeKernelWallAsync(found.plan, moduleCache, withCache).then((wall) => {
+      if (!probedFor.has(key)) probedFor.set(key, wall);
+      return probedFor.get(key)!;
+    });
+    probingFor.set(key, pending);
+  }
+  return pending;
 }
 
 function plan(): KernelWall {
@@ -270,27 +320,50 @@ function plan(): KernelWall {
   }
 }
 
-/** A probe box in a fresh temporary folder, its child's command line, and its removal. */
-function probeBox(plan: KernelPlan, moduleCache: string | null) {
+/**
+ * A probe box in a fresh temporary folder, its child's command line, and its removal. With
+ * `places`, the child is started as their worker is (their binds, their covers), its files in a
+ * fresh folder of their scratch folder (ours, and the one place of theirs it may write) and the
+ * file outside in the temporary folder.
+ */
+function probeBox(plan: KernelPlan, moduleCache: string | null, places?: WallOptions) {
   const box = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "bravebot-kernel-probe-" }));
+  let files: string | null = null;
   const remove = () => {
-    try {
-      Deno.removeSync(box, { recursive: true });
-    } catch { /* a temp folder left behind */ }
+    for (const dir of [files, box]) {
+      try {
+        if (dir) Deno.removeSync(dir, { recursive: true });
+      } catch { /* a temp folder left behind */ }
+    }
   };
   try {
-    Deno.mkdirSync(`${box}/ws`);
-    Deno.mkdirSync(`${box}/scratch`);
-    Deno.writeTextFileSync(`${box}/ws/inside`, "inside\n");
-    Deno.writeTextFileSync(`${box}/ws/status`, "");
+    const options: WallOptions = places
+      ? { ...places, moduleCache }
+      : { workspace: `${box}/ws`, scratch: `${box}/scratch`, run: false, moduleCache };
+    if (!places) {
+      Deno.mkdirSync(options.workspace);
+      Deno.mkdirSync(options.scratch);
+    }
+    files = places
+      ? Deno.makeTempDirSync({ dir: places.scratch, prefix: ".kernel-probe-" })
+      : options.workspace;
+    Deno.writeTextFileSync(`${files}/inside`, "inside\n");
+    Deno.writeTextFileSync(`${files}/status`, "");
     Deno.writeTextFileSync(`${box}/outside`, "outside\n");
-    Deno.symlinkSync(`${box}/outside`, `${box}/ws/link`);
+    Deno.symlinkSync(`${box}/outside`, `${files}/link`);
     const argv = childArgv(
       plan,
-      { workspace: `${box}/ws`, scratch: `${box}/scratch`, run: false, moduleCache },
-      ["--check", `${box}/ws/inside`, `${box}/ws/link`, `${box}/ws/status`],
+      options,
+      // The capabilities this command line keeps (root over another user's places), no more.
+      [
+        "--check",
+        `${files}/inside`,
+        `${files}/link`,
+        `${files}/status`,
+        keptCapabilities([options.workspace, options.scratch]).join(","),
+      ],
       // With --as-pid-1 the process that binds it is the one that runs the child.
-      ["--ro-bind", "/proc/self/status", `${box}/ws/status`],
+      ["--ro-bind", "/proc/self/status", `${files}/status`],
     );
     const command = new Deno.Command(argv[0], {
       args: argv.slice(1),
@@ -333,10 +406,14 @@ const couldNotRun = (e: unknown): KernelWall => ({
  * link to a file outside, and hold no capability and no way to gain one — its own
  * `/proc/self/status`, bound into the box, says so (kernel_child.ts `check`).
  */
-export function probeKernelWall(plan: KernelPlan, moduleCache: string | null = null): KernelWall {
+export function probeKernelWall(
+  plan: KernelPlan,
+  moduleCache: string | null = null,
+  places?: WallOptions,
+): KernelWall {
   let box: ReturnType<typeof probeBox> | null = null;
   try {
-    box = probeBox(plan, moduleCache);
+    box = probeBox(plan, moduleCache, places);
     return probeVerdict(plan, box.command.outputSync());
   } catch (e) {
     return couldNotRun(e);
@@ -349,10 +426,11 @@ export function probeKernelWall(plan: KernelPlan, moduleCache: string | null = n
 export async function probeKernelWallAsync(
   plan: KernelPlan,
   moduleCache: string | null = null,
+  places?: WallOptions,
 ): Promise<KernelWall> {
   let box: ReturnType<typeof probeBox> | null = null;
   try {
-    box = probeBox(plan, moduleCache);
+    box = probeBox(plan, moduleCache, places);
     return probeVerdict(plan, await box.command.output());
   } catch (e) {
     return couldNotRun(e);

@@ -15,7 +15,7 @@ import type { WorkerReply, WorkerRequest } from "./protocol.ts";
 import { frameChunks, readFrames } from "./frames.ts";
 import { type Hidden, hiddenFromArgs, READ_ONLY_ARG, workerPermissions } from "./permissions.ts";
 import { setHidden } from "./ops/wall.ts";
-import { CHECK_HELD, checkHeld } from "./capabilities.ts";
+import { type Capability, CHECK_HELD, checkHeld } from "./capabilities.ts";
 
 type Answer = (
   id: number,
@@ -73,9 +73,15 @@ export async function serveThroughWorker(
 
 /**
  * The probe: 0 when `inside` reads, `link` (to a file outside) is not there at all, and `status`
- * shows no capability held and none to gain ({@link CHECK_HELD} otherwise).
+ * shows exactly the `planned` capabilities held (none but what root keeps over another user's
+ * places, capabilities.ts) and none to gain ({@link CHECK_HELD} otherwise).
  */
-export function check(inside: string, link: string, status: string): number {
+export function check(
+  inside: string,
+  link: string,
+  status: string,
+  planned: readonly Capability[] = [],
+): number {
   try {
     Deno.readFileSync(inside);
   } catch {
@@ -88,7 +94,7 @@ export function check(inside: string, link: string, status: string): number {
     if ((e as Error).name !== "NotFound") return 5;
   }
   try {
-    return checkHeld(Deno.readTextFileSync(status), []).ok ? 0 : CHECK_HELD;
+    return checkHeld(Deno.readTextFileSync(status), planned).ok ? 0 : CHECK_HELD;
   } catch {
     return CHECK_HELD;
   }
@@ -102,7 +108,13 @@ export async function childMain(args: string[], compiled: boolean): Promise<numb
     return 0;
   }
   const checkAt = args.indexOf("--check");
-  if (checkAt >= 0) return check(args[checkAt + 1], args[checkAt + 2], args[checkAt + 3]);
+  if (checkAt >= 0) {
+    const planned = (args[checkAt + 4] ?? "").split(",").filter((c) => c !== "");
+    // Only a capability a box may keep; any other name fails the probe.
+    if (planned.some((c) => c !== "CAP_DAC_OVERRIDE")) return CHECK_HELD;
+    const [inside, link, status] = args.slice(checkAt + 1, checkAt + 4);
+    return check(inside, link, status, planned as Capability[]);
+  }
   // What the worker's own checks refuse inside its places (ops/wall.ts `setHidden`), as the box
   // around this process covers it.
   const hidden = hiddenFromArgs(args);
