@@ -18,12 +18,22 @@ interface ChildResult {
   note: string;
 }
 
+/**
+ * The V8 flags of the program's own command line (permissions/main.flags), so the child's heap is
+ * sized as the program's is; none today (docs/decisions.md, "V8 flags: none").
+ */
+function programV8Flags(): string[] {
+  const flags = Deno.readTextFileSync(new URL("../../permissions/main.flags", import.meta.url));
+  return flags.split("\n").map((l) => l.trim()).filter((l) => l.startsWith("--v8-flags="));
+}
+
 async function child(root: string, pattern: string, uncapped: boolean): Promise<ChildResult> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--allow-all",
       "--unstable-worker-options",
+      ...programV8Flags(),
       new URL("./mem_child.ts", import.meta.url).pathname,
       root,
       pattern,

@@ -127,7 +127,7 @@ async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promis
   const done = () => {
     run.stopWalk();
     counts.lines = matches.length;
-    counts.files = run.files.length;
+    counts.files = run.filesFound;
     return { ok: true as const, matches, counts, label };
   };
   while (true) {
@@ -151,7 +151,7 @@ async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promis
         counts.binary++;
       } else if (code === FIND.none) counts.searched++;
       else if (code === FIND.matched) {
-        const entry = run.files[batch.first + i];
+        const entry = batch.entries[i];
         const file = found[f++];
         // Its lines are labelled as the walk's entry: only if they were read from it, at its path
         // and through no link (a file swapped for a link since the listing is not it).
@@ -176,8 +176,8 @@ async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promis
         if (matches.length >= limits.searchLines) {
           // Exactly at the cap: truncated only if a file was left unsearched.
           const after = batch.first + i + 1;
-          counts.truncated = after < run.files.length || await run.finishWalk() ||
-            after < run.files.length;
+          counts.truncated = after < run.filesFound || await run.finishWalk() ||
+            after < run.filesFound;
           return done();
         }
       } else {
@@ -196,11 +196,21 @@ async function tally(policy: FileLabels, run: SearchRun, limits: Limits): Promis
 const BATCH = 64;
 /** Requests each worker may hold unanswered: enough to keep it busy, few enough to stop soon. */
 const AHEAD = 4;
+/**
+ * Files found and not yet sent past which the walk is held, and at most how many are left when
+ * it goes on: at ten times `gen` the walk finished long before the search, holding nearly all of
+ * its 200,000 entries (docs/benchmarks.md, "Ten times `gen`"). Thousands of files are a good
+ * tenth of a second of searching, far more than a listing takes.
+ */
+const WALK_AHEAD = 4096;
+const WALK_RESUME = 2048;
 
 interface Batch {
   /** Index of its first file in walk order. */
   first: number;
   count: number;
+  /** Its files, in walk order. */
+  entries: WalkEntry[];
   reply: Promise<WorkerResult<FindInFilesResult>> | null;
 }
 
@@ -212,13 +222,21 @@ const STOP_WALK = Symbol("stop walk");
  * worker while the walk goes on, and {@link nextReply} hands the replies back in walk order.
  */
 class SearchRun {
-  /** The files found so far, in walk order. */
-  readonly files: WalkEntry[] = [];
+  /** How many files the walk found so far. */
+  filesFound = 0;
+  /**
+   * The files found and not yet in a batch, in walk order. A batch holds its own, and is let go
+   * once its reply is taken: a search of 200,000 files does not keep every entry to the end.
+   */
+  #unbatched: WalkEntry[] = [];
   readonly #policy: FileLabels & WorkspaceFiles;
   readonly #needle: Uint8Array;
   readonly #limits: Limits;
-  readonly #batches: Batch[] = [];
+  /** Every batch made, in walk order; null once {@link nextReply} handed it back. */
+  readonly #batches: (Batch | null)[] = [];
   #batched = 0; // files already in a batch
+  #sentFiles = 0; // files in the batches sent
+  #held: (() => void) | null = null; // lets the walk go on, while it is held
   #sent = 0; // batches sent
   #answered = 0; // batches sent and answered
   #taken = 0; // the batch nextReply hands back next
@@ -240,11 +258,17 @@ class SearchRun {
     this.#walked = walk(this.#policy, dir.rel, {
       baseId: dir.id,
       accept: (e) => {
-        if (e.kind !== "file" || (include !== null && !include.matches(e.sub))) return false;
-        this.#found(e);
-        return true;
+        if (e.kind === "file" && (include === null || include.matches(e.sub))) this.#found(e);
+        // The batches hold the files found; the walk's own result would keep every one to the end.
+        return false;
       },
       limit: Number.MAX_SAFE_INTEGER,
+      pace: () => {
+        if (this.#enough || this.filesFound - this.#sentFiles <= WALK_AHEAD) return undefined;
+        const held = new Promise<void>((resolve) => this.#held = resolve);
+        this.#dispatch(); // the first worker, left to the walk, may search meanwhile
+        return held;
+      },
     }).then(
       () => {},
       (e) => {
@@ -261,6 +285,7 @@ class SearchRun {
   /** Ends the walk at the next file it finds. */
   stopWalk(): void {
     this.#enough = true;
+    this.#release();
   }
 
   /** Ends the walk at the next file it finds, and waits for it; says whether it found one. */
@@ -278,7 +303,7 @@ class SearchRun {
       const batch = this.#batches[this.#taken];
       if (batch?.reply) {
         const reply = await batch.reply;
-        this.#taken++;
+        this.#batches[this.#taken++] = null;
         return { batch, reply };
       }
       if (!this.#walking && this.#taken >= this.#batches.length) return null;
@@ -291,10 +316,10 @@ class SearchRun {
       this.#moreFiles = true;
       throw STOP_WALK;
     }
-    this.files.push(e);
-    if (this.files.length - this.#batched >= BATCH) {
-      this.#batches.push({ first: this.#batched, count: BATCH, reply: null });
-      this.#batched += BATCH;
+    this.filesFound++;
+    this.#unbatched.push(e);
+    if (this.#unbatched.length >= BATCH) {
+      this.#cut();
       this.#dispatch();
     } else if (!this.#flushing) {
       // Runs when the walk next waits on a worker: a partial batch, if a worker is idle.
@@ -306,30 +331,43 @@ class SearchRun {
     }
   }
 
+  /** The files found and not yet in a batch become the next batch. */
+  #cut(): void {
+    const entries = this.#unbatched;
+    this.#unbatched = [];
+    this.#batches.push({ first: this.#batched, count: entries.length, entries, reply: null });
+    this.#batched += entries.length;
+  }
+
   #notify(): void {
     const w = this.#wake;
     this.#wake = null;
     w?.();
   }
 
+  /** Lets a held walk go on. */
+  #release(): void {
+    const go = this.#held;
+    this.#held = null;
+    go?.();
+  }
+
   #dispatch(): void {
     if (this.#enough) return;
     const pool = this.#policy.worker.pool;
     // While the walk goes on, the first worker is left to it: the walk waits on each listing.
-    const workers = this.#walking && pool.length > 1 ? pool.slice(1) : pool;
+    const walking = this.#walking && this.#held === null;
+    const workers = walking && pool.length > 1 ? pool.slice(1) : pool;
     // A partial batch only when a worker would otherwise wait (or the walk is over).
-    if (this.#batched < this.files.length && this.#sent === this.#batches.length) {
-      if (!this.#walking || this.#sent - this.#answered < workers.length) {
-        const count = Math.min(BATCH, this.files.length - this.#batched);
-        this.#batches.push({ first: this.#batched, count, reply: null });
-        this.#batched += count;
-      }
+    if (this.#unbatched.length > 0 && this.#sent === this.#batches.length) {
+      if (!this.#walking || this.#sent - this.#answered < workers.length) this.#cut();
     }
     while (
       this.#sent < this.#batches.length && this.#sent - this.#answered < workers.length * AHEAD
     ) {
-      this.#send(this.#batches[this.#sent++], workers);
+      this.#send(this.#batches[this.#sent++]!, workers);
     }
+    if (this.#held && this.filesFound - this.#sentFiles <= WALK_RESUME) this.#release();
     this.#notify();
   }
 
@@ -342,8 +380,9 @@ class SearchRun {
     const limits = this.#limits;
     const paths: string[] = [];
     const hashWanted = new Uint8Array(batch.count);
+    this.#sentFiles += batch.count;
     for (let i = 0; i < batch.count; i++) {
-      const entry = this.files[batch.first + i];
+      const entry = batch.entries[i];
       paths.push(this.pathOf(entry));
       if (labelNeedsHash(this.#policy, entry.rel)) hashWanted[i] = 1;
     }

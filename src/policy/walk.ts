@@ -54,6 +54,12 @@ export interface WalkOptions {
   wholePool?: boolean;
   /** The walked directory's identity when it was resolved: its listing must be of it. */
   baseId?: CheckedEntry["id"];
+  /**
+   * Asked before each listing is handled; a promise holds the walk until it settles. How a
+   * caller slower than the walk (search) keeps it from running far ahead, each entry it found
+   * held until used.
+   */
+  pace?(): Promise<void> | undefined;
 }
 
 export interface WalkResult {
@@ -229,6 +235,8 @@ export async function walk(
   };
   send();
   while (inFlight.length > 0) {
+    const held = options.pace?.();
+    if (held) await held;
     const { count, reply } = inFlight.shift()!;
     const listed = await reply;
     const first = handled;

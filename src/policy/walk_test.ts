@@ -217,3 +217,32 @@ Deno.test("walk: an ancestor .gitignore in an untrusted directory decides nothin
     assert.deepEqual(await listed(fx, "a/b"), ["hidden.txt", "x"]);
   });
 });
+
+Deno.test("walk: a pace that holds the walk lets it take no entry until it settles", async () => {
+  const files: Record<string, string> = {};
+  for (const d of ["a", "b", "c"]) for (const f of ["1", "2"]) files[`${d}/x/${f}`] = "";
+  await withPolicy({ files, trust: { ".": true } }, async (fx) => {
+    let holding = false;
+    let holds = 0;
+    const seen: string[] = [];
+    const r = await walk(fx.policy, ".", {
+      accept: (e) => {
+        assert.ok(!holding, `${e.rel} was taken while the walk was held`);
+        seen.push(e.rel);
+        return true;
+      },
+      limit: 100,
+      pace: () => {
+        if (holds++ % 2 === 1) return undefined;
+        holding = true;
+        // Let the worker answer whatever is in flight meanwhile; then the walk may go on.
+        return fx.policy.worker.call({ op: "stat", path: fx.root }).then(() => {
+          holding = false;
+        });
+      },
+    });
+    assert.ok(holds >= 3, `pace asked ${holds} times`);
+    assert.deepEqual(r.entries.map((e) => e.rel), seen);
+    assert.equal(r.entries.length, 12);
+  });
+});

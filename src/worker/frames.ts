@@ -44,53 +44,86 @@ export function frameBytes(message: unknown): Uint8Array {
   return joined(header, body);
 }
 
+/** The most a frame's header makes {@link readFrames} reserve before its bytes come. */
+const RESERVED_BYTES = 16 * 1024 * 1024;
+
 /**
  * The messages of a stream of frames, in order, whatever the chunks it arrives in. A stream that
  * ends inside a frame, or a header claiming more than {@link MAX_FRAME_BYTES}, throws.
+ *
+ * A chunk is only borrowed: it may be overwritten once the next one is asked for (see
+ * {@link reusedChunks}). Each message is deserialised from a buffer of its own, exactly its
+ * frame's size, because `node:v8` gives a typed array back as a view into the bytes it read: a
+ * reply's few bytes of status would otherwise keep a whole 64 KiB read alive, and a search of
+ * 200,000 files kept 170 MiB of them (docs/benchmarks.md, "Ten times `gen`").
  */
 export async function* readFrames(stream: AsyncIterable<Uint8Array>): AsyncGenerator<unknown> {
-  const chunks: Uint8Array[] = [];
-  let have = 0;
-  /** Removes and returns the first `n` buffered bytes (a view when one chunk holds them). */
-  const take = (n: number): Uint8Array => {
-    if (n === 0) return new Uint8Array(0);
-    const first = chunks[0];
-    if (first.length >= n) {
-      if (first.length === n) chunks.shift();
-      else chunks[0] = first.subarray(n);
-      have -= n;
-      return first.subarray(0, n);
-    }
-    const out = new Uint8Array(n);
-    let at = 0;
-    while (at < n) {
-      const c = chunks[0];
-      const part = Math.min(c.length, n - at);
-      out.set(c.subarray(0, part), at);
-      at += part;
-      if (part === c.length) chunks.shift();
-      else chunks[0] = c.subarray(part);
-    }
-    have -= n;
-    return out;
-  };
-  let need = -1; // the body length of the frame being read, once its header is in
+  const header = new Uint8Array(4);
+  let headerHave = 0;
+  let body: Uint8Array | null = null; // the frame being read, once its header is in
+  let bodyHave = 0;
+  let bodyNeed = 0;
   for await (const chunk of stream) {
-    if (chunk.length === 0) continue;
-    chunks.push(chunk);
-    have += chunk.length;
-    while (true) {
-      if (need < 0) {
-        if (have < 4) break;
-        const h = take(4);
-        need = new DataView(h.buffer, h.byteOffset, 4).getUint32(0);
+    let at = 0;
+    while (at < chunk.length) {
+      if (body === null) {
+        const part = Math.min(4 - headerHave, chunk.length - at);
+        header.set(chunk.subarray(at, at + part), headerHave);
+        headerHave += part;
+        at += part;
+        if (headerHave < 4) break;
+        headerHave = 0;
+        const need = new DataView(header.buffer).getUint32(0);
         if (need > MAX_FRAME_BYTES) throw new RangeError("frame header beyond the limit");
+        if (chunk.length - at >= need) {
+          // The common case: the whole body is in this chunk; one copy, of exactly its bytes.
+          const message = deserialize(chunk.slice(at, at + need));
+          at += need;
+          yield message;
+          continue;
+        }
+        // Made at once up to RESERVED_BYTES; a larger one is grown as its bytes come, so a
+        // header alone cannot reserve more than that.
+        body = new Uint8Array(need <= RESERVED_BYTES ? need : RESERVED_BYTES);
+        bodyHave = 0;
+        bodyNeed = need;
       }
-      if (have < need) break;
-      const body = take(need);
-      need = -1;
-      yield deserialize(body);
+      let into: Uint8Array = body;
+      const part = Math.min(bodyNeed - bodyHave, chunk.length - at);
+      if (bodyHave + part > into.length) {
+        into = new Uint8Array(Math.min(bodyNeed, Math.max(2 * into.length, bodyHave + part)));
+        into.set(body.subarray(0, bodyHave));
+        body = into;
+      }
+      into.set(chunk.subarray(at, at + part), bodyHave);
+      bodyHave += part;
+      at += part;
+      if (bodyHave < bodyNeed) break;
+      body = null;
+      yield deserialize(into);
     }
   }
-  if (need >= 0 || have > 0) throw new Error("the stream ended inside a frame");
+  if (body !== null || headerHave > 0) throw new Error("the stream ended inside a frame");
+}
+
+/** Bytes per read of {@link reusedChunks}: what Deno's own streams read at a time. */
+export const READ_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * A byte stream's chunks (read through `reader`, its BYOB reader), all read into one buffer, reused: each chunk is valid only until the
+ * next is asked for (as {@link readFrames} takes them). A default reader allocates a fresh
+ * 64 KiB buffer for every read, however few bytes it brings: a search's replies are a few hundred
+ * bytes each, so it made 64 KiB of garbage outside the heap per reply.
+ */
+export async function* reusedChunks(
+  reader: ReadableStreamBYOBReader,
+  size = READ_CHUNK_BYTES,
+): AsyncGenerator<Uint8Array> {
+  let buffer = new ArrayBuffer(size);
+  while (true) {
+    const { done, value } = await reader.read(new Uint8Array(buffer));
+    if (done || value === undefined) return;
+    buffer = value.buffer as ArrayBuffer; // the read hands its buffer back, transferred
+    if (value.length > 0) yield value;
+  }
 }

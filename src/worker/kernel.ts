@@ -30,7 +30,7 @@
  */
 import { HIDDEN_ARG, hiddenOf, READ_ONLY_ARG, type WallOptions } from "./permissions.ts";
 import { pinned, strictlyInside } from "./covers.ts";
-import { frameChunks, readFrames } from "./frames.ts";
+import { frameChunks, readFrames, reusedChunks } from "./frames.ts";
 import { CHECK_HELD, effectiveUid, keptCapabilities } from "./capabilities.ts";
 import { CHILD_RUN, usableCache } from "./module_cache.ts";
 
@@ -455,7 +455,7 @@ export function kernelPlaces(options: WallOptions): string | null {
 export class KernelChild {
   #child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #reader: ReadableStreamBYOBReader;
   #reading: Promise<void>;
   #stopping = false;
 
@@ -477,20 +477,12 @@ export class KernelChild {
     }).spawn();
     this.#child = child;
     this.#writer = child.stdin.getWriter();
-    const reader = this.#reader = child.stdout.getReader();
-    const chunks = {
-      async *[Symbol.asyncIterator]() {
-        while (true) {
-          const { done, value } = await reader.read();
-          if (done) return;
-          yield value;
-        }
-      },
-    };
+    const reader = this.#reader = child.stdout.getReader({ mode: "byob" });
     this.#reading = (async () => {
       let why = "";
       try {
-        for await (const reply of readFrames(chunks)) onReply(reply);
+        // One read buffer, reused (frames.ts): each message is copied out of it.
+        for await (const reply of readFrames(reusedChunks(reader))) onReply(reply);
       } catch (e) {
         why = (e as Error).message;
       }

@@ -12,7 +12,7 @@
  * permission) loads every module the child uses and exits, which fills the cache it is given.
  */
 import type { WorkerReply, WorkerRequest } from "./protocol.ts";
-import { frameChunks, readFrames } from "./frames.ts";
+import { frameChunks, readFrames, reusedChunks } from "./frames.ts";
 import { type Hidden, hiddenFromArgs, READ_ONLY_ARG, workerPermissions } from "./permissions.ts";
 import { setHidden } from "./ops/wall.ts";
 import { type Capability, CHECK_HELD, checkHeld } from "./capabilities.ts";
@@ -32,7 +32,8 @@ function replier(): (reply: WorkerReply) => void {
 /** Answers every frame on stdin with `answer`, each as soon as it is done, until stdin ends. */
 export async function serve(answer: Answer): Promise<void> {
   const send = replier();
-  for await (const message of readFrames(Deno.stdin.readable)) {
+  const stdin = Deno.stdin.readable.getReader({ mode: "byob" });
+  for await (const message of readFrames(reusedChunks(stdin))) {
     const { id, request } = message as { id: number; request: WorkerRequest };
     answer(id, request).then(({ reply }) => send(reply));
   }
