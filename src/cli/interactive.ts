@@ -101,6 +101,11 @@ interface Live {
   inbox: Inbox;
   /** The turn or shell line running now, which Esc and Ctrl-C stop. */
   turn: AbortController | null;
+  /**
+   * The run stages' probe's lines, which come when it answers (session/runtime.ts
+   * `sayConfinement`): kept for the greeting when they come before it, else said at once.
+   */
+  confinement: { greeted: boolean; lines: string[] };
 }
 
 /** The prompt and status lines, for the context's label and fill as they are now. */
@@ -192,7 +197,14 @@ export async function interactiveSession(
     },
     onContextLabel: () => runtime && refreshPrompt(screen, runtime),
   });
-  const live: Live = { screen, view, person, inbox: new Inbox(screen), turn: null };
+  const live: Live = {
+    screen,
+    view,
+    person,
+    inbox: new Inbox(screen),
+    turn: null,
+    confinement: { greeted: false, lines: [] },
+  };
   const stopTurn = () => {
     if (live.turn && !live.turn.signal.aborted) {
       screen.print(pc.yellow("(stopping…)"));
@@ -254,6 +266,12 @@ export async function interactiveSession(
         oneShot: false,
         resume,
         emit,
+        // The prompt does not wait for the run stages' probe; every run and reply waits for
+        // its lines (docs/decisions.md, "The run stages' probe after the first request").
+        sayConfinement: (lines) => {
+          if (live.confinement.greeted) { for (const line of lines) person.notice(line); }
+          else live.confinement.lines.push(...lines);
+        },
       });
     } catch (e) {
       if (e instanceof RuntimeError) throw new UsageError(e.message);
@@ -310,7 +328,8 @@ async function session(
       ` · window ${runtime.driver.contextWindow.tokens} tokens (config)` +
       ` · session ${sessionId}${resume ? " (resumed)" : ""} · /help for commands`,
   ));
-  for (const p of runtime.problems) person.notice(p);
+  for (const p of [...runtime.problems, ...live.confinement.lines.splice(0)]) person.notice(p);
+  live.confinement.greeted = true;
   if (resume) {
     const replay = await resumeReplay(runtime.session.paths.transcript, (t) => view.markdown(t));
     if (replay.length) print(replay.join("\n"));

@@ -121,6 +121,11 @@ export async function oneShot(
       resume,
       emit: (e) => out.event(e),
       retry,
+      // The run stages' probe answers while the first request goes (session/runtime.ts): its
+      // lines on stderr before any run, and before the run's last event (awaited below).
+      sayConfinement: (lines) => {
+        for (const line of lines) io.stderr(`bravebot: ${line}`);
+      },
     });
     for (const p of runtime.problems) io.stderr(`bravebot: ${p}`);
     const trust = workspaceTrust(runtime.session.policy.trust);
@@ -187,6 +192,7 @@ export async function oneShot(
     } finally {
       if (listening) Deno.removeSignalListener("SIGINT", onInterrupt);
     }
+    await runtime.confinementSaid;
     out.finish(outcome.status, outcome.text);
     return interrupted ? EXIT.interrupted : EXIT_FOR[outcome.status];
   } catch (e) {
@@ -195,6 +201,7 @@ export async function oneShot(
       return EXIT.usage;
     }
     const message = `internal error: ${e instanceof Error ? e.message : String(e)}`;
+    await runtime?.confinementSaid;
     out.event({ type: "error", message });
     // The summary still comes, when the run had started: a script reads one shape.
     out.finish("error", "");

@@ -183,24 +183,28 @@ export async function openSession(options: OpenOptions): Promise<OpenSession> {
   const scratch = wallOptions.scratch;
   // The in-process Worker boots while the wall is probed and the trust map read (issue 24).
   const early = new EarlyWorker(wallOptions);
+  // The pool starts as soon as the module cache is known, while the wall is probed (its requests
+  // wait for the probe's answer: EffectWorker.startWhileProbed) and the trust map is read or
+  // the first-use question waits for its answer: the worker's places do not depend on trust.
+  const starting = walls.then((moduleCache) => {
+    const placed = { ...wallOptions!, moduleCache };
+    const worker = options.wall === undefined || options.wall === "auto"
+      ? EffectWorker.startWhileProbed(placed, poolSize(), early)
+      : EffectWorker.start(placed, poolSize(), options.wall, early);
+    // The session's first run is its confinement probe (session/runtime.ts), right after this.
+    worker.startSpawner();
+    return worker;
+  });
   const problems: string[] = [];
   let trust: Awaited<ReturnType<typeof sessionTrust>>;
-  let moduleCache: string | null;
+  let worker: EffectWorker;
   try {
     trust = await sessionTrust(options, workspace.root, state.trustFile, problems);
-    moduleCache = await walls;
+    worker = await starting;
   } catch (e) {
-    early.stop();
+    void starting.then((w) => w.terminate(), () => early.stop());
     throw e;
   }
-  const worker = EffectWorker.start(
-    { ...wallOptions, moduleCache },
-    poolSize(),
-    options.wall,
-    early,
-  );
-  // The session's first run is its confinement probe (session/runtime.ts), right after this.
-  worker.startSpawner();
   // The worker is started before the state it is composed with is read: a failure there ends it.
   const composed = composeSession({
     workspace,

@@ -19,7 +19,7 @@ import { skillsPort } from "../policy/ports/skills.ts";
 import { modelsFrom } from "../model/factory.ts";
 import { type RunUsage, UsageMeter } from "../model/usage.ts";
 import type { RetryPolicy } from "../model/retry.ts";
-import type { ChatMessage } from "../model/types.ts";
+import type { ChatMessage, ModelClient } from "../model/types.ts";
 import { Driver, type SystemPromptPart } from "../driver/driver.ts";
 import type { DriverEvent } from "../driver/events.ts";
 import { buildSystemPrompt } from "../driver/system_prompt.ts";
@@ -37,6 +37,15 @@ export interface RuntimeOptions {
   resume?: string;
   emit: (event: DriverEvent) => void;
   retry?: RetryPolicy;
+  /**
+   * Where the run stages' probe's lines go ("commands will be refused: …") when the runtime is
+   * handed over before the probe has answered (one-shot: stderr, so that the first request need
+   * not wait for it; docs/decisions.md, "The run stages' probe after the first request"). They are
+   * said as soon as it answers, and before anything a planner reply leads to: every reply is held
+   * until then, and every run awaits the probe itself (policy/runs.ts `carryOutRun`). Absent: the
+   * runtime waits for the probe, and its lines are in `problems`.
+   */
+  sayConfinement?: (lines: string[]) => void;
 }
 
 export interface Runtime {
@@ -47,6 +56,11 @@ export interface Runtime {
   transcript: TranscriptWriter;
   /** Problems found while opening (corrupt state, a torn transcript line), to show the person. */
   problems: string[];
+  /**
+   * Settles once the run stages' probe has answered and its lines were said (in `problems`, or
+   * through `sayConfinement`); never rejects. A one-shot run awaits it before its last event.
+   */
+  confinementSaid: Promise<void>;
   /**
    * `/model NAME`: the planner model for the next turns, at the same endpoint; the processor
    * keeps its model. An error (a message) when no client can be made.
@@ -86,10 +100,20 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // the configured confinement cannot stand (bwrap unusable under "bwrap", a cover bwrap cannot
   // mount), every run is refused, and the person should not first hear it at a run. Probed once
   // a session (sessionConfinement keeps the plan), while the transcript and the resumed
-  // conversation are read, and awaited before the runtime is handed over.
+  // conversation are read; awaited before the runtime is handed over, or (`sayConfinement`)
+  // said when it answers, its reaction registered first so that it comes before any run's.
   const confinementPlan = sessionConfinement(session.policy, options.settings);
-  confinementPlan.catch(() => {}); // awaited below; a failure in between must not go unhandled
   const confinementAt = problems.length;
+  let closed = false;
+  const said = confinementPlan.then(
+    (confinement) => {
+      const lines = confinementLines(confinement, options.settings);
+      if (options.sayConfinement) {
+        if (!closed) options.sayConfinement(lines);
+      } else problems.splice(confinementAt, 0, ...lines);
+    },
+    () => {}, // a plan that broke: every run awaits it again and fails there
+  );
   const transcript = new TranscriptWriter(session.paths.transcript);
   let history: ChatMessage[] = [];
   let historyLabels: (Label | null)[] = [];
@@ -135,8 +159,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       ),
     };
   };
+  // Deferred, a planner reply is handed to the driver only once the probe's lines are said.
+  const held = (planner: ModelClient): ModelClient =>
+    options.sayConfinement ? repliesAfter(planner, said) : planner;
   const driver = new Driver({
-    planner: models.value.planner,
+    planner: held(models.value.planner),
     processor: models.value.processor,
     policy: driverPolicy(session.policy),
     decide: toolPolicy(session.policy, session.state),
@@ -149,13 +176,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     historyLabels,
     historySummary,
   });
-  const confinement = await confinementPlan;
-  const told = !confinement.ok
-    ? [`commands will be refused: ${confinement.error}`]
-    : !confinement.value.confined && options.settings.sandbox === "auto"
-    ? [`commands will run unconfined: ${confinement.value.why}`]
-    : [];
-  problems.splice(confinementAt, 0, ...told);
+  if (!options.sayConfinement) {
+    await said;
+    await confinementPlan; // a plan that broke is an internal error, as before
+  }
   const extra: { close(): void }[] = [];
   return {
     session,
@@ -163,6 +187,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     policy: personPolicy(session.policy),
     transcript,
     problems,
+    confinementSaid: said,
     usePlannerModel: (name) => {
       const next = modelsFrom(
         {
@@ -180,16 +205,54 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       // The model before this one is not used again (a /model runs between turns): its worker ends.
       for (const previous of extra.splice(0)) previous.close();
       extra.push(next.value);
-      driver.usePlanner(next.value.planner);
+      driver.usePlanner(held(next.value.planner));
       return null;
     },
     usage: () => usage.total,
     close: () => {
+      closed = true;
       models.value.close();
       for (const m of extra) m.close();
       transcript.close();
       session.close();
     },
+  };
+}
+
+/** What the run stages' probe tells the person at the start (docs/decisions.md, "Confinement"). */
+function confinementLines(
+  confinement: Awaited<ReturnType<typeof sessionConfinement>>,
+  settings: Settings,
+): string[] {
+  if (!confinement.ok) return [`commands will be refused: ${confinement.error}`];
+  if (!confinement.value.confined && settings.sandbox === "auto") {
+    return [`commands will run unconfined: ${confinement.value.why}`];
+  }
+  return [];
+}
+
+/**
+ * The planner client whose replies (and failures) are handed over only once `said` settles:
+ * the request goes at once, and nothing the reply leads to — a tool call, a run, the last event —
+ * comes before the run stages' probe's lines.
+ */
+export function repliesAfter(client: ModelClient, said: Promise<void>): ModelClient {
+  const served = client.servedContext?.bind(client);
+  return {
+    get endpoint() {
+      return client.endpoint;
+    },
+    get model() {
+      return client.model;
+    },
+    complete: async (request) => {
+      try {
+        return await client.complete(request);
+      } finally {
+        await said;
+      }
+    },
+    ...(served ? { servedContext: served } : {}),
   };
 }
 

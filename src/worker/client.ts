@@ -26,6 +26,7 @@ import {
   kernelPlaces,
   kernelPlan,
   kernelWall,
+  kernelWallProbe,
   kernelWallReady,
 } from "./kernel.ts";
 import { moduleCache } from "./module_cache.ts";
@@ -82,6 +83,47 @@ function kernelChannel(argv: string[], sink: Sink): Channel {
 }
 
 /**
+ * A channel whose messages wait, in order, for the channel `decided` gives (the probe's
+ * answer: see {@link EffectWorker.startWhileProbed}); stopping it stops that one.
+ */
+function heldChannel(decided: Promise<Channel>): Channel {
+  let target: Channel | null = null;
+  const held: { id: number; request: WorkerRequest }[] = [];
+  const ready = decided.then((channel) => {
+    target = channel;
+    for (const message of held.splice(0)) channel.post(message);
+    return channel;
+  });
+  return {
+    post: (message) => target ? target.post(message) : void held.push(message),
+    stop: () => ready.then((channel) => channel.stop()),
+  };
+}
+
+/**
+ * A kernel wall child started before its command line's probe has answered. Nothing is sent to
+ * it before {@link use} (the probe passed): until then its replies are dropped and its end is
+ * kept, not reported (a child bwrap could not start ends at once, and the session then gets the
+ * process wall instead). {@link discard} ends it unused.
+ */
+function guessedChild(argv: string[], sink: Sink): { use(): Channel; discard(): Promise<void> } {
+  let chosen = false;
+  let ended: WorkerError | null = null;
+  const channel = kernelChannel(argv, {
+    reply: (reply) => chosen && sink.reply(reply),
+    fail: (error) => chosen ? sink.fail(error) : (ended ??= error),
+  });
+  return {
+    use: () => {
+      chosen = true;
+      if (ended) sink.fail(ended);
+      return channel;
+    },
+    discard: () => channel.stop(),
+  };
+}
+
+/**
  * The in-process Worker a session starts before it knows its wall (session/open.ts, issue 24):
  * it boots while the kernel wall is probed, and then becomes the process wall's worker or the
  * kernel wall's `spawn` Worker, whichever {@link EffectWorker.start} chooses; nothing is sent to
@@ -131,12 +173,14 @@ export function kernelWallStatus(options?: WallOptions): { usable: boolean; why:
 
 /**
  * What a session does while it opens, before it starts its pool: under `deno run`, the kernel
- * wall's module cache for this version is found or warmed (module_cache.ts), and the wall is
- * probed with it, without blocking the main thread, for `places` (the session's worker, without
- * its cache; null: the session did not open) once they are known: their worker's own command
- * line, covers and all (kernel.ts `kernelWall`). Resolves to the cache the children get
- * (`WallOptions.moduleCache`), null for none; never rejects. The cache once per process, the
- * probe once per session's places: {@link EffectWorker.start} then finds its answer.
+ * wall's module cache for this version is found or warmed (module_cache.ts), and the wall's probe
+ * is started with it, without blocking the main thread, for `places` (the session's worker,
+ * without its cache; null: the session did not open) once they are known: their worker's own
+ * command line, covers and all (kernel.ts `kernelWall`). Resolves, once both are known and the
+ * probe started, to the cache the children get (`WallOptions.moduleCache`), null for none; never
+ * rejects. The cache once per process, the probe once per session's places:
+ * {@link EffectWorker.startWhileProbed} joins it (and {@link EffectWorker.start} finds its answer
+ * once it is done).
  */
 export async function prepareKernelWall(
   stateDir: string,
@@ -157,7 +201,8 @@ export async function prepareKernelWall(
       cache = made.dir;
     }
     const options = await places;
-    if (options) await kernelWallReady(cache, options);
+    // Started, not awaited: the session's pool joins it (EffectWorker.startWhileProbed).
+    if (options) void kernelWallReady(cache, options);
     return cache;
   } catch {
     return null; // EffectWorker.start probes as before, and the children get no cache
@@ -173,7 +218,8 @@ export class EffectWorker {
   /** The other workers of this one's pool (see pool.ts); empty for a worker in a pool. */
   #helpers: EffectWorker[] = [];
   #options: WallOptions;
-  #wall: Wall;
+  /** Null while the probe of a worker started by {@link startWhileProbed} runs. */
+  #wall: Wall | null;
   /** File operations (and everything, on the process wall). */
   #main: Channel;
   /** Kernel wall only: the in-process Worker for `spawn`, started at the first one. */
@@ -181,17 +227,22 @@ export class EffectWorker {
 
   private constructor(
     options: WallOptions,
-    wall: Wall,
-    kernelArgv: string[] | null,
-    early: EarlyWorker | null = null,
+    wall: Wall | null,
+    channels: (sink: Sink) => { main: Channel; spawner: Channel | null },
   ) {
     this.#options = options;
     this.#wall = wall;
-    const sink = this.#sink();
-    if (kernelArgv) {
-      this.#main = kernelChannel(kernelArgv, sink);
-      this.#spawner = early?.adopt(sink) ?? null;
-    } else this.#main = early?.adopt(sink) ?? workerChannel(options, sink);
+    const made = channels(this.#sink());
+    this.#main = made.main;
+    this.#spawner = made.spawner;
+  }
+
+  /** A pool member's channels once its wall is known: a kernel child, or an in-process Worker. */
+  static #channels(options: WallOptions, kernelArgv: string[] | null, early: EarlyWorker | null) {
+    return (sink: Sink) =>
+      kernelArgv
+        ? { main: kernelChannel(kernelArgv, sink), spawner: early?.adopt(sink) ?? null }
+        : { main: early?.adopt(sink) ?? workerChannel(options, sink), spawner: null };
   }
 
   #sink(): Sink {
@@ -238,13 +289,64 @@ export class EffectWorker {
         if (found.ok && !bad) argv = childArgv(found.plan, options);
         else if (wall === "kernel") throw new Error(`the kernel wall does not work here: ${bad}`);
       }
-      started = new EffectWorker(options, argv ? "kernel" : "process", argv, early);
+      started = new EffectWorker(
+        options,
+        argv ? "kernel" : "process",
+        EffectWorker.#channels(options, argv, early),
+      );
     } catch (e) {
       early?.stop();
       throw e;
     }
-    const spawn = () => new EffectWorker(options, argv ? "kernel" : "process", argv);
+    const spawn = () =>
+      new EffectWorker(
+        options,
+        argv ? "kernel" : "process",
+        EffectWorker.#channels(options, argv, null),
+      );
     for (let i = 1; i < poolSize; i++) started.#helpers.push(spawn());
+    return started;
+  }
+
+  /**
+   * {@link start} on the `auto` wall without waiting for the kernel wall's probe (a session,
+   * issue 24): where the kernel wall may hold for these places, the pool's children are started
+   * now, with exactly the command line the probe runs ({@link kernelWallProbe}), while it runs.
+   * Requests may be made at once; they wait, in order, for its answer. Passed: they go to the
+   * children. Failed: each child is ended without having been sent anything, and they go to
+   * in-process Workers instead (the first to `early`), as {@link start} would have chosen. So no
+   * request reaches a child before the probe of its command line passed. `spawn` goes to the
+   * in-process Worker either way.
+   */
+  static startWhileProbed(
+    options: WallOptions,
+    poolSize = 1,
+    early: EarlyWorker | null = null,
+  ): EffectWorker {
+    if (early && !sameOptions(early.options, options)) {
+      early.stop();
+      early = null;
+    }
+    const probe = kernelWallProbe(options);
+    if (probe.argv === null) return EffectWorker.start(options, poolSize, "auto", early);
+    const { argv } = probe;
+    const holds = probe.wall.then((wall) => wall.ok, () => false);
+    const member = (first: boolean): EffectWorker => {
+      const worker: EffectWorker = new EffectWorker(options, null, (sink) => {
+        const spawner = first ? early?.adopt(sink) ?? workerChannel(options, sink) : null;
+        const child = guessedChild(argv, sink);
+        const main = heldChannel(holds.then((kernel) => {
+          worker.#wall = kernel ? "kernel" : "process";
+          if (kernel) return child.use();
+          void child.discard();
+          return spawner ?? workerChannel(options, sink);
+        }));
+        return { main, spawner };
+      });
+      return worker;
+    };
+    const started = member(true);
+    for (let i = 1; i < poolSize; i++) started.#helpers.push(member(false));
     return started;
   }
 
@@ -259,9 +361,12 @@ export class EffectWorker {
     }
   }
 
-  /** Which wall contains this worker's file operations. */
-  get wall(): Wall {
-    return this.#wall;
+  /**
+   * Which wall contains this worker's file operations; `probing` while the probe of one started
+   * by {@link startWhileProbed} runs (its requests wait for the answer).
+   */
+  get wall(): Wall | "probing" {
+    return this.#wall ?? "probing";
   }
 
   /** Every worker of the pool, this one first (just this one when it was started alone). */

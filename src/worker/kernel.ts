@@ -286,18 +286,37 @@ export function kernelWallReady(
   const found = placesPlan(places);
   if (!found.ok) return Promise.resolve(found);
   const withCache = { ...places, moduleCache };
-  const key = probeKey(found.plan, withCache);
+  return probeOnce(found.plan, probeKey(found.plan, withCache), withCache);
+}
+
+/** The probe of the command line `key` stands for: answered, in flight, or started now. */
+function probeOnce(plan: KernelPlan, key: string, places: WallOptions): Promise<KernelWall> {
   const done = probedFor.get(key);
   if (done) return Promise.resolve(done);
   let pending = probingFor.get(key);
   if (!pending) {
-    pending = probeKernelWallAsync(found.plan, moduleCache, withCache).then((wall) => {
+    pending = probeKernelWallAsync(plan, places.moduleCache ?? null, places).then((wall) => {
       if (!probedFor.has(key)) probedFor.set(key, wall);
       return probedFor.get(key)!;
     });
     probingFor.set(key, pending);
   }
   return pending;
+}
+
+/**
+ * The command line of a worker for `places` and the probe of exactly that command line (joined
+ * where {@link kernelWallReady} started it): a child may be started with `argv` while it runs,
+ * and is used only once it passed (client.ts `EffectWorker.startWhileProbed`). `argv` null: no
+ * kernel wall for these places, and why.
+ */
+export function kernelWallProbe(
+  places: WallOptions,
+): { argv: string[]; wall: Promise<KernelWall> } | { argv: null; why: string } {
+  const found = placesPlan(places);
+  if (!found.ok) return { argv: null, why: found.why };
+  const argv = childArgv(found.plan, places);
+  return { argv, wall: probeOnce(found.plan, JSON.stringify(argv), places) };
 }
 
 function plan(): KernelWall {
