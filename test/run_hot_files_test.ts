@@ -134,3 +134,38 @@ alsoWithoutCapabilities(
     });
   },
 );
+
+// A hot file the keep did not read (past the session's budget) is hashed by the worker: one
+// swapped for a FIFO meanwhile is refused, not opened (an open would block the worker for
+// good), and the run waits for the next second instead.
+Deno.test("run hot files: a hot file swapped for a FIFO before it is hashed does not hang the run", async () => {
+  let root = "";
+  let name = "";
+  let swapped = false;
+  const beforeCall = (request: WorkerRequest) => {
+    if (name === "" || !root) return;
+    const path = join(root, name);
+    // Written just before the snapshot that precedes the run, as write_file would: hot.
+    if (request.op === "snapshot" && !swapped) Deno.writeTextFileSync(path, "written\n");
+    if (swapped || request.op !== "hash" || request.path !== path) return;
+    swapped = true;
+    Deno.removeSync(path);
+    new Deno.Command("mkfifo", { args: [path] }).outputSync();
+  };
+  await withRunPolicy(
+    { files: { "src/a.ts": "a\n" }, trust: { ".": true }, beforeCall },
+    async (fx) => {
+      root = fx.root;
+      fx.policy.changes.budget = 0;
+      for (let i = 0; i < ATTEMPTS && !swapped; i++) {
+        name = `f${i}.txt`;
+        const out = await runOnce(fx, "true");
+        // Not hot when a second passed between the write and the run's start: again.
+        if (!swapped) continue;
+        assert.match(out, /files: 0 created, 1 changed, 0 removed/);
+        return;
+      }
+      assert.fail(`in ${ATTEMPTS} attempts the worker was never asked to hash the hot file`);
+    },
+  );
+});

@@ -30,7 +30,7 @@ import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import { type Integrity, type Label, label } from "../util/label.ts";
 import { type CheckedEntry, openedAsChecked } from "./paths.ts";
 import type { Snapshot, SnapshotEntry } from "./snapshot.ts";
-import type { FileId, ReadManyItem } from "../worker/protocol.ts";
+import type { FileId, OpenedFile } from "../worker/protocol.ts";
 import { DEFAULT_LIMITS } from "../state/settings.ts";
 import { recordRunFiles } from "./undo.ts";
 import type { Before } from "./change_log.ts";
@@ -132,8 +132,8 @@ const START_MARGIN_MS = 50;
 export const HOT_MAX_FILES = 1_000;
 export const HOT_MAX_BYTES = 64 * 1024 * 1024;
 
-/** How many bytes one round trip to the worker hashes at most (it holds them while it does). */
-const HASH_BATCH_BYTES = 8 * 1024 * 1024;
+/** How many hashes are asked of the worker at once. */
+const HASHES_IN_FLIGHT = 16;
 
 /**
  * A regular file's state as a hot file is compared by: the SHA-256 of its bytes and its
@@ -228,51 +228,44 @@ export async function runStart(
   return { startMs: clock.now(), hot: null };
 }
 
-/**
- * The fingerprint a read gives a file the snapshot recorded as `entry` at `abs`: null unless the
- * worker hashed that very file (`openedAsChecked`: not one put there since) at that size.
- */
-export function fingerprintOfRead(
-  abs: string,
-  entry: SnapshotEntry,
-  item: ReadManyItem | undefined,
-): string | null {
-  if (item === undefined || item.skipped !== undefined || item.sha256 === undefined) return null;
-  if (item.mode === undefined || item.size !== entry.size) return null;
-  if (!openedAsChecked({ abs, id: entry.id }, item.opened)) return null;
-  return fingerprint(item.sha256, item.mode);
+/** What the worker's `hash` op with `identify` gives. */
+export interface HashOfFile {
+  sha256: string;
+  opened: OpenedFile;
+  mode: number;
 }
 
 /**
- * The fingerprints of files as a snapshot recorded them, hashed by the worker (links not
- * followed, the bytes never carried over); null for one that could not be read or is no longer
- * the file recorded.
+ * The fingerprint a hash gives a file the snapshot recorded as `entry` at `abs`: null unless the
+ * worker hashed that very file (`openedAsChecked`: not one put there since).
+ */
+export function fingerprintOfHash(
+  abs: string,
+  entry: SnapshotEntry,
+  hashed: HashOfFile | null,
+): string | null {
+  if (hashed === null || !openedAsChecked({ abs, id: entry.id }, hashed.opened)) return null;
+  return fingerprint(hashed.sha256, hashed.mode);
+}
+
+/**
+ * The fingerprints of files as a snapshot recorded them, hashed by the worker a chunk at a time
+ * (a regular file only, the bytes never carried over); null for one that could not be read or
+ * is no longer the file recorded.
  */
 export async function fingerprintFiles(
   policy: Pick<WorkspaceFiles, "worker" | "workspace">,
   files: readonly [string, SnapshotEntry][],
 ): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>();
-  for (let i = 0; i < files.length;) {
-    const batch: [string, SnapshotEntry][] = [];
-    let bytes = 0;
-    while (
-      i < files.length && (batch.length === 0 || bytes + files[i][1].size <= HASH_BATCH_BYTES)
-    ) {
-      bytes += files[i][1].size;
-      batch.push(files[i++]);
-    }
-    const abs = batch.map(([rel]) => `${policy.workspace.root}/${rel}`);
-    const got = await policy.worker.call({
-      op: "readMany",
-      paths: abs,
-      maxBytes: HOT_MAX_BYTES,
-      followLinks: false,
-      hashOnly: true,
-    });
-    batch.forEach(([rel, entry], j) => {
-      out.set(rel, got.ok ? fingerprintOfRead(abs[j], entry, got.value[j]) : null);
-    });
+  for (let i = 0; i < files.length; i += HASHES_IN_FLIGHT) {
+    await Promise.all(
+      files.slice(i, i + HASHES_IN_FLIGHT).map(async ([rel, entry]) => {
+        const abs = `${policy.workspace.root}/${rel}`;
+        const got = await policy.worker.call({ op: "hash", path: abs, identify: true });
+        out.set(rel, fingerprintOfHash(abs, entry, got.ok ? got.value : null));
+      }),
+    );
   }
   return out;
 }

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import {
   compareSnapshots,
   fingerprint,
-  fingerprintOfRead,
+  fingerprintOfHash,
   HOT_MAX_BYTES,
   HOT_MAX_FILES,
   hotFiles,
@@ -49,10 +49,8 @@ function printsOf(root: string, files: readonly [string, SnapshotEntry][]) {
       const bytes = Deno.readFileSync(abs);
       out.set(
         rel,
-        fingerprintOfRead(abs, entry, {
-          path: abs,
+        fingerprintOfHash(abs, entry, {
           sha256: createHash("sha256").update(bytes).digest("hex"),
-          size: bytes.length,
           mode: info.mode! & 0o777,
           opened: { real: abs, dev: info.dev, ino: info.ino! },
         }),
@@ -541,22 +539,16 @@ Deno.test("run changes: the run still waits for the next second when its hot fil
   assert.equal(hotFiles(snapshotOf(many.slice(0, HOT_MAX_FILES)), 7_300)?.length, HOT_MAX_FILES);
 });
 
-Deno.test("run changes: a hash counts only for the file the snapshot recorded, at its size", () => {
+Deno.test("run changes: a hash counts only for the file the snapshot recorded", () => {
   const entry = fileEntry("7:x", 7_000);
-  const item = {
-    path: "/w/f",
-    sha256: "ab",
-    size: 4,
-    mode: 0o644,
-    opened: { real: "/w/f", dev: 1, ino: 7 },
-  };
-  assert.equal(fingerprintOfRead("/w/f", entry, item), fingerprint("ab", 0o644));
+  const hashed = { sha256: "ab", mode: 0o644, opened: { real: "/w/f", dev: 1, ino: 7 } };
+  assert.equal(fingerprintOfHash("/w/f", entry, hashed), fingerprint("ab", 0o644));
   // Renamed over between the snapshot and the hash: another inode.
-  assert.equal(
-    fingerprintOfRead("/w/f", entry, { ...item, opened: { ...item.opened, ino: 8 } }),
-    null,
-  );
-  assert.equal(fingerprintOfRead("/w/f", entry, { ...item, size: 5 }), null);
-  assert.equal(fingerprintOfRead("/w/f", entry, { path: "/w/f", skipped: "error" }), null);
+  const other = { ...hashed, opened: { ...hashed.opened, ino: 8 } };
+  assert.equal(fingerprintOfHash("/w/f", entry, other), null);
+  // Reached through a link put there since: another real path.
+  const linked = { ...hashed, opened: { ...hashed.opened, real: "/w/g" } };
+  assert.equal(fingerprintOfHash("/w/f", entry, linked), null);
+  assert.equal(fingerprintOfHash("/w/f", entry, null), null);
   assert.notEqual(fingerprint("ab", 0o600), fingerprint("ab", 0o644));
 });
