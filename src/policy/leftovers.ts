@@ -28,7 +28,14 @@ import type { OpenWatch, RunCgroupPlan } from "./session_memory.ts";
 import type { SpawnCgroup } from "../worker/protocol.ts";
 import { lookupOnPath, searchPath } from "./programs.ts";
 import { type Integrity, label } from "../util/label.ts";
-import { compareSnapshots, recordRunChanges, secondOf, type Snapshot } from "./run_changes.ts";
+import {
+  compareSnapshots,
+  fingerprintFiles,
+  hotToHashAgain,
+  recordRunChanges,
+  secondOf,
+  type Snapshot,
+} from "./run_changes.ts";
 import type { RunChanges } from "./run_changes.ts";
 import { err, ok, type Result } from "../util/result.ts";
 import { type AuditLine, recordDone } from "./verdict.ts";
@@ -122,6 +129,8 @@ export async function findRunCgroup(
 /**
  * After an unconfined run whose processes were not all confirmed ended: until the next snapshot,
  * files changed since `since` take `integrity`, and names `after` did not hold are untrusted.
+ * A hot file the run left as it was (`steady`) changed already in the second the run started,
+ * so its change time cannot tell: its bytes and mode do.
  */
 export function openLeftoverWatch(
   policy: WorkspaceFiles & TrustChanges & RunMemory,
@@ -134,6 +143,12 @@ export function openLeftoverWatch(
     integrity: watch.integrity,
     known: watch.after.entries,
     changedSince: async (rel) => {
+      const print = watch.steady?.get(rel);
+      const entry = watch.after.entries.get(rel);
+      if (print !== undefined && entry !== undefined) {
+        const now = await fingerprintFiles(policy, [[rel, entry]]);
+        return now.get(rel) !== print;
+      }
       const times = await policy.worker.call({
         op: "changeTimes",
         paths: [`${policy.workspace.root}/${rel}`],
@@ -161,7 +176,12 @@ export async function closeLeftoverWatch(
   if (!watch) return;
   policy.runState.leftoverWatch = null;
   policy.watchLeftovers(null);
-  const changes = compareSnapshots(watch.after, now, watch.afterBegun);
+  const steady = watch.steady;
+  const hot = steady === undefined ? undefined : {
+    before: steady,
+    after: await fingerprintFiles(policy, hotToHashAgain(steady, watch.after, now)),
+  };
+  const changes = compareSnapshots(watch.after, now, watch.afterBegun, hot);
   const { created, changed, unsure, blind } = changes;
   if (created.length + changed.length + unsure.length + blind.length === 0) return;
   await recordRunChanges(policy, changes, watch.integrity);

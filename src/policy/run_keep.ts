@@ -52,11 +52,13 @@ function stillRead(read: RunRead | undefined, entry: SnapshotEntry): read is Run
  * bytes and mode, or why they are not kept (over the bound, past the budget, in a content store),
  * and of every folder it saw into (one the run removes whole was empty). A file that changed
  * between the snapshot and its read (another identity, another size) is left out: its state
- * before is unknown, and a run that changes it cannot be undone.
+ * before is unknown, and a run that changes it cannot be undone. `fresh`, when given, gets the
+ * files whose state was read (or hashed) in this call rather than kept from an earlier run.
  */
 export async function keepBeforeRun(
   policy: SessionChanges & Pick<WorkspaceFiles, "worker" | "workspace">,
   before: Snapshot,
+  fresh?: Set<string>,
 ): Promise<ReadonlyMap<string, Before>> {
   const known = policy.changes.runReads;
   const out = new Map<string, Before>();
@@ -148,6 +150,7 @@ export async function keepBeforeRun(
       };
       known.set(rel, { key: entry.key, before: state, second });
       out.set(rel, state);
+      fresh?.add(rel);
     }
   }
   return out;

@@ -8,6 +8,9 @@
 import {
   changesLine,
   compareSnapshots,
+  fingerprintFiles,
+  hotFingerprints,
+  hotToHashAgain,
   recordRunChanges,
   type RunChanges,
   runStart,
@@ -311,8 +314,15 @@ export async function carryOutRun(
   const before = await snapshotWorkspace(policy, settings, leftoverWatchSince(policy));
   await closeLeftoverWatch(policy, before);
   // The bytes of the files it may change, for /undo (run_keep.ts), from the same walk.
-  const keptBefore = await keepBeforeRun(policy, before);
-  const startMs = await runStart(before);
+  const fresh = new Set<string>();
+  const keptBefore = await keepBeforeRun(policy, before, fresh);
+  // At once when the files changed in this second are hashed (what the keep read is reused),
+  // else in the next second (run_changes.ts).
+  const start = await runStart(
+    before,
+    (files) => hotFingerprints(policy, files, keptBefore, fresh),
+  );
+  const { startMs } = start;
   // The person who approved the command sees it print, whatever the planner is shown (§15).
   const watching = personWatch(policy, decision.by === "person");
   const spawned = await policy.worker.call({
@@ -331,7 +341,12 @@ export async function carryOutRun(
   const filesLabel = policy.contextTainted ? "U" : decision.outputLabel.integrity;
   const afterBegun = Date.now();
   const after = await snapshotWorkspace(policy, settings, startMs);
-  const changes = { ...compareSnapshots(before, after, startMs), kept: keptBefore };
+  // A hot file whose key did not move is told changed by its bytes and mode.
+  const hot = start.hot === null ? undefined : {
+    before: start.hot,
+    after: await fingerprintFiles(policy, hotToHashAgain(start.hot, before, after)),
+  };
+  const changes = { ...compareSnapshots(before, after, startMs, hot), kept: keptBefore };
   await recordChanges(policy, changes, filesLabel, command);
   // Unconfined, and not every process it started known to be gone: the watch stands.
   if (!confined && !(spawned.ok && spawned.value.cgroupEnded === true)) {
@@ -341,6 +356,7 @@ export async function carryOutRun(
       after,
       afterBegun,
       command,
+      ...(changes.steady ? { steady: changes.steady } : {}),
     });
   }
   if (!spawned.ok) {

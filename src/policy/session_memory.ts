@@ -24,6 +24,8 @@ export interface OpenWatch {
   after: Snapshot;
   afterBegun: number;
   command: string;
+  /** Hot files the run left as they were, by fingerprint (run_changes.ts `RunChanges.steady`). */
+  steady?: ReadonlyMap<string, string>;
 }
 
 /** What this session's runs learned once and keep, and the leftovers watch between runs. */

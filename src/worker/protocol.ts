@@ -211,7 +211,10 @@ export type WorkerRequest =
   | FindInFilesRequest
   | { op: "readDirs"; paths: string[]; packed?: false }
   | { op: "readDirs"; paths: string[]; packed: true }
-  /** A file's SHA-256; with `identify`, also the file hashed (a label may depend on it). */
+  /**
+   * A file's SHA-256 (a regular file only); with `identify`, also the file hashed (a label may
+   * depend on it) and its permission bits (`mode & 0o777`).
+   */
   | { op: "hash"; path: string; identify?: true }
   | {
     op: "write";
@@ -272,7 +275,7 @@ export type WorkerValue<R extends WorkerRequest> = R extends { op: "stat" | "lst
   : R extends { op: "readDirs"; packed: true } ? PackedDirs
   : R extends { op: "findInFiles" } ? FindInFilesResult
   : R extends { op: "readDirs" } ? DirListing[]
-  : R extends { op: "hash"; identify: true } ? { sha256: string; opened: OpenedFile }
+  : R extends { op: "hash"; identify: true } ? { sha256: string; opened: OpenedFile; mode: number }
   : R extends { op: "hash" } ? string
   : R extends { op: "write" } ? { sha256: string; created: boolean }
   : R extends { op: "remove" } ? { removed: true }

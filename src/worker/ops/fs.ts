@@ -261,11 +261,16 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /**
  * A file's SHA-256, read a chunk at a time: hashing a large file never holds it whole; with the
- * file hashed, since a hash-bound label is true only of it.
+ * file hashed, since a hash-bound label is true only of it, and its permission bits. Never
+ * opened when not a regular file: a FIFO would block the open.
  */
-export async function hash(path: string): Promise<{ sha256: string; opened: OpenedFile }> {
-  const { file, opened } = openInside(path);
-  return { sha256: await hashOpened(file), opened };
+export async function hash(
+  path: string,
+): Promise<{ sha256: string; opened: OpenedFile; mode: number }> {
+  const checked = checkPath(path);
+  if (!checked.info.isFile) throw notAFile();
+  const { file, info, opened } = openChecked(checked);
+  return { sha256: await hashOpened(file), opened, mode: (info.mode ?? 0o644) & 0o777 };
 }
 
 async function hashOpened(opened: Deno.FsFile): Promise<string> {
