@@ -6,12 +6,10 @@
  * counted here (it happens only right after a change).
  */
 import { EffectWorker } from "../../src/worker/client.ts";
-import {
-  compareSnapshots,
-  type Snapshot,
-  SNAPSHOT_MAX_ENTRIES,
-  unpackSnapshot,
-} from "../../src/policy/run_changes.ts";
+import { compareSnapshots, type Snapshot } from "../../src/policy/run_changes.ts";
+import { takeSnapshot as takePoolSnapshot } from "../../src/policy/snapshot_parts.ts";
+import { DEFAULT_LIMITS } from "../../src/state/settings.ts";
+import { poolSize } from "../../src/worker/pool.ts";
 import type { Corpus } from "./corpus.ts";
 import { systemBinds } from "../../src/worker/kernel.ts";
 import {
@@ -26,11 +24,18 @@ import {
 import type { Row } from "./report.ts";
 import { formatRatio, ratio } from "./report.ts";
 
-/** One snapshot of `root`, as a run takes it, through `worker`. */
+/** One snapshot of `root`, as a run takes it: over the whole pool of `worker`, the settings' bounds. */
 export async function takeSnapshot(worker: EffectWorker, root: string): Promise<Snapshot> {
-  const r = await worker.call({ op: "snapshot", root, skip: [], maxEntries: SNAPSHOT_MAX_ENTRIES });
-  if (!r.ok) throw new Error(`snapshot failed: ${r.error.name}`);
-  return unpackSnapshot(r.value);
+  const { snapshotEntries, snapshotChanges, snapshotMarks } = DEFAULT_LIMITS;
+  const snapshot = await takePoolSnapshot(worker.pool, {
+    root,
+    skip: [],
+    maxEntries: snapshotEntries,
+    maxChanges: snapshotChanges,
+    maxMarks: snapshotMarks,
+  });
+  if (snapshot.blind.includes(".")) throw new Error("snapshot failed");
+  return snapshot;
 }
 
 export async function snapshotBench(
@@ -38,7 +43,8 @@ export async function snapshotBench(
   options: { rounds: number; log: (s: string) => void },
 ): Promise<Row[]> {
   const scratch = await Deno.makeTempDir({ prefix: "bb-bench-snap-" });
-  const worker = EffectWorker.start({ workspace: corpus.root, scratch, run: false }, 1);
+  // The pool a session has (pool.ts), whose workers each walk a part (snapshot_parts.ts).
+  const worker = EffectWorker.start({ workspace: corpus.root, scratch, run: false }, poolSize());
   try {
     const take = () => takeSnapshot(worker, corpus.root);
     let entries = 0;

@@ -24,7 +24,6 @@
  * (or something running beside it) changed the file.
  */
 import { plural } from "../util/plural.ts";
-import type { SnapshotResult } from "../worker/protocol.ts";
 import type { ChangeRecords, FileLabels, WorkspaceFiles } from "./capabilities.ts";
 import { type FileEntry, isBeneath, neverTrustedFromRun } from "./trust_map.ts";
 import { type Integrity, type Label, label } from "../util/label.ts";
@@ -73,36 +72,8 @@ export interface RunChanges {
   steady?: ReadonlyMap<string, string>;
 }
 
-/** A failed snapshot: nothing known anywhere. */
-export const UNKNOWN_SNAPSHOT: Snapshot = {
-  entries: new Map(),
-  recordedAll: false,
-  foldersRecorded: false,
-  blind: ["."],
-};
-
-/** The worker's packed snapshot as a map from workspace-relative path to its key. */
-export function unpackSnapshot(result: SnapshotResult): Snapshot {
-  const entries = new Map<string, SnapshotEntry>();
-  const paths = result.paths === "" ? [] : result.paths.split("\0");
-  paths.forEach((path, i) => {
-    const s = result.stats.subarray(i * 5, i * 5 + 5);
-    entries.set(path, {
-      kind: result.kinds[i],
-      key: Array.from(s).join(":"),
-      size: s[2],
-      ctimeMs: s[4],
-      // The snapshot writes 0 for an inode the system does not give.
-      id: s[1] === 0 ? null : { dev: s[0], ino: s[1] },
-    });
-  });
-  return {
-    entries,
-    recordedAll: result.recordedAll,
-    foldersRecorded: result.foldersRecorded,
-    blind: result.blind.map((rel) => rel === "" ? "." : rel),
-  };
-}
+// Taking a snapshot (over the whole pool) and unpacking the worker's reply: snapshot_parts.ts.
+export { UNKNOWN_SNAPSHOT, unpackSnapshot } from "./snapshot_parts.ts";
 
 /** The whole second a time falls in: change times are reported to the second. */
 export function secondOf(ms: number): number {

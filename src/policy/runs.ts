@@ -15,9 +15,8 @@ import {
   type RunChanges,
   runStart,
   type Snapshot,
-  UNKNOWN_SNAPSHOT,
-  unpackSnapshot,
 } from "./run_changes.ts";
+import { takeSnapshot } from "./snapshot_parts.ts";
 import {
   closeLeftoverWatch,
   leftoverWatchSince,
@@ -169,8 +168,7 @@ async function snapshotWorkspace(
   since?: number,
 ): Promise<Snapshot> {
   const { snapshotEntries, snapshotChanges, snapshotMarks } = settings.limits;
-  const taken = await policy.worker.call({
-    op: "snapshot",
+  return await takeSnapshot(policy.worker.pool, {
     root: policy.workspace.root,
     skip: [...policy.workspace.protectedDirs],
     maxEntries: snapshotEntries,
@@ -178,7 +176,6 @@ async function snapshotWorkspace(
     maxMarks: snapshotMarks,
     ...(since !== undefined ? { since: Math.floor(since / 1000) * 1000 } : {}),
   });
-  return taken.ok ? unpackSnapshot(taken.value) : UNKNOWN_SNAPSHOT;
 }
 
 /**

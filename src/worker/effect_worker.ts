@@ -95,11 +95,17 @@ async function handle(
     case "spawn":
       return { value: await spawnPipeline(request.request, progress), transfer: [] };
     case "snapshot": {
-      const value = snapshotTree(request.root, request.skip, {
-        entries: request.maxEntries,
-        changes: request.maxChanges ?? 0,
-        marks: request.maxMarks ?? 1_000,
-      }, request.since);
+      const value = snapshotTree(
+        request.root,
+        request.skip,
+        {
+          entries: request.maxEntries,
+          changes: request.maxChanges ?? 0,
+          marks: request.maxMarks ?? 1_000,
+        },
+        request.since,
+        request.part,
+      );
       return { value, transfer: [value.stats.buffer as ArrayBuffer] };
     }
     case "changeTimes":

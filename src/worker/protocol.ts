@@ -182,6 +182,12 @@ export interface SnapshotResult {
   seen: number;
   /** Folders or entries that could not be read (gone, or no permission). */
   unreadable: number;
+  /**
+   * A part of a split snapshot: the folders every part lists (the root, "", and the folders
+   * directly beneath it) that this part listed whole, with the device and inode it listed. A
+   * folder some part did not list as the same folder is not known whole (policy/snapshot.ts).
+   */
+  entered?: { rel: string; dev: number; ino: number }[];
 }
 
 export type WorkerRequest =
@@ -264,6 +270,8 @@ export type WorkerRequest =
     maxChanges?: number;
     maxMarks?: number;
     since?: number;
+    /** One part of a snapshot split over the pool (snapshot.ts, `SnapshotPart`). */
+    part?: { index: number; of: number };
   }
   /** Each path's change time (ms) by lstat, null where it cannot be had. */
   | { op: "changeTimes"; paths: string[] };

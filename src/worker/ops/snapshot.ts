@@ -20,6 +20,14 @@
  *    so is a folder whose subfolders would make the walk's own queue longer than `bounds.queue`,
  *    and one that alone holds more entries to keep than both bounds; at most `bounds.marks` marks
  *    are kept, merged into their parents past it.
+ *
+ * Split over the pool (`part`): every entry belongs to exactly one part, named by its path alone
+ * ({@link snapshotPartOf}), so that parts walked at once by different workers never record one
+ * entry twice nor leave one out, whatever changes between their listings. Every part lists the
+ * root and the folders directly beneath it (there are few) to find its own; it records only its
+ * own entries there, and enters a folder two levels down only when that folder is its own: a
+ * folder's entry and everything beneath it then come from one walk, and a folder a part cannot
+ * see into is marked by that part. The bounds are each part's (the caller divides them).
  */
 import type { SnapshotResult } from "../protocol.ts";
 import { beforeAct, checkPath, folderOf, lstatInside } from "./wall.ts";
@@ -93,6 +101,28 @@ interface Child {
   rel: string;
   kind: string;
   stats: [number, number, number, number, number];
+  /** False for a folder another part records, which this part lists only to find its own. */
+  record: boolean;
+}
+
+/** Which part of a walk split `of` ways holds the entry `rel` (a 32-bit FNV-1a of its path). */
+export function snapshotPartOf(rel: string, of: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < rel.length; i++) h = Math.imul(h ^ rel.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % of;
+}
+
+/** A part of a split snapshot: `index` of `of` (see the module comment). */
+export interface SnapshotPart {
+  index: number;
+  of: number;
+}
+
+/** How many '/' `rel` holds, up to two: its depth below the root's own entries. */
+function slashes(rel: string): number {
+  const first = rel.indexOf("/");
+  if (first < 0) return 0;
+  return rel.indexOf("/", first + 1) < 0 ? 1 : 2;
 }
 
 export function snapshotTree(
@@ -100,6 +130,7 @@ export function snapshotTree(
   skip: readonly string[],
   bounds: SnapshotBounds | number,
   since?: number,
+  part?: SnapshotPart,
 ): SnapshotResult {
   // A number alone bounds the entries recorded in full; the others are the settings' defaults.
   const b = typeof bounds === "number"
@@ -119,6 +150,7 @@ export function snapshotTree(
   /** Before a run: some folder past the bound was not recorded. */
   let foldersLeft = false;
   const marks = new Marks(maxMarks);
+  const entered: { rel: string; dev: number; ino: number }[] = [];
   const skipped = new Set(skip);
   // The root resolves inside the worker's roots (wall.ts); each folder below it is entered by
   // its name, never through a link, and is checked, after it was listed and its entries
@@ -134,17 +166,29 @@ export function snapshotTree(
   const changedSince = (ctimeMs: number) => since !== undefined && ctimeMs >= since;
   /** Whether an entry past the full bound is one to keep (step 2): a folder, or a change. */
   const wanted = (kind: string, ctimeMs: number) => kind === "d" || changedSince(ctimeMs);
+  const of = part !== undefined && part.of > 1 ? part.of : 1;
+  const mine = (rel: string) => snapshotPartOf(rel, of) === part!.index;
+  /** Whether every part lists the folder `rel`: the root and the folders directly beneath it. */
+  const sharedFolder = (rel: string) => of > 1 && (rel === "" || slashes(rel) === 0);
+  /**
+   * Of an entry in a folder every part lists: whether this part keeps it — its own entries, and
+   * the root's folders, which every part enters.
+   */
+  const keeps = (rel: string, kind: string) => mine(rel) || (kind === "d" && slashes(rel) === 0);
 
   while (pending.length > 0) {
     const { rel, dev, ino } = pending.pop()!;
     if (marks.covers(rel)) continue;
     const dir = rel === "" ? root : `${root}/${rel}`;
     const here: Child[] = [];
+    const shared = sharedFolder(rel);
     let blind = false;
     try {
       beforeAct("list", dir);
       for (const entry of Deno.readDirSync(dir)) {
         const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
+        // Split: what is neither this part's own nor a folder it must enter is not looked at.
+        if (shared && !entry.isDirectory && !mine(childRel)) continue;
         const abs = `${root}/${childRel}`;
         if (skipped.has(abs)) continue;
         let info: Deno.FileInfo;
@@ -159,6 +203,7 @@ export function snapshotTree(
           break;
         }
         const kind = kindCode(info);
+        if (shared && !keeps(childRel, kind)) continue;
         const ctimeMs = info.ctime?.getTime() ?? 0;
         // Entries that will be neither recorded nor queued are not kept while the folder is
         // listed, so that a folder of 300,000 files costs no memory beyond the bounds.
@@ -172,6 +217,7 @@ export function snapshotTree(
           rel: childRel,
           kind,
           stats: [info.dev ?? 0, info.ino ?? 0, info.size, info.mtime?.getTime() ?? 0, ctimeMs],
+          record: !shared || mine(childRel),
         });
         // One folder holding more than both bounds (a run made 300,000 files in it) is marked
         // whole rather than held in memory.
@@ -194,8 +240,9 @@ export function snapshotTree(
       marks.add(rel);
       continue;
     }
+    if (shared) entered.push({ rel, dev, ino });
     for (const child of here) {
-      seen++;
+      if (child.record) seen++;
       if (child.kind === "d") {
         if (pending.length >= maxQueue) {
           // The queue itself would grow past the bound: this folder is marked whole.
@@ -204,6 +251,7 @@ export function snapshotTree(
         }
         pending.push({ rel: child.rel, dev: child.stats[0], ino: child.stats[1] });
       }
+      if (!child.record) continue;
       if (paths.length >= maxEntries) {
         if (!wanted(child.kind, child.stats[4])) {
           if (child.kind === "d") foldersLeft = true;
@@ -237,6 +285,7 @@ export function snapshotTree(
     blind,
     seen,
     unreadable,
+    ...(of > 1 ? { entered } : {}),
   };
 }
 
