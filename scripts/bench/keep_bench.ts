@@ -6,36 +6,17 @@
  * hashed), the same with no budget (every file kept), and a later run with nothing changed since
  * (every file reused by its key). A fresh session folder is made and removed inside each first-run
  * round. Each case also gives the CPU time it took, of this process and the processes beneath it
- * (the kernel wall's child), from /proc: the machine is shared, and wall time moves with its load.
+ * (the kernel wall's child), from the bench's CPU probe (`alternate`'s samples): the machine is
+ * shared, and wall time moves with its load. (Read from this process, /proc needs every
+ * permission, which the bench does not have: the rows said 0.)
  */
 import { EffectWorker } from "../../src/worker/client.ts";
 import { takeSnapshot } from "./snapshot_bench.ts";
 import { ChangeLog } from "../../src/policy/change_log.ts";
 import { keepBeforeRun } from "../../src/policy/run_keep.ts";
 import type { Corpus } from "./corpus.ts";
-import { alternate, formatBytes, formatMs, median } from "./measure.ts";
+import { alternate, formatBytes, formatMs } from "./measure.ts";
 import type { Row } from "./report.ts";
-
-/** Clock ticks a second of /proc's CPU times (`getconf CLK_TCK`; 100 on Linux). */
-const TICKS = 100;
-
-/** The CPU time (ms) of a process and every process beneath it; 0 where /proc cannot be read. */
-export function treeCpuMs(pid: number | "self" = "self"): number {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    let ms = (Number(fields[11]) + Number(fields[12])) * 1000 / TICKS;
-    for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-      const children = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/children`);
-      for (const child of children.trim().split(" ").filter(Boolean)) {
-        ms += treeCpuMs(Number(child));
-      }
-    }
-    return ms;
-  } catch {
-    return 0;
-  }
-}
 
 export async function keepBench(
   corpus: Corpus,
@@ -49,18 +30,9 @@ export async function keepBench(
   try {
     const before = await takeSnapshot(worker, corpus.root);
     const stored: Record<string, number> = {};
-    const cpu: Record<string, number[]> = {};
-    /** A case whose CPU time is recorded beside its wall time. */
-    const timed = (name: string, run: () => Promise<unknown>) => ({
+    const first = (name: string, budget: number) => ({
       name,
       run: async () => {
-        const start = treeCpuMs();
-        await run();
-        (cpu[name] ??= []).push(treeCpuMs() - start);
-      },
-    });
-    const first = (name: string, budget: number) =>
-      timed(name, async () => {
         const dir = await Deno.makeTempDir({ prefix: "bb-bench-keep-first-" });
         try {
           const { log } = await ChangeLog.open(dir);
@@ -70,20 +42,20 @@ export async function keepBench(
         } finally {
           await Deno.remove(dir, { recursive: true });
         }
-      });
+      },
+    });
     await keepBeforeRun({ changes: warm.log, worker, workspace }, before);
     const timings = await alternate([
       first("first run of a session (64 MiB budget)", warm.log.budget),
       first("first run, no budget", Infinity),
-      timed(
-        "later run, nothing changed",
-        () => keepBeforeRun({ changes: warm.log, worker, workspace }, before),
-      ),
+      {
+        name: "later run, nothing changed",
+        run: () => keepBeforeRun({ changes: warm.log, worker, workspace }, before),
+      },
     ], options.rounds);
     const files = [...before.entries.values()].filter((e) => e.kind === "f").length;
     return timings.map((t) => {
-      // The warm-up's CPU time is left out, as its wall time is.
-      const cpuMs = median(cpu[t.name].slice(-t.samples.length));
+      const cpuMs = t.cpuMedian;
       options.log(`keep ${corpus.name}: ${t.name}: ${formatMs(t.median)}, CPU ${formatMs(cpuMs)}`);
       const kept = stored[t.name];
       return {
