@@ -502,3 +502,80 @@ Deno.test("undo runs: a removed empty folder whose parent became a link since is
     },
   );
 });
+
+/** Waits (bounded) until the clock is early in a second: at least 50 ms, at most 300 ms into it. */
+async function earlyInSecond(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const ms = Date.now() % 1000;
+    if (ms >= 50 && ms < 300) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Waits (bounded) until the clock is past the second `ms` falls in. */
+async function pastSecondOf(ms: number): Promise<void> {
+  const next = Math.floor(ms / 1000) * 1000 + 1000;
+  for (let i = 0; i < 300 && Date.now() < next + 20; i++) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+// docs/decisions.md ("A keep's second is taken before its read"): a file read before a run is
+// not read again while its key is what it was and its change time fell in a second before the
+// read's. A rewrite in the second the file last changed, after the read, with its size and
+// modification time kept, keeps its key: the second must be the one the read started in, not the
+// one its answer came back in, or the bytes read before the rewrite would stand for the file
+// afterwards (and /undo would restore them).
+Deno.test("undo runs: a file rewritten after its read, in its own second, is read again: the bytes before the rewrite never stand for it", async () => {
+  const OLD = "the bytes at the read\n";
+  const NEW = "THE BYTES AFTER IT!!!\n";
+  await withRunPolicy({ files: { "src/a.ts": "a\n" } }, async (fx) => {
+    const path = join(fx.root, "f.txt");
+    const snapshot = async () => {
+      const snap = await fx.policy.worker.call({
+        op: "snapshot",
+        root: fx.root,
+        skip: [],
+        maxEntries: 1000,
+      });
+      assert.ok(snap.ok);
+      return unpackSnapshot(snap.value);
+    };
+    const workspace = fx.policy.workspace;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await earlyInSecond();
+      Deno.writeTextFileSync(path, OLD);
+      const { mtime, ctime } = Deno.lstatSync(path);
+      const changes = ChangeLog.inMemory();
+      const before = await snapshot();
+      // The worker reads the file; then it is rewritten, its size and modification time kept,
+      // in the second it was written in; and the read's answer comes back in the next second.
+      const racing = {
+        call: async (request: WorkerRequest) => {
+          const got = await fx.policy.worker.call(request);
+          if (request.op === "readMany" && request.paths.includes(path)) {
+            Deno.writeTextFileSync(path, NEW);
+            Deno.utimeSync(path, mtime!, mtime!);
+            await pastSecondOf(ctime!.getTime());
+          }
+          return got;
+        },
+      } as unknown as typeof fx.policy.worker;
+      const first = await keepBeforeRun({ changes, worker: racing, workspace }, before);
+      const read = first.get("f.txt");
+      assert.equal(read?.kind === "bytes" && read.sha256, sha256(OLD), "the read's bytes");
+      const now = await snapshot();
+      // The rewrite fell in the next second (its key moved, which the rule sees): again.
+      if (now.entries.get("f.txt")!.key !== before.entries.get("f.txt")!.key) continue;
+      const again = await keepBeforeRun({ changes, worker: fx.policy.worker, workspace }, now);
+      const state = again.get("f.txt");
+      assert.equal(
+        state?.kind === "bytes" && state.sha256,
+        sha256(NEW),
+        "the bytes read before the rewrite stood for the file after it",
+      );
+      return;
+    }
+    assert.fail("in 5 attempts no rewrite fell in the second of the file's read");
+  });
+});

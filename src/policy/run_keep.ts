@@ -10,9 +10,9 @@
  * kept or not).
  *
  * A file read before is not read again while its device, inode, size, modification and change
- * time are what they were — and its change time fell in a second before the one it was read in:
- * change times are reported to the second, so a rewrite in the second of the read could keep
- * them all.
+ * time are what they were — and its change time fell in a second before the one its read began
+ * in ({@link stillRead}): change times are reported to the second, so a rewrite in the second of
+ * the read could keep them all.
  */
 import type { SessionChanges, WorkspaceFiles } from "./capabilities.ts";
 import { type Before, KEEP_MAX_BYTES, type RunRead } from "./change_log.ts";
@@ -42,7 +42,15 @@ export function inContentStore(rel: string): boolean {
   return CONTENT_STORES.some((store) => store.test(rel));
 }
 
-/** Whether a file read before may stand for the entry the snapshot holds now. */
+/**
+ * Whether a file read before may stand for the entry the snapshot holds now: its key is the one
+ * recorded with the read, and its change time fell in a second before `read.second`, the second
+ * the read **began** in (taken before the worker is asked). Any write after that moment carries
+ * a change time in that second or later, so it moves the key of a file whose change time was
+ * earlier; a write before it is in the bytes read. Taken after the read, the second could be the
+ * next one, and a rewrite between the read and it, in the file's own second (its size and
+ * modification time kept), would leave its key and let bytes it replaced stand for it.
+ */
 function stillRead(read: RunRead | undefined, entry: SnapshotEntry): read is RunRead {
   return read !== undefined && read.key === entry.key && secondOf(entry.ctimeMs) < read.second;
 }
@@ -97,9 +105,10 @@ export async function keepBeforeRun(
     }
     spent ||= policy.changes.storedBytes + bytes > policy.changes.budget;
     const batch = spent ? next.filter(([, e]) => policy.changes.holdsSize(e.size)) : next;
+    // Before the worker is asked: the second the batch's read begins in (stillRead).
+    const second = secondOf(Date.now());
     if (spent) {
       // Remembered like a read, so a later run does not weigh it again while it is unchanged.
-      const second = secondOf(Date.now());
       for (const [rel, entry] of next) {
         if (policy.changes.holdsSize(entry.size)) continue;
         const state: Before = { kind: "unknown", why: "budget" };
@@ -117,7 +126,6 @@ export async function keepBeforeRun(
       ...(spent ? { hashOnly: true as const } : {}),
     });
     if (!got.ok) continue;
-    const second = secondOf(Date.now());
     // The files that are what the snapshot saw: their bytes, kept in one pack, or their hash.
     const good: {
       rel: string;

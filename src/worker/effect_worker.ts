@@ -48,7 +48,7 @@ async function handle(
         const value = readWithStat(request.path, request.maxBytes);
         return { value, transfer: value.bytes ? [value.bytes.buffer as ArrayBuffer] : [] };
       }
-      const value = await read(request.path, request);
+      const value = read(request.path, request);
       return { value, transfer: [value.bytes.buffer as ArrayBuffer] };
     }
     case "readMany": {

@@ -5,6 +5,8 @@
  * bytes, the file it opened (`OpenedFile`), for the policy layer to compare with what it labelled.
  */
 import { createHash } from "node:crypto";
+import { closeSync, read as readFd, readSync } from "node:fs";
+import { promisify } from "node:util";
 import type {
   DirListing,
   EntryInfo,
@@ -26,6 +28,7 @@ import {
   listInside,
   lstatInside,
   makeDirsInside,
+  notAFile,
   openChecked,
   type Opened,
   openInside,
@@ -54,23 +57,25 @@ export function stat(path: string, follow: boolean): StatInfo {
  * `maxBytes + 1` bytes: one byte more than allowed tells the caller it is too big, and nothing
  * past that is read however large the file is, or has grown since anyone looked at it.
  */
-export async function read(
+export function read(
   path: string,
   bound: { offset?: number; length: number } | { maxBytes: number },
-): Promise<ReadBytes> {
+): ReadBytes {
   if ("maxBytes" in bound) return readCapped(path, bound.maxBytes);
-  const { file: opened, opened: what } = openInside(path);
-  using file = opened;
-  const offset = bound.offset ?? 0;
-  if (offset > 0) await file.seek(offset, Deno.SeekMode.Start);
-  const buffer = new Uint8Array(Math.max(0, bound.length));
-  let filled = 0;
-  while (filled < buffer.length) {
-    const n = await file.read(buffer.subarray(filled));
-    if (n === null) break;
-    filled += n;
+  const { fd, opened } = openInside(path);
+  try {
+    const offset = Math.max(0, bound.offset ?? 0);
+    const buffer = new Uint8Array(Math.max(0, bound.length));
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = readSync(fd, buffer, filled, buffer.length - filled, offset + filled);
+      if (n === 0) break;
+      filled += n;
+    }
+    return { bytes: buffer.subarray(0, filled), opened };
+  } finally {
+    closeSync(fd);
   }
-  return { bytes: buffer.subarray(0, filled), opened: what };
 }
 
 /**
@@ -84,16 +89,16 @@ export function readCapped(path: string, maxBytes: number, sizeHint?: number): R
 
 /** The capped read of an opened handle, which it closes, with what it was. */
 function readHandle(handle: Opened, maxBytes: number, sizeHint?: number): ReadBytes {
-  const { file, info, opened } = handle;
+  const { fd, size, opened } = handle;
   try {
-    return { bytes: readOpened(file, maxBytes, sizeHint ?? info.size), opened };
+    return { bytes: readOpened(fd, maxBytes, sizeHint ?? size), opened };
   } finally {
-    file.close();
+    closeSync(fd);
   }
 }
 
 /** The capped read of readCapped, from a handle already opened and checked. */
-function readOpened(file: Deno.FsFile, maxBytes: number, hint: number): Uint8Array {
+function readOpened(fd: number, maxBytes: number, hint: number): Uint8Array {
   const cap = Math.max(0, Math.floor(maxBytes)) + 1;
   let buffer = new Uint8Array(Math.min(cap, hint + 1));
   let filled = 0;
@@ -103,8 +108,8 @@ function readOpened(file: Deno.FsFile, maxBytes: number, hint: number): Uint8Arr
       larger.set(buffer);
       buffer = larger;
     }
-    const n = file.readSync(buffer.subarray(filled));
-    if (n === null) break;
+    const n = readSync(fd, buffer, filled, buffer.length - filled, null);
+    if (n === 0) break;
     filled += n;
   }
   return buffer.subarray(0, filled);
@@ -261,34 +266,32 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /**
  * A file's SHA-256, read a chunk at a time: hashing a large file never holds it whole; with the
- * file hashed, since a hash-bound label is true only of it, and its permission bits. Never
- * opened when not a regular file: a FIFO would block the open.
+ * file hashed, since a hash-bound label is true only of it, and its permission bits. Opened as
+ * every read is ({@link openChecked}: a regular file only, never waiting in its open).
  */
 export async function hash(
   path: string,
 ): Promise<{ sha256: string; opened: OpenedFile; mode: number }> {
-  const checked = checkPath(path);
-  if (!checked.info.isFile) throw notAFile();
-  const { file, info, opened } = openChecked(checked);
-  return { sha256: await hashOpened(file), opened, mode: (info.mode ?? 0o644) & 0o777 };
+  const handle = openInside(path);
+  return { sha256: await hashOpened(handle), opened: handle.opened, mode: handle.mode };
 }
 
-async function hashOpened(opened: Deno.FsFile): Promise<string> {
-  using file = opened;
-  const digest = createHash("sha256");
-  const chunk = new Uint8Array(1024 * 1024);
-  for (;;) {
-    const n = await file.read(chunk);
-    if (n === null) break;
-    digest.update(chunk.subarray(0, n));
+const readChunk = promisify(readFd);
+
+/** The SHA-256 of an opened handle's bytes, which it closes: read a chunk at a time. */
+async function hashOpened(handle: Opened): Promise<string> {
+  try {
+    const digest = createHash("sha256");
+    const chunk = new Uint8Array(1024 * 1024);
+    for (;;) {
+      const { bytesRead } = await readChunk(handle.fd, chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      digest.update(chunk.subarray(0, bytesRead));
+    }
+    return digest.digest("hex");
+  } finally {
+    closeSync(handle.fd);
   }
-  return digest.digest("hex");
-}
-
-function notAFile(): Error {
-  const error = new Error("not a regular file");
-  error.name = "NotAFile";
-  return error;
 }
 
 function dirOf(path: string): string {
@@ -325,10 +328,10 @@ export async function write(
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
   if (current !== null) {
-    // Never opened when not a regular file: a FIFO would block the open.
-    if (!current.info.isFile) throw notAFile();
+    // Opened as every read is: a regular file only, never waiting in its open.
+    const handle = openChecked(current);
     mode = current.info.mode ?? 0o644;
-    existing = await hashOpened(openChecked(current).file);
+    existing = await hashOpened(handle);
   }
   if (givenMode !== undefined) mode = givenMode;
   if (expectSha256 !== undefined) {
@@ -400,8 +403,7 @@ export async function remove(
 ): Promise<{ removed: true }> {
   const info = lstatInside(path, dirOf);
   if (!info.isFile) throw notAFile();
-  const current = checkPath(path);
-  if (await hashOpened(openChecked(current).file) !== expectSha256) {
+  if (await hashOpened(openInside(path)) !== expectSha256) {
     const error = new Error("the file changed since");
     error.name = "Changed";
     throw error;

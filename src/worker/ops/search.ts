@@ -17,7 +17,7 @@ import {
 import type { OpenedFile } from "../protocol.ts";
 import { loadScan, type Scan, SCAN_PAD } from "./simd_scan.ts";
 import { closeSync, readSync } from "node:fs";
-import { folderOf, FolderRuns, openCheckedFd, swappedError } from "./wall.ts";
+import { folderOf, FolderRuns, openChecked, swappedError } from "./wall.ts";
 
 /**
  * docs/contract.md §14: a NUL in this many leading bytes makes a file binary (as reads.ts says).
@@ -76,8 +76,9 @@ function lineText(bytes: Uint8Array, lineChars: number): string {
 /**
  * Reads the file at `path` into the heap: its length, or -1 when it is too big, and the file it
  * read (for the policy layer, which labels its lines). The wall's check (wall.ts) stats the path
- * first, so a file that is not a regular one is never opened and one too big by that stat never
- * read; the read is capped all the same (a file may grow).
+ * first, so a file that is not a regular one is never opened (nor one swapped in after the check
+ * waited on: `openChecked`) and one too big by that stat never read; the read is capped all the
+ * same (a file may grow).
  */
 function readInto(
   scan: Scan,
@@ -87,13 +88,9 @@ function readInto(
 ): { size: number; opened: OpenedFile | null } {
   const { checked } = runs.check(path, folderOf(path));
   if (checked.info.isDirectory) throw new Deno.errors.IsADirectory("is a directory");
-  if (!checked.info.isFile) {
-    const error = new Error("not a regular file");
-    error.name = "NotAFile";
-    throw error;
-  }
-  if (checked.info.size > maxBytes) return { size: -1, opened: null };
-  const handle = openCheckedFd(checked);
+  // Anything else not a regular file is refused by the open, unopened (NotAFile).
+  if (checked.info.isFile && checked.info.size > maxBytes) return { size: -1, opened: null };
+  const handle = openChecked(checked);
   try {
     const heap = scan.heap();
     const cap = maxBytes + 1;

@@ -37,7 +37,7 @@
  * handle's device and inode, and the real path of step 2), and the policy layer compares that
  * with the entry it checked and labelled (`openedAsChecked`, policy/paths.ts).
  */
-import { closeSync, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import type { OpenedFile, ResolvedFolder } from "../protocol.ts";
 
 /** A path resolves outside the worker's roots, or changed between its check and its use. */
@@ -184,40 +184,17 @@ export function checkPath(path: string, write = false): Checked {
 }
 
 /** What was opened, for the policy layer: the handle's identity and the real path checked. */
-export function openedOf(checked: Checked, info: Deno.FileInfo = checked.info): OpenedFile {
+export function openedOf(checked: Checked, info: Identity = checked.info): OpenedFile {
   return { dev: info.dev, ino: info.ino, real: checked.real };
 }
 
-/** An open handle, its `fstat`, and what it is as the policy layer is told ({@link openedOf}). */
+/** A regular file opened for reading ({@link openChecked}), as a node:fs descriptor: close it once. */
 export interface Opened {
-  file: Deno.FsFile;
-  info: Deno.FileInfo;
-  opened: OpenedFile;
-}
-
-/** Steps 3 and 4 for an open: opens the checked real path and compares the handle's identity. */
-export function openChecked(
-  checked: Checked,
-  options: Deno.OpenOptions = { read: true },
-): Opened {
-  swapHook?.("open", checked.real);
-  const file = Deno.openSync(checked.real, options);
-  let info: Deno.FileInfo;
-  try {
-    info = file.statSync();
-    if (!sameFile(info, checked.info)) throw new OutsideWall(SWAPPED);
-  } catch (e) {
-    file.close();
-    throw e;
-  }
-  return { file, info, opened: openedOf(checked, info) };
-}
-
-/** A file opened for reading as a node:fs descriptor ({@link openCheckedFd}); close it once. */
-export interface OpenedFd {
   fd: number;
   /** The handle's size when it was opened. */
   size: number;
+  /** Its permission bits as the handle's `fstat` gives them (`mode & 0o777`). */
+  mode: number;
   opened: OpenedFile;
 }
 
@@ -228,36 +205,66 @@ const ERROR_NAMES: Record<string, string> = {
   EPERM: "PermissionDenied",
   EISDIR: "IsADirectory",
   ENOTDIR: "NotADirectory",
-  ELOOP: "FilesystemLoop",
 };
 
 function denoNamed(e: unknown): unknown {
   const code = (e as { code?: unknown })?.code;
   if (typeof code !== "string" || !(e instanceof Error) || e.name !== "Error") return e;
+  // The real path checked had no link in it: one there now was put there since.
+  if (code === "ELOOP") return new OutsideWall(SWAPPED);
   const named = new Error("the file could not be opened");
   named.name = ERROR_NAMES[code] ?? "Unreadable";
   return named;
 }
 
+/** A checked path that is not a regular file: it is never opened. */
+export function notAFile(): Error {
+  const error = new Error("not a regular file");
+  error.name = "NotAFile";
+  return error;
+}
+
 /**
- * Steps 3 and 4 for an open, as {@link openChecked} does them, through a node:fs descriptor: the
- * descriptor's `fstat` must have the identity of step 1. For reading many files in a row (a
- * search): behind narrowed permissions Deno's own handle `stat` resolves the file's path again on
- * every call, so its cost grows with the path's depth (13 µs two folders down, 124 µs 43 down),
- * where node:fs's `fstat` of the descriptor costs the same 14–16 µs at any depth.
+ * `O_NONBLOCK | O_NOFOLLOW | O_NOCTTY` where the platform has them (Windows has no FIFOs). On a
+ * regular file `O_NONBLOCK` changes nothing; on a FIFO it makes the open return at once instead
+ * of waiting for a writer.
  */
-export function openCheckedFd(checked: Checked): OpenedFd {
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) |
+  (constants.O_NOFOLLOW ?? 0) | (constants.O_NOCTTY ?? 0);
+
+/**
+ * Steps 3 and 4 for reading a regular file: the one way the worker opens a file it was handed
+ * (every read, search, hash, and the hash of what a write or a removal replaces). Nothing a file
+ * or a process racing the worker does makes it wait (docs/decisions.md, "A checked file is opened
+ * without waiting"):
+ *
+ * - what the check found must be a regular file, so a FIFO or a device found there is never
+ *   opened ({@link notAFile});
+ * - the checked real path is opened with {@link READ_FLAGS}: a FIFO swapped in after the check
+ *   opens at once rather than waiting for a writer that may never come (which would stall the
+ *   worker, and with it every request after), and a link swapped in is not followed (where Deno
+ *   does not resolve it itself first);
+ * - the opened handle's `fstat` must be a regular file with the identity of step 1 (device and
+ *   inode), so whatever was swapped in is closed unread ({@link OutsideWall}).
+ *
+ * A node:fs descriptor, not a Deno handle: `Deno.open` cannot open without waiting; and behind
+ * narrowed permissions Deno's own handle `stat` resolves the file's path again on every call, so
+ * its cost grows with the path's depth (13 µs two folders down, 124 µs 43 down), where node:fs's
+ * `fstat` of the descriptor costs the same 14–16 µs at any depth (a search opens thousands).
+ */
+export function openChecked(checked: Checked): Opened {
+  if (!checked.info.isFile) throw notAFile();
   swapHook?.("open", checked.real);
   let fd: number;
   try {
-    fd = openSync(checked.real, "r");
+    fd = openSync(checked.real, READ_FLAGS);
   } catch (e) {
     throw denoNamed(e);
   }
   try {
     const info = fstatSync(fd);
-    if (!sameFile(info, checked.info)) throw new OutsideWall(SWAPPED);
-    return { fd, size: info.size, opened: { dev: info.dev, ino: info.ino, real: checked.real } };
+    if (!info.isFile() || !sameFile(info, checked.info)) throw new OutsideWall(SWAPPED);
+    return { fd, size: info.size, mode: info.mode & 0o777, opened: openedOf(checked, info) };
   } catch (e) {
     closeSync(fd);
     throw denoNamed(e);

@@ -115,9 +115,9 @@ Deno.test("wall: every read of a link placed to an outside file, or through an o
     const before = outsideState(out);
     for (const path of [join(ws, "link"), join(ws, "dlink", "f.txt")]) {
       const no = (e: unknown) => isOutsideWall(e, path, out);
-      await assert.rejects(read(path, { length: 100 }), no, "range");
-      await assert.rejects(read(path, { offset: 2, length: 100 }), no, "range at an offset");
-      await assert.rejects(read(path, { maxBytes: 100 }), no, "capped");
+      assert.throws(() => read(path, { length: 100 }), no, "range");
+      assert.throws(() => read(path, { offset: 2, length: 100 }), no, "range at an offset");
+      assert.throws(() => read(path, { maxBytes: 100 }), no, "capped");
       assert.throws(() => readCapped(path, 100), no, "readCapped");
       assert.throws(() => readWithStat(path, 100), no, "withStat");
       await assert.rejects(hash(path), no, "hash");
