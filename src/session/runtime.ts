@@ -234,7 +234,8 @@ function confinementLines(
 /**
  * The planner client whose replies (and failures) are handed over only once `said` settles:
  * the request goes at once, and nothing the reply leads to — a tool call, a run, the last event —
- * comes before the run stages' probe's lines.
+ * comes before the run stages' probe's lines. Nor does the reply's own text: what the endpoint
+ * streams before then is held and handed on, in order, once they are said.
  */
 export function repliesAfter(client: ModelClient, said: Promise<void>): ModelClient {
   const served = client.servedContext?.bind(client);
@@ -246,10 +247,20 @@ export function repliesAfter(client: ModelClient, said: Promise<void>): ModelCli
       return client.model;
     },
     complete: async (request) => {
+      const onText = request.onText;
+      let early: string[] | null = [];
+      // Registered before the request goes: the held text is handed on as soon as they are said.
+      const opened = said.then(() => {
+        for (const text of early!) onText?.(text);
+        early = null;
+      });
+      const streamed = onText
+        ? { ...request, onText: (text: string) => early ? void early.push(text) : onText(text) }
+        : request;
       try {
-        return await client.complete(request);
+        return await client.complete(streamed);
       } finally {
-        await said;
+        await opened;
       }
     },
     ...(served ? { servedContext: served } : {}),

@@ -50,3 +50,34 @@ Deno.test("repliesAfter: a failed request too waits for the lines, then fails as
   say();
   assert.equal((await failing as Error).message, "unreachable");
 });
+
+Deno.test("repliesAfter: a reply's streamed text too waits for the probe's lines, then comes in order", async () => {
+  let stream!: (text: string) => void;
+  let finish!: () => void;
+  const client: ModelClient = {
+    endpoint: "http://127.0.0.1:1/v1",
+    model: "m",
+    complete: (r) => {
+      stream = (text) => r.onText?.(text);
+      return new Promise((resolve) => finish = () => resolve(reply));
+    },
+  };
+  let say!: () => void;
+  const said = new Promise<void>((r) => say = r);
+  const held = repliesAfter(client, said);
+  const shown: string[] = [];
+  const pending = held.complete({ messages: [], onText: (t) => shown.push(t) });
+  // The endpoint streams its answer before the probe has answered.
+  stream("commands ");
+  stream("ran.");
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+  assert.deepEqual(shown, [], "no text of the reply is shown before the lines are said");
+  say();
+  await said;
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  assert.deepEqual(shown, ["commands ", "ran."], "held text comes once they are said, in order");
+  stream(" More.");
+  assert.deepEqual(shown, ["commands ", "ran.", " More."], "and later text at once");
+  finish();
+  assert.equal(await pending, reply);
+});
