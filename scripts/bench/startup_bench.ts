@@ -1,8 +1,10 @@
 /**
  * Start-up: `bravebot --version` run as the program is run (`deno run` with the flags of
  * permissions/main.flags, and the compiled binary when dist/ has one for this machine), beside
- * `deno run` of an empty module, the floor no Deno program can go below; and the time from
- * starting a one-shot run to its first request reaching the scripted model.
+ * `deno run` of an empty module, the floor no Deno program can go below; the time from
+ * starting a one-shot run to its first request reaching the scripted model; and, in a
+ * pseudo-terminal, a session's first prompt, its first-use question and its open prompt, in a new
+ * workspace and in one already answered.
  */
 import { join } from "node:path";
 import { startMockModel } from "../mock-model.ts";
