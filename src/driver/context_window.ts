@@ -153,13 +153,24 @@ function codePointAt(text: string, i: number): [number, number] {
   return [3, 1];
 }
 
-/** The UTF-8 length of `text[from, to)`, without encoding it. */
+/**
+ * The UTF-8 length of `text[from, to)`, without encoding it: {@link codePointAt}'s sizes, summed
+ * without a pair made per character (the first request's bound counts the whole request with it,
+ * on the way to sending it: issue 24).
+ */
 export function utf8Length(text: string, from: number, to: number): number {
   let bytes = 0;
-  for (let i = from; i < to;) {
-    const [size, units] = codePointAt(text, i);
-    bytes += size;
-    i += units;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
   }
   return bytes;
 }

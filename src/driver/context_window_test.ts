@@ -286,6 +286,16 @@ const anyText = () =>
     { maxLength: 12 },
   ).map((parts) => parts.join(""));
 
+Deno.test("utf8Length is the encoder's length, lone surrogates and pairs alike", () => {
+  fc.assert(
+    fc.property(anyText(), (text) => utf8Length(text, 0, text.length) === utf8.encode(text).length),
+    { numRuns: 400 },
+  );
+  for (const text of ["\ud83d\ude00", "\ud83d", "\ude00\ud83d", "x\ud83d\ude00\ud83d", "é€"]) {
+    assert.equal(utf8Length(text, 0, text.length), utf8.encode(text).length);
+  }
+});
+
 Deno.test("the tokenizer never counts more tokens than a text has UTF-8 bytes", () => {
   fc.assert(
     fc.property(anyText(), (text) => realCount(text) <= utf8Length(text, 0, text.length)),

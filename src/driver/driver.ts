@@ -133,9 +133,19 @@ export class Driver {
   readonly #decide: ToolPolicy;
   /** The driver's own port: the planner context and its labels, the decisions, the egress gate. */
   readonly #policy: DriverPolicy;
-  readonly #specs: ToolSpec[];
+  /**
+   * The tools' schemas as sent, made at the first request (or the first look at them), not with
+   * the driver: the session's prompt does not wait for zod's conversion (issue 24).
+   */
+  #specsMade: ToolSpec[] | null = null;
+  get #specs(): ToolSpec[] {
+    return this.#specsMade ??= toolSpecs(this.#tools);
+  }
+  #paramTypeMade: ParamType | null = null;
   /** The JSON type each tool's schema gives a parameter, for calls written as raw text. */
-  readonly #paramType: ParamType;
+  get #paramType(): ParamType {
+    return this.#paramTypeMade ??= paramTypes(this.#specs);
+  }
   #messages: ChatMessage[];
   /** The summary the conversation opens with, if any, with the person's requests beside it. */
   #summary: Summary | null = null;
@@ -158,8 +168,6 @@ export class Driver {
     this.#policy = options.policy;
     this.#o = options;
     this.#tools = options.tools ?? allTools();
-    this.#specs = toolSpecs(this.#tools);
-    this.#paramType = paramTypes(this.#specs);
     this.#served = new ServedWindow(
       options.settings.contextWindow,
       (text) => options.emit({ type: "notice", text }),

@@ -14,7 +14,7 @@
 import { Lexer, type Token, type Tokens } from "marked";
 // lowlight's own types would add the DOM library to the program (lowlight_types.d.ts says why).
 // @ts-types="./lowlight_types.d.ts"
-import { all, createLowlight, type LowlightNode } from "lowlight";
+import { all, createLowlight, type Lowlight, type LowlightNode } from "lowlight";
 import pc from "picocolors";
 import { escapeForScreen } from "../util/escape.ts";
 import {
@@ -294,9 +294,12 @@ export const CODE_STYLE: Readonly<Record<string, readonly StyleName[]>> = {
 
 /**
  * highlight.js 11 with every grammar it ships, through lowlight, which returns the tokens as a
- * tree instead of HTML (docs/decisions.md says why these two and why every grammar).
+ * tree instead of HTML (docs/decisions.md says why these two and why every grammar). Made at the
+ * first code block that names a language, not when the module loads: registering every grammar
+ * runs each one's definition, about 40–50 ms of CPU that held up the session's prompt (issue 24).
  */
-const highlighter = createLowlight(all);
+let highlighter: Lowlight | null = null;
+const theHighlighter = () => highlighter ??= createLowlight(all);
 
 /**
  * Highlighted lines of (already escaped) code, or null when the language is unknown or the
@@ -306,10 +309,12 @@ const highlighter = createLowlight(all);
  */
 function highlighted(lines: readonly string[], lang: string): Line[] | null {
   const source = lines.join("\n");
-  if (!lang || source.length > HIGHLIGHT_MAX_CHARS || !highlighter.registered(lang)) return null;
+  if (!lang || source.length > HIGHLIGHT_MAX_CHARS || !theHighlighter().registered(lang)) {
+    return null;
+  }
   let tree: LowlightNode;
   try {
-    tree = highlighter.highlight(lang, source, { prefix: "" });
+    tree = theHighlighter().highlight(lang, source, { prefix: "" });
   } catch {
     return null;
   }

@@ -117,7 +117,14 @@ Deno.test("module cache: the key follows the child's sources", async () => {
     await Deno.writeTextFile(`${top}/worker/a_test.ts`, "// another test\n");
     assert.equal(cacheKey("0.1.0", top), first, "tests are not the child's sources");
     await Deno.writeTextFile(`${top}/util/b.ts`, "export const b = 2;\n");
-    assert.notEqual(cacheKey("0.1.0", top), first);
+    const second = cacheKey("0.1.0", top);
+    assert.notEqual(second, first);
+    await Deno.mkdir(`${top}/worker/ops`);
+    await Deno.writeTextFile(`${top}/worker/ops/c.ts`, "export const c = 3;\n");
+    const third = cacheKey("0.1.0", top);
+    assert.notEqual(third, second, "a folder's folders are the child's sources too");
+    await Deno.writeTextFile(`${top}/worker/ops/c.ts`, "export const c = 4;\n");
+    assert.notEqual(cacheKey("0.1.0", top), third, "a file's bytes are in the key");
   } finally {
     await Deno.remove(top, { recursive: true });
   }
